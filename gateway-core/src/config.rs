@@ -1,0 +1,836 @@
+//! Configuration: TOML parsed into raw `*Config` types (unknown keys rejected), then
+//! validated once into the runtime types the gateway uses. Validation collects every
+//! problem with its path (`routes[2].provider`) instead of stopping at the first.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{HeaderName, HeaderValue};
+use serde::Deserialize;
+
+use crate::dialect::Dialect;
+use crate::headers::{
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, ENV_ANTHROPIC_KEY, ENV_DEEPSEEK_KEY, ENV_OPENAI_KEY,
+};
+use crate::routing::{RouteSpec, RouteTable};
+use crate::secrets::KeySource;
+
+// ---------------------------------------------------------------------------------------------
+// Raw types: what the TOML file says.
+
+/// The config file as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// Provider used when no route matches the requested model.
+    pub default_provider: Option<String>,
+    #[serde(default)]
+    pub server: ServerConfig,
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderConfig>,
+    #[serde(default)]
+    pub routes: Vec<RouteConfig>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// `host:port`; defaults to `127.0.0.1:8788`.
+    pub listen: Option<String>,
+    pub max_body_bytes: Option<usize>,
+    pub shutdown_grace_secs: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    pub kind: String,
+    pub base_url: Option<String>,
+    /// Base URL of an Anthropic-compatible endpoint, for providers that offer one beside
+    /// their OpenAI-compatible API (DeepSeek, Ollama).
+    pub anthropic_base_url: Option<String>,
+    pub api_key: Option<KeySourceConfig>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Model names this provider serves, listed by `GET /v1/models`.
+    pub models: Option<Vec<String>>,
+    /// Dialects this provider speaks natively; defaults follow `kind`.
+    pub dialects: Option<Vec<String>>,
+    /// Ask OpenAI-style streams for a usage chunk (`stream_options.include_usage`).
+    pub stream_usage: Option<bool>,
+    #[serde(default)]
+    pub timeouts: TimeoutsConfig,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeySourceConfig {
+    pub env: Option<String>,
+    pub file: Option<PathBuf>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeoutsConfig {
+    pub connect_secs: Option<f64>,
+    pub first_byte_secs: Option<f64>,
+    pub idle_secs: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteConfig {
+    /// A model name or glob (`claude-*`).
+    #[serde(rename = "match")]
+    pub pattern: String,
+    pub provider: String,
+    /// The provider's model name, when the public name is an alias.
+    pub model: Option<String>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runtime types.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProviderKind {
+    OpenAi,
+    Anthropic,
+    DeepSeek,
+    OpenAiCompatible,
+}
+
+impl ProviderKind {
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "openai" => Some(Self::OpenAi),
+            "anthropic" => Some(Self::Anthropic),
+            "deepseek" => Some(Self::DeepSeek),
+            "openai_compatible" => Some(Self::OpenAiCompatible),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OpenAi => "openai",
+            Self::Anthropic => "anthropic",
+            Self::DeepSeek => "deepseek",
+            Self::OpenAiCompatible => "openai_compatible",
+        }
+    }
+
+    fn default_base_url(self) -> Option<&'static str> {
+        match self {
+            Self::OpenAi => Some("https://api.openai.com/v1"),
+            Self::Anthropic => Some("https://api.anthropic.com/v1"),
+            Self::DeepSeek => Some("https://api.deepseek.com/v1"),
+            Self::OpenAiCompatible => None,
+        }
+    }
+
+    fn default_anthropic_base_url(self) -> Option<&'static str> {
+        match self {
+            Self::DeepSeek => Some("https://api.deepseek.com/anthropic/v1"),
+            _ => None,
+        }
+    }
+
+    fn default_dialects(self) -> Vec<Dialect> {
+        match self {
+            Self::OpenAi => vec![Dialect::OpenAiChat, Dialect::OpenAiResponses],
+            Self::Anthropic => vec![Dialect::AnthropicMessages],
+            Self::DeepSeek => vec![Dialect::OpenAiChat, Dialect::AnthropicMessages],
+            Self::OpenAiCompatible => vec![Dialect::OpenAiChat],
+        }
+    }
+
+    fn default_key_env(self) -> Option<&'static str> {
+        match self {
+            Self::OpenAi => Some(ENV_OPENAI_KEY),
+            Self::Anthropic => Some(ENV_ANTHROPIC_KEY),
+            Self::DeepSeek => Some(ENV_DEEPSEEK_KEY),
+            Self::OpenAiCompatible => None,
+        }
+    }
+
+    /// Model-name patterns a provider of this kind serves when the config names no route for it.
+    pub fn implicit_patterns(self) -> &'static [&'static str] {
+        match self {
+            Self::OpenAi => &[
+                "gpt-*",
+                "chatgpt-*",
+                "codex-*",
+                "o[0-9]*",
+                "text-embedding-*",
+            ],
+            Self::Anthropic => &["claude-*"],
+            Self::DeepSeek => &["deepseek-*"],
+            Self::OpenAiCompatible => &[],
+        }
+    }
+
+    fn default_models(self) -> &'static [&'static str] {
+        match self {
+            Self::OpenAi => &[
+                "gpt-5",
+                "gpt-5-mini",
+                "gpt-5-nano",
+                "gpt-4.1",
+                "gpt-4o",
+                "o3",
+                "o4-mini",
+            ],
+            Self::Anthropic => &["claude-opus-4-5", "claude-sonnet-4-5", "claude-haiku-4-5"],
+            Self::DeepSeek => &["deepseek-chat", "deepseek-reasoner"],
+            Self::OpenAiCompatible => &[],
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timeouts {
+    pub connect: Duration,
+    /// From sending the request to the response headers.
+    pub first_byte: Duration,
+    /// Longest silence between two chunks of a response body.
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Duration::from_secs(10),
+            first_byte: Duration::from_secs(600),
+            idle: Duration::from_secs(300),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Provider {
+    pub name: String,
+    pub kind: ProviderKind,
+    /// Base URL without a trailing slash, ending in the API version (`…/v1`).
+    pub base_url: String,
+    pub anthropic_base_url: Option<String>,
+    pub key: KeySource,
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    pub models: Vec<String>,
+    pub dialects: Vec<Dialect>,
+    pub stream_usage: bool,
+    pub timeouts: Timeouts,
+}
+
+impl Provider {
+    pub fn speaks(&self, dialect: Dialect) -> bool {
+        self.dialects.contains(&dialect)
+    }
+
+    /// The base URL to use for requests in `dialect`.
+    pub fn base_for(&self, dialect: Dialect) -> &str {
+        match (dialect, &self.anthropic_base_url) {
+            (Dialect::AnthropicMessages, Some(url)) => url,
+            _ => &self.base_url,
+        }
+    }
+
+    /// How the key is sent for `dialect`: Anthropic's `x-api-key`, else a bearer token.
+    pub fn uses_x_api_key(&self, dialect: Dialect) -> bool {
+        dialect == Dialect::AnthropicMessages
+    }
+
+    pub fn dialect_names(&self) -> String {
+        let names: Vec<&str> = self.dialects.iter().map(|d| d.as_str()).collect();
+        names.join(" and ")
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Server {
+    pub listen: SocketAddr,
+    pub max_body_bytes: usize,
+    pub shutdown_grace: Duration,
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Server {
+            listen: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), DEFAULT_PORT),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The validated configuration the gateway runs on.
+#[derive(Debug)]
+pub struct Config {
+    pub server: Server,
+    pub providers: Vec<Arc<Provider>>,
+    pub routes: RouteTable,
+}
+
+/// One problem found in a config, with the path of the value at fault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigProblem {
+    pub path: String,
+    pub message: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {detail}")]
+    Read { path: PathBuf, detail: String },
+    #[error("config {path} is not valid: {detail}")]
+    Parse { path: String, detail: String },
+    #[error("config {path} has {} problem(s):\n{}", .problems.len(), problem_lines(.problems))]
+    Invalid {
+        path: String,
+        problems: Vec<ConfigProblem>,
+    },
+}
+
+/// Replaces each double-quoted value in a parser message with `"…"`: serde quotes the
+/// value it rejected, and that value may be a secret.
+fn redact_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut inside = false;
+    for c in message.chars() {
+        if c == '"' {
+            if !inside {
+                out.push_str("\"…\"");
+            }
+            inside = !inside;
+        } else if !inside {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn problem_lines(problems: &[ConfigProblem]) -> String {
+    let lines: Vec<String> = problems
+        .iter()
+        .map(|p| format!("  {}: {}", p.path, p.message))
+        .collect();
+    lines.join("\n")
+}
+
+impl fmt::Display for ConfigProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// Where the config lives by default: `<platform config dir>/trimgate/config.toml`.
+pub fn default_config_path() -> Option<PathBuf> {
+    directories::ProjectDirs::from("dev", "trimgate", "trimgate")
+        .map(|dirs| dirs.config_dir().join("config.toml"))
+}
+
+impl Config {
+    /// Reads and validates the file at `path`.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+            path: path.to_owned(),
+            detail: e.to_string(),
+        })?;
+        Config::from_toml(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates TOML text; `origin` names it in messages.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Config, ConfigError> {
+        // toml's Display quotes the offending line, which could be a key pasted in by
+        // mistake: say where and what, never the line itself.
+        let raw: GatewayConfig = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+            ConfigError::Parse {
+                path: origin.to_owned(),
+                detail: match line {
+                    Some(line) => format!("line {line}: {}", redact_quoted(e.message().trim())),
+                    None => redact_quoted(e.message().trim()),
+                },
+            }
+        })?;
+        raw.validate().map_err(|problems| ConfigError::Invalid {
+            path: origin.to_owned(),
+            problems,
+        })
+    }
+
+    /// The config used when there is no file: one provider per well-known key found in
+    /// the environment (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `DEEPSEEK_API_KEY`).
+    pub fn from_env_keys(present: impl Fn(&str) -> bool) -> Config {
+        let mut raw = GatewayConfig::default();
+        for kind in [
+            ProviderKind::OpenAi,
+            ProviderKind::Anthropic,
+            ProviderKind::DeepSeek,
+        ] {
+            if let Some(var) = kind.default_key_env() {
+                if present(var) {
+                    raw.providers.insert(
+                        kind.as_str().to_owned(),
+                        ProviderConfig {
+                            kind: kind.as_str().to_owned(),
+                            base_url: None,
+                            anthropic_base_url: None,
+                            api_key: None,
+                            headers: BTreeMap::new(),
+                            models: None,
+                            dialects: None,
+                            stream_usage: None,
+                            timeouts: TimeoutsConfig::default(),
+                        },
+                    );
+                }
+            }
+        }
+        // Built from known-good defaults, so validation has nothing to reject.
+        raw.validate().unwrap_or_else(|_| Config {
+            server: Server::default(),
+            providers: Vec::new(),
+            routes: RouteTable::default(),
+        })
+    }
+}
+
+fn secs(
+    value: Option<f64>,
+    default: Duration,
+    path: String,
+    problems: &mut Vec<ConfigProblem>,
+) -> Duration {
+    match value {
+        None => default,
+        Some(v) if v.is_finite() && v > 0.0 && v < 1e9 => Duration::from_secs_f64(v),
+        Some(v) => {
+            problems.push(ConfigProblem {
+                path,
+                message: format!("must be a positive number of seconds, got {v}"),
+            });
+            default
+        }
+    }
+}
+
+fn check_url(url: &str, path: String, problems: &mut Vec<ConfigProblem>) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.host().is_some() => {
+            url.trim_end_matches('/').to_owned()
+        }
+        Ok(_) => {
+            problems.push(ConfigProblem {
+                path,
+                message: format!("{url:?} must be an http:// or https:// URL with a host"),
+            });
+            String::new()
+        }
+        Err(e) => {
+            problems.push(ConfigProblem {
+                path,
+                message: format!("{url:?} is not a URL: {e}"),
+            });
+            String::new()
+        }
+    }
+}
+
+impl GatewayConfig {
+    /// Turns the raw file into the runtime config, or lists everything wrong with it.
+    pub fn validate(self) -> Result<Config, Vec<ConfigProblem>> {
+        let GatewayConfig {
+            default_provider,
+            server,
+            providers,
+            routes,
+        } = self;
+        let mut problems = Vec::new();
+        let server = validate_server(server, &mut problems);
+
+        let mut built: Vec<Arc<Provider>> = Vec::new();
+        for (name, provider) in providers {
+            if let Some(p) = validate_provider(&name, provider, &mut problems) {
+                built.push(Arc::new(p));
+            }
+        }
+
+        let find = |name: &str| built.iter().find(|p| p.name == name).cloned();
+        let mut specs = Vec::new();
+        for (i, route) in routes.into_iter().enumerate() {
+            let RouteConfig {
+                pattern,
+                provider,
+                model,
+            } = route;
+            let path = format!("routes[{i}]");
+            let Some(target) = find(&provider) else {
+                problems.push(ConfigProblem {
+                    path: format!("{path}.provider"),
+                    message: format!("no provider named {provider:?} is configured"),
+                });
+                continue;
+            };
+            if pattern.is_empty() {
+                problems.push(ConfigProblem {
+                    path: format!("{path}.match"),
+                    message: "must not be empty".into(),
+                });
+                continue;
+            }
+            if model.as_deref() == Some("") {
+                problems.push(ConfigProblem {
+                    path: format!("{path}.model"),
+                    message: "must not be empty".into(),
+                });
+                continue;
+            }
+            specs.push((
+                path,
+                RouteSpec {
+                    pattern,
+                    provider: target,
+                    model,
+                },
+            ));
+        }
+        // Providers of a well-known kind also serve their kind's model families, after
+        // every explicit route, so a config that only lists providers still routes.
+        for provider in &built {
+            for pattern in provider.kind.implicit_patterns() {
+                specs.push((
+                    format!("providers.{}.kind", provider.name),
+                    RouteSpec {
+                        pattern: (*pattern).to_owned(),
+                        provider: provider.clone(),
+                        model: None,
+                    },
+                ));
+            }
+        }
+        let default = match default_provider {
+            None => None,
+            Some(name) => {
+                let found = find(&name);
+                if found.is_none() {
+                    problems.push(ConfigProblem {
+                        path: "default_provider".into(),
+                        message: format!("no provider named {name:?} is configured"),
+                    });
+                }
+                found
+            }
+        };
+        let routes = RouteTable::build(specs, built.clone(), default, &mut problems);
+        if problems.is_empty() {
+            Ok(Config {
+                server,
+                providers: built,
+                routes,
+            })
+        } else {
+            Err(problems)
+        }
+    }
+}
+
+fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> Server {
+    let ServerConfig {
+        listen,
+        max_body_bytes,
+        shutdown_grace_secs,
+    } = server;
+    let defaults = Server::default();
+    let listen = match listen {
+        None => defaults.listen,
+        Some(text) => match parse_listen(&text) {
+            Ok(addr) => addr,
+            Err(message) => {
+                problems.push(ConfigProblem {
+                    path: "server.listen".into(),
+                    message,
+                });
+                defaults.listen
+            }
+        },
+    };
+    let max_body_bytes = match max_body_bytes {
+        Some(0) => {
+            problems.push(ConfigProblem {
+                path: "server.max_body_bytes".into(),
+                message: "must be greater than 0".into(),
+            });
+            defaults.max_body_bytes
+        }
+        Some(n) => n,
+        None => defaults.max_body_bytes,
+    };
+    let shutdown_grace = secs(
+        shutdown_grace_secs,
+        defaults.shutdown_grace,
+        "server.shutdown_grace_secs".into(),
+        problems,
+    );
+    Server {
+        listen,
+        max_body_bytes,
+        shutdown_grace,
+    }
+}
+
+/// Accepts `host:port`, `:port` or a bare port; a bare port binds loopback.
+pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    let text = text.trim();
+    if let Ok(port) = text.trim_start_matches(':').parse::<u16>() {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if let Some(port) = text.strip_prefix("localhost:") {
+        if let Ok(port) = port.parse::<u16>() {
+            return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+        }
+    }
+    Err(format!(
+        "{text:?} is not an address: use host:port with an IP, like 127.0.0.1:{DEFAULT_PORT}"
+    ))
+}
+
+fn validate_provider(
+    name: &str,
+    provider: ProviderConfig,
+    problems: &mut Vec<ConfigProblem>,
+) -> Option<Provider> {
+    let ProviderConfig {
+        kind,
+        base_url,
+        anthropic_base_url,
+        api_key,
+        headers,
+        models,
+        dialects,
+        stream_usage,
+        timeouts,
+    } = provider;
+    let at = |field: &str| format!("providers.{name}.{field}");
+    let before = problems.len();
+    if name.is_empty() || name.contains('/') {
+        problems.push(ConfigProblem {
+            path: format!("providers.{name:?}"),
+            message: "a provider name must be non-empty and contain no '/'".into(),
+        });
+    }
+    let Some(kind_parsed) = ProviderKind::parse(&kind) else {
+        problems.push(ConfigProblem {
+            path: at("kind"),
+            message: format!(
+                "unknown kind {kind:?}; expected one of openai, anthropic, deepseek, openai_compatible"
+            ),
+        });
+        return None;
+    };
+    let base_url = match base_url.as_deref().or(kind_parsed.default_base_url()) {
+        Some(url) => check_url(url, at("base_url"), problems),
+        None => {
+            problems.push(ConfigProblem {
+                path: at("base_url"),
+                message: "is required for kind openai_compatible (e.g. http://127.0.0.1:11434/v1 for Ollama)".into(),
+            });
+            String::new()
+        }
+    };
+    let anthropic_base_url = anthropic_base_url
+        .as_deref()
+        .or(kind_parsed.default_anthropic_base_url())
+        .map(|url| check_url(url, at("anthropic_base_url"), problems));
+    let key = match api_key {
+        None => match kind_parsed.default_key_env() {
+            Some(var) => KeySource::Env(var.to_owned()),
+            None => KeySource::None,
+        },
+        Some(KeySourceConfig {
+            env: Some(var),
+            file: None,
+        }) if !var.is_empty() => KeySource::Env(var),
+        Some(KeySourceConfig {
+            env: None,
+            file: Some(path),
+        }) => KeySource::File(path),
+        Some(_) => {
+            problems.push(ConfigProblem {
+                path: at("api_key"),
+                message: "give exactly one of { env = \"VAR\" } or { file = \"/path\" }; keys themselves never go in the config".into(),
+            });
+            KeySource::None
+        }
+    };
+    let mut header_list = Vec::new();
+    for (header, value) in headers {
+        let parsed_name = HeaderName::from_bytes(header.as_bytes());
+        let parsed_value = HeaderValue::from_str(&value);
+        match (parsed_name, parsed_value) {
+            (Ok(n), Ok(v)) => header_list.push((n, v)),
+            _ => problems.push(ConfigProblem {
+                path: at(&format!("headers.{header}")),
+                message: "is not a valid HTTP header name and value".into(),
+            }),
+        }
+    }
+    let dialects = match dialects {
+        None => kind_parsed.default_dialects(),
+        Some(list) => {
+            let mut out = Vec::new();
+            for (i, d) in list.iter().enumerate() {
+                match Dialect::parse(d) {
+                    Some(parsed) => out.push(parsed),
+                    None => problems.push(ConfigProblem {
+                        path: at(&format!("dialects[{i}]")),
+                        message: format!(
+                            "unknown dialect {d:?}; expected chat, responses or messages"
+                        ),
+                    }),
+                }
+            }
+            out
+        }
+    };
+    let defaults = Timeouts::default();
+    let TimeoutsConfig {
+        connect_secs,
+        first_byte_secs,
+        idle_secs,
+    } = timeouts;
+    let timeouts = Timeouts {
+        connect: secs(
+            connect_secs,
+            defaults.connect,
+            at("timeouts.connect_secs"),
+            problems,
+        ),
+        first_byte: secs(
+            first_byte_secs,
+            defaults.first_byte,
+            at("timeouts.first_byte_secs"),
+            problems,
+        ),
+        idle: secs(idle_secs, defaults.idle, at("timeouts.idle_secs"), problems),
+    };
+    let models = models.unwrap_or_else(|| {
+        kind_parsed
+            .default_models()
+            .iter()
+            .map(|m| (*m).to_owned())
+            .collect()
+    });
+    if problems.len() > before {
+        return None;
+    }
+    Some(Provider {
+        name: name.to_owned(),
+        kind: kind_parsed,
+        base_url,
+        anthropic_base_url,
+        key,
+        headers: header_list,
+        models,
+        dialects,
+        stream_usage: stream_usage.unwrap_or(true),
+        timeouts,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_problem_is_reported_with_its_path() {
+        let text = r#"
+            default_provider = "nope"
+            [server]
+            listen = "not-an-address"
+            [providers.a]
+            kind = "openai"
+            base_url = "ftp://x"
+            [providers.b]
+            kind = "martian"
+            [providers.c]
+            kind = "openai_compatible"
+            [[routes]]
+            match = "gpt-*"
+            provider = "a"
+            [[routes]]
+            match = "x"
+            provider = "missing"
+            [[routes]]
+            match = "y"
+            provider = "zzz"
+        "#;
+        let Err(ConfigError::Invalid { problems, .. }) = Config::from_toml(text, "t.toml") else {
+            panic!("config should be invalid");
+        };
+        let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
+        for expected in [
+            "server.listen",
+            "providers.a.base_url",
+            "providers.b.kind",
+            "providers.c.base_url",
+            "routes[0].provider",
+            "routes[1].provider",
+            "routes[2].provider",
+            "default_provider",
+        ] {
+            assert!(paths.contains(&expected), "missing {expected} in {paths:?}");
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected() {
+        let text = "[providers.a]\nkind = \"openai\"\napi_kee = { env = \"X\" }\n";
+        let err = Config::from_toml(text, "t.toml")
+            .err()
+            .map(|e| e.to_string());
+        assert!(err.unwrap_or_default().contains("api_kee"));
+    }
+
+    #[test]
+    fn keys_cannot_be_written_inline_and_errors_never_echo_them() {
+        let text = "[providers.a]\nkind = \"openai\"\napi_key = \"sk-live-123\"\n";
+        let err = Config::from_toml(text, "t.toml")
+            .err()
+            .map(|e| e.to_string());
+        let err = err.unwrap_or_default();
+        assert!(err.contains("line 3"), "{err}");
+        assert!(!err.contains("sk-live-123"), "{err}");
+    }
+
+    #[test]
+    fn env_keys_enable_providers_without_a_file() {
+        let config = Config::from_env_keys(|var| var == ENV_ANTHROPIC_KEY);
+        assert_eq!(config.providers.len(), 1);
+        assert_eq!(config.providers[0].kind, ProviderKind::Anthropic);
+        assert_eq!(config.server.listen.to_string(), "127.0.0.1:8788");
+        let empty = Config::from_env_keys(|_| false);
+        assert!(empty.providers.is_empty());
+    }
+
+    #[test]
+    fn listen_accepts_bare_ports() {
+        assert_eq!(
+            parse_listen("9000").map(|a| a.to_string()),
+            Ok("127.0.0.1:9000".into())
+        );
+        assert_eq!(
+            parse_listen("0.0.0.0:80").map(|a| a.to_string()),
+            Ok("0.0.0.0:80".into())
+        );
+        assert!(parse_listen("example.com:80").is_err());
+    }
+}

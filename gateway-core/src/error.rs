@@ -1,0 +1,259 @@
+//! Typed gateway errors, turned into the client's own error shape in one place.
+//!
+//! An error is logged once and rendered once, at the edge, by [`GatewayError::into_response`]
+//! (before the 200) or [`GatewayError::sse_frame`] (after it, inside a stream).
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use http::{header, HeaderValue, StatusCode};
+use serde_json::json;
+
+use crate::dialect::Dialect;
+
+/// Who caused an error: decides the log level and whether retrying can help.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Culprit {
+    Client,
+    Upstream,
+    Gateway,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    #[error("request body is not valid JSON: {0}")]
+    InvalidJson(String),
+    #[error("{message}")]
+    InvalidField {
+        param: &'static str,
+        message: String,
+    },
+    #[error("unsupported content type {0:?}: send application/json")]
+    UnsupportedMediaType(String),
+    #[error("request body exceeds the gateway's limit of {limit} bytes")]
+    BodyTooLarge { limit: usize },
+    #[error("model {model:?} is not served by this gateway; served models: {}", served_list(.served))]
+    UnknownModel { model: String, served: Vec<String> },
+    #[error("no route for {method} {path}")]
+    NoSuchEndpoint { method: String, path: String },
+    #[error("provider {provider:?} speaks {provider_dialects}, not {client}; translation between dialects is not available yet — route model {model:?} to a provider that speaks {client}")]
+    DialectUnsupported {
+        provider: String,
+        provider_dialects: String,
+        client: Dialect,
+        model: String,
+    },
+    #[error("provider {provider:?} has no API key: {hint}")]
+    MissingKey { provider: String, hint: String },
+    #[error("provider {provider:?} is unreachable: {detail}")]
+    UpstreamUnreachable { provider: String, detail: String },
+    #[error("provider {provider:?} timed out waiting for {phase}")]
+    UpstreamTimeout {
+        provider: String,
+        phase: &'static str,
+    },
+    #[error("provider {provider:?} broke off the response: {detail}")]
+    UpstreamBroken { provider: String, detail: String },
+    #[error("the gateway is shutting down")]
+    ShuttingDown,
+}
+
+fn served_list(served: &[String]) -> String {
+    if served.is_empty() {
+        "none (add a provider to the config)".to_owned()
+    } else {
+        served.join(", ")
+    }
+}
+
+impl GatewayError {
+    pub fn culprit(&self) -> Culprit {
+        match self {
+            GatewayError::InvalidJson(_)
+            | GatewayError::InvalidField { .. }
+            | GatewayError::UnsupportedMediaType(_)
+            | GatewayError::BodyTooLarge { .. }
+            | GatewayError::UnknownModel { .. }
+            | GatewayError::NoSuchEndpoint { .. }
+            | GatewayError::DialectUnsupported { .. } => Culprit::Client,
+            GatewayError::UpstreamUnreachable { .. }
+            | GatewayError::UpstreamTimeout { .. }
+            | GatewayError::UpstreamBroken { .. } => Culprit::Upstream,
+            GatewayError::MissingKey { .. } | GatewayError::ShuttingDown => Culprit::Gateway,
+        }
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            GatewayError::InvalidJson(_)
+            | GatewayError::InvalidField { .. }
+            | GatewayError::DialectUnsupported { .. } => StatusCode::BAD_REQUEST,
+            GatewayError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            GatewayError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            GatewayError::UnknownModel { .. } | GatewayError::NoSuchEndpoint { .. } => {
+                StatusCode::NOT_FOUND
+            }
+            GatewayError::MissingKey { .. } => StatusCode::UNAUTHORIZED,
+            GatewayError::UpstreamUnreachable { .. } | GatewayError::UpstreamBroken { .. } => {
+                StatusCode::BAD_GATEWAY
+            }
+            GatewayError::UpstreamTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
+            GatewayError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// Whether the same request may succeed if sent again unchanged.
+    pub fn retryable(&self) -> bool {
+        matches!(self.culprit(), Culprit::Upstream) || matches!(self, GatewayError::ShuttingDown)
+    }
+
+    /// A low-cardinality label for logs and metrics.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            GatewayError::InvalidJson(_) => "invalid_json",
+            GatewayError::InvalidField { .. } => "invalid_field",
+            GatewayError::UnsupportedMediaType(_) => "unsupported_media_type",
+            GatewayError::BodyTooLarge { .. } => "body_too_large",
+            GatewayError::UnknownModel { .. } => "unknown_model",
+            GatewayError::NoSuchEndpoint { .. } => "no_such_endpoint",
+            GatewayError::DialectUnsupported { .. } => "dialect_unsupported",
+            GatewayError::MissingKey { .. } => "missing_key",
+            GatewayError::UpstreamUnreachable { .. } => "upstream_unreachable",
+            GatewayError::UpstreamTimeout { .. } => "upstream_timeout",
+            GatewayError::UpstreamBroken { .. } => "upstream_broken",
+            GatewayError::ShuttingDown => "shutting_down",
+        }
+    }
+
+    fn param(&self) -> Option<&'static str> {
+        match self {
+            GatewayError::InvalidField { param, .. } => Some(param),
+            GatewayError::UnknownModel { .. } | GatewayError::DialectUnsupported { .. } => {
+                Some("model")
+            }
+            _ => None,
+        }
+    }
+
+    /// OpenAI's `error.type`.
+    fn openai_type(&self) -> &'static str {
+        match self.status().as_u16() {
+            401 => "authentication_error",
+            400..=499 => "invalid_request_error",
+            _ => "api_error",
+        }
+    }
+
+    /// OpenAI's `error.code`.
+    fn openai_code(&self) -> &'static str {
+        match self {
+            GatewayError::UnknownModel { .. } => "model_not_found",
+            GatewayError::MissingKey { .. } => "invalid_api_key",
+            other => other.metric_label(),
+        }
+    }
+
+    /// Anthropic's `error.type`, from its documented list.
+    fn anthropic_type(&self) -> &'static str {
+        match self.status().as_u16() {
+            401 => "authentication_error",
+            404 => "not_found_error",
+            413 => "request_too_large",
+            504 => "timeout_error",
+            503 => "overloaded_error",
+            400..=499 => "invalid_request_error",
+            _ => "api_error",
+        }
+    }
+
+    /// The error as the body a client of `dialect` expects.
+    pub fn body_json(&self, dialect: Dialect) -> serde_json::Value {
+        let message = self.to_string();
+        if dialect.is_anthropic() {
+            json!({"type": "error", "error": {"type": self.anthropic_type(), "message": message}})
+        } else {
+            json!({"error": {
+                "message": message,
+                "type": self.openai_type(),
+                "param": self.param(),
+                "code": self.openai_code(),
+            }})
+        }
+    }
+
+    /// The whole HTTP response, before any byte of a 200 has gone out.
+    pub fn into_response(self, dialect: Dialect) -> Response {
+        let body = serde_json::to_vec(&self.body_json(dialect)).unwrap_or_default();
+        let mut response = Response::new(Body::from(body));
+        *response.status_mut() = self.status();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        if self.retryable() {
+            response
+                .headers_mut()
+                .insert("x-should-retry", HeaderValue::from_static("true"));
+        }
+        response
+    }
+
+    /// The error as one SSE frame, for failures after the stream has begun:
+    /// Anthropic's `event: error`, an OpenAI Chat error chunk, a Responses `error` event.
+    pub fn sse_frame(&self, dialect: Dialect, sequence_number: Option<u64>) -> Bytes {
+        let frame = match dialect {
+            Dialect::AnthropicMessages => {
+                format!("event: error\ndata: {}\n\n", self.body_json(dialect))
+            }
+            Dialect::OpenAiChat => format!("data: {}\n\n", self.body_json(dialect)),
+            Dialect::OpenAiResponses => {
+                let event = json!({
+                    "type": "error",
+                    "code": self.openai_code(),
+                    "message": self.to_string(),
+                    "param": self.param(),
+                    "sequence_number": sequence_number.unwrap_or(0),
+                });
+                format!("event: error\ndata: {event}\n\n")
+            }
+        };
+        Bytes::from(frame)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_model_lists_what_is_served_in_both_shapes() {
+        let err = GatewayError::UnknownModel {
+            model: "gpt-9".into(),
+            served: vec!["gpt-5".into(), "claude-sonnet-4-5".into()],
+        };
+        assert_eq!(err.status(), StatusCode::NOT_FOUND);
+        let openai = err.body_json(Dialect::OpenAiChat);
+        assert_eq!(openai["error"]["code"], "model_not_found");
+        assert_eq!(openai["error"]["param"], "model");
+        let message = openai["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("gpt-9") && message.contains("claude-sonnet-4-5"));
+        let anthropic = err.body_json(Dialect::AnthropicMessages);
+        assert_eq!(anthropic["type"], "error");
+        assert_eq!(anthropic["error"]["type"], "not_found_error");
+    }
+
+    #[test]
+    fn stream_errors_use_each_dialects_frame() {
+        let err = GatewayError::UpstreamBroken {
+            provider: "p".into(),
+            detail: "reset".into(),
+        };
+        let a = err.sse_frame(Dialect::AnthropicMessages, None);
+        assert!(a.starts_with(b"event: error\ndata: {\"error\":{"));
+        let c = err.sse_frame(Dialect::OpenAiChat, None);
+        assert!(c.starts_with(b"data: {\"error\":{"));
+        let r = err.sse_frame(Dialect::OpenAiResponses, Some(7));
+        let text = String::from_utf8_lossy(&r);
+        assert!(text.starts_with("event: error\n") && text.contains("\"sequence_number\":7"));
+    }
+}

@@ -1,0 +1,73 @@
+//! Header names, env keys and defaults, named once.
+
+use http::HeaderName;
+
+/// The port the gateway listens on when nothing else is configured.
+pub const DEFAULT_PORT: u16 = 8788;
+/// Default cap on an inbound request body.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+/// Default cap on a non-streamed upstream response body that we read whole.
+pub const MAX_UPSTREAM_BODY_BYTES: usize = 256 * 1024 * 1024;
+/// Anthropic version sent when the client did not name one.
+pub const DEFAULT_ANTHROPIC_VERSION: &str = "2023-06-01";
+
+pub const ENV_LISTEN: &str = "TRIMGATE_LISTEN";
+pub const ENV_CONFIG: &str = "TRIMGATE_CONFIG";
+pub const ENV_LOG: &str = "TRIMGATE_LOG";
+pub const ENV_OPENAI_KEY: &str = "OPENAI_API_KEY";
+pub const ENV_ANTHROPIC_KEY: &str = "ANTHROPIC_API_KEY";
+pub const ENV_DEEPSEEK_KEY: &str = "DEEPSEEK_API_KEY";
+
+pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+pub const X_OVERHEAD_MS: HeaderName = HeaderName::from_static("x-trimgate-overhead-ms");
+pub const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
+pub const ANTHROPIC_VERSION: HeaderName = HeaderName::from_static("anthropic-version");
+/// Prefix of the gateway's own request headers; they are never forwarded upstream.
+pub const TRIMGATE_PREFIX: &str = "x-trimgate-";
+
+/// Upstream response headers that are relayed to the client unchanged. Everything
+/// else (hop-by-hop, content-length, encodings, cookies, server banners) is the
+/// gateway's to set.
+pub fn relayed_response_header(name: &str) -> bool {
+    matches!(
+        name,
+        "content-type"
+            | "retry-after"
+            | "request-id"
+            | "x-request-id"
+            | "openai-processing-ms"
+            | "openai-organization"
+            | "openai-project"
+            | "openai-version"
+            | "anthropic-organization-id"
+            | "x-should-retry"
+            | "cache-control"
+    ) || name.starts_with("x-ratelimit-")
+        || name.starts_with("anthropic-ratelimit-")
+}
+
+/// Inbound headers that never go upstream: connection-level headers, the client's
+/// own credentials (the provider's real key is injected instead), and ones the
+/// gateway recomputes.
+pub fn dropped_request_header(name: &str) -> bool {
+    matches!(
+        name,
+        "host"
+            | "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "proxy-authorization"
+            | "te"
+            | "trailer"
+            | "transfer-encoding"
+            | "upgrade"
+            | "content-length"
+            | "accept-encoding"
+            | "authorization"
+            | "x-api-key"
+            | "x-request-id"
+    ) || name.starts_with(TRIMGATE_PREFIX)
+}
+
+/// OpenAI's own `x-request-id` is relayed under this name, since `x-request-id` carries the gateway's id.
+pub const X_UPSTREAM_REQUEST_ID: HeaderName = HeaderName::from_static("x-upstream-request-id");

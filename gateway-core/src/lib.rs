@@ -1,0 +1,35 @@
+//! Trimgate's gateway core: everything between an agent's HTTP request and the provider.
+//!
+//! A request flows one way through these rooms:
+//!
+//! - [`server`]   — the listener, the axum router and graceful shutdown.
+//! - [`proxy`]    — the request stages: ingress → route → prepare body → upstream → relay → record.
+//! - [`dialect`]  — the closed set of wire dialects (OpenAI Chat, OpenAI Responses, Anthropic Messages).
+//! - [`sniff`]    — reads `model` and `stream` from the inbound bytes and splices the few edits passthrough needs.
+//! - [`routing`]  — model name → provider (globs, aliases, `provider/model`, default route).
+//! - [`upstream`] — the pooled HTTP client and the provider's URL, auth and headers.
+//! - [`relay`]    — SSE frames relayed as they arrive, with usage captured on the way.
+//! - [`usage`]    — provider-reported token usage, per dialect.
+//! - [`record`]   — the record stage: one [`record::RequestRecord`] per request, success or failure.
+//! - [`error`]    — typed errors, turned into the client's own error shape in one place.
+//! - [`config`]   — TOML config parsed into raw types, validated into runtime types.
+//! - [`secrets`]  — where provider keys come from ([`secrets::SecretStore`]).
+//! - [`models`]   — `GET /v1/models` in OpenAI or Anthropic shape.
+//! - [`headers`]  — header names and other constants, in one place.
+//! - [`mock`]     — a mock provider that speaks each provider's wire format, for tests and benchmarks.
+
+pub mod config;
+pub mod dialect;
+pub mod error;
+pub mod headers;
+pub mod mock;
+pub mod models;
+pub mod proxy;
+pub mod record;
+pub mod relay;
+pub mod routing;
+pub mod secrets;
+pub mod server;
+pub mod sniff;
+pub mod upstream;
+pub mod usage;

@@ -1,0 +1,274 @@
+//! The request stages, in the order they run:
+//!
+//! 1. **ingress** — the path gave the endpoint; check the content type, read the body
+//!    within the size limit, read `model` and `stream` from it.
+//! 2. **route** — model → provider; refuse a provider that does not speak the client's dialect.
+//! 3. **prepare** — splice the model alias and the stream-usage request into the original bytes.
+//! 4. **upstream** — send with the provider's key; wait for the headers.
+//! 5. **relay** — stream frames as they come, or read the whole body and pass it on.
+//! 6. **record** — always, success or failure, through [`Pending`].
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use bytes::Bytes;
+use http::{header, HeaderMap, HeaderValue};
+
+use crate::dialect::{Dialect, Endpoint};
+use crate::error::{Culprit, GatewayError};
+use crate::headers::{
+    relayed_response_header, MAX_UPSTREAM_BODY_BYTES, X_OVERHEAD_MS, X_REQUEST_ID,
+    X_UPSTREAM_REQUEST_ID,
+};
+use crate::record::{Outcome, Pending, RequestRecord};
+use crate::relay::{read_whole, relay_stream, RelayParams};
+use crate::server::AppState;
+use crate::sniff::{sniff, Edits};
+
+/// Per-request facts the stages share.
+struct Ctx {
+    id: String,
+    endpoint: Endpoint,
+    started: Instant,
+    /// Gateway time spent so far, upstream wait excluded.
+    overhead: Duration,
+}
+
+impl Ctx {
+    fn dialect(&self) -> Dialect {
+        self.endpoint.dialect()
+    }
+}
+
+/// The request id: the client's, when it sent a sane one, else a fresh one.
+pub fn request_id(headers: &HeaderMap) -> String {
+    headers
+        .get(&X_REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
+        .map(str::to_owned)
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string())
+}
+
+pub async fn handle(
+    State(state): State<Arc<AppState>>,
+    endpoint: Endpoint,
+    request: Request,
+) -> Response {
+    let started = Instant::now();
+    let mut ctx = Ctx {
+        id: request_id(request.headers()),
+        endpoint,
+        started,
+        overhead: Duration::ZERO,
+    };
+    let mut record = RequestRecord {
+        request_id: ctx.id.clone(),
+        started_at: SystemTime::now(),
+        dialect: ctx.dialect(),
+        provider: None,
+        model_requested: None,
+        model_served: None,
+        streamed: false,
+        status: 0,
+        outcome: Outcome::Completed,
+        error: None,
+        latency: Duration::ZERO,
+        overhead: Duration::ZERO,
+        usage: None,
+    };
+    let result = run(&state, &mut ctx, &mut record, request).await;
+    match result {
+        Ok(response) => response,
+        Err(err) => {
+            let level_is_warn = err.culprit() != Culprit::Client;
+            if level_is_warn {
+                tracing::warn!(request_id = %ctx.id, error = %err, kind = err.metric_label(), "request failed");
+            } else {
+                tracing::debug!(request_id = %ctx.id, error = %err, kind = err.metric_label(), "request refused");
+            }
+            record.status = err.status().as_u16();
+            // Refused before the upstream call: all of the time was the gateway's.
+            if ctx.overhead.is_zero() {
+                ctx.overhead = ctx.started.elapsed();
+            }
+            record.overhead = ctx.overhead;
+            let label = err.metric_label();
+            let mut response = err.into_response(ctx.dialect());
+            stamp(&mut response, &ctx);
+            Pending::new(state.recorder.clone(), record, started)
+                .finish(Outcome::GatewayError, Some(label));
+            response
+        }
+    }
+}
+
+fn stamp(response: &mut Response, ctx: &Ctx) {
+    if let Ok(v) = HeaderValue::from_str(&ctx.id) {
+        response.headers_mut().insert(X_REQUEST_ID, v);
+    }
+    let ms = format!("{:.3}", ctx.overhead.as_secs_f64() * 1e3);
+    if let Ok(v) = HeaderValue::from_str(&ms) {
+        response.headers_mut().insert(X_OVERHEAD_MS, v);
+    }
+}
+
+fn is_json(headers: &HeaderMap) -> Result<(), GatewayError> {
+    let value = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let essence = value.split(';').next().unwrap_or("").trim();
+    if essence.eq_ignore_ascii_case("application/json") {
+        Ok(())
+    } else {
+        Err(GatewayError::UnsupportedMediaType(value.to_owned()))
+    }
+}
+
+async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Bytes, GatewayError> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(GatewayError::BodyTooLarge { limit });
+    }
+    axum::body::to_bytes(body, limit).await.map_err(|e| {
+        let too_large = std::error::Error::source(&e)
+            .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+        if too_large {
+            GatewayError::BodyTooLarge { limit }
+        } else {
+            GatewayError::InvalidJson(format!("could not read the request body: {e}"))
+        }
+    })
+}
+
+async fn run(
+    state: &Arc<AppState>,
+    ctx: &mut Ctx,
+    record: &mut RequestRecord,
+    request: Request,
+) -> Result<Response, GatewayError> {
+    // 1. ingress
+    let (parts, body) = request.into_parts();
+    is_json(&parts.headers)?;
+    let config = state.config();
+    let body = read_body(body, &parts.headers, config.server.max_body_bytes).await?;
+    let sniffed = sniff(&body)?;
+    let stream = sniffed.stream && ctx.endpoint.can_stream();
+    record.model_requested = Some(sniffed.model.clone());
+    record.streamed = stream;
+
+    // 2. route
+    let target =
+        config
+            .routes
+            .resolve(&sniffed.model)
+            .ok_or_else(|| GatewayError::UnknownModel {
+                model: sniffed.model.clone(),
+                served: config.routes.served_summary(),
+            })?;
+    let provider = target.provider.clone();
+    record.provider = Some(provider.name.clone());
+    if !provider.speaks(ctx.dialect()) {
+        return Err(GatewayError::DialectUnsupported {
+            provider: provider.name.clone(),
+            provider_dialects: provider.dialect_names(),
+            client: ctx.dialect(),
+            model: sniffed.model.clone(),
+        });
+    }
+
+    // 3. prepare
+    let mut edits = Edits::default();
+    if let Some(model) = target.rewrite {
+        edits.rewrite_model(&sniffed, model);
+    }
+    if stream && ctx.endpoint == Endpoint::ChatCompletions && provider.stream_usage {
+        edits.request_stream_usage(&body, &sniffed);
+    }
+    let hide_usage = edits.injected_usage;
+    let body = edits.apply(body);
+
+    // 4. upstream
+    ctx.overhead += ctx.started.elapsed();
+    let response = state
+        .upstream
+        .send(
+            &provider,
+            ctx.endpoint,
+            parts.uri.query(),
+            &parts.headers,
+            body,
+        )
+        .await?;
+    let headers_at = Instant::now();
+
+    // 5. relay
+    let status = response.status();
+    record.status = status.as_u16();
+    let is_event_stream = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let upstream_headers = response.headers().clone();
+
+    if is_event_stream {
+        let mut out = Response::new(Body::empty());
+        *out.status_mut() = status;
+        copy_headers(&upstream_headers, out.headers_mut());
+        ctx.overhead += headers_at.elapsed();
+        stamp(&mut out, ctx);
+        record.overhead = ctx.overhead;
+        let pending = Pending::new(state.recorder.clone(), record.clone(), ctx.started);
+        let params = RelayParams {
+            dialect: ctx.dialect(),
+            provider: provider.name.clone(),
+            idle: provider.timeouts.idle,
+            hide_usage,
+            abort: state.abort_streams(),
+        };
+        *out.body_mut() = relay_stream(response, params, pending);
+        return Ok(out);
+    }
+
+    let bytes = read_whole(
+        response,
+        &provider.name,
+        provider.timeouts.idle,
+        MAX_UPSTREAM_BODY_BYTES,
+    )
+    .await?;
+    let body_at = Instant::now();
+    if status.is_success() {
+        let (usage, served) = crate::usage::from_response(ctx.dialect(), &bytes);
+        record.usage = usage;
+        record.model_served = served;
+    }
+    let mut out = Response::new(Body::from(bytes));
+    *out.status_mut() = status;
+    copy_headers(&upstream_headers, out.headers_mut());
+    ctx.overhead += body_at.elapsed();
+    stamp(&mut out, ctx);
+    record.overhead = ctx.overhead;
+    Pending::new(state.recorder.clone(), record.clone(), ctx.started)
+        .finish(Outcome::Completed, None);
+    Ok(out)
+}
+
+fn copy_headers(from: &HeaderMap, to: &mut HeaderMap) {
+    for (name, value) in from {
+        let n = name.as_str();
+        if n == "x-request-id" {
+            to.insert(X_UPSTREAM_REQUEST_ID, value.clone());
+        } else if relayed_response_header(n) {
+            to.append(name.clone(), value.clone());
+        }
+    }
+}

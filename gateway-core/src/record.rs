@@ -1,0 +1,177 @@
+//! The record stage: every request, served or failed, ends as one [`RequestRecord`]
+//! handed to a [`Recorder`]. Recorders must not block: the ledger (a later stage of the
+//! project) queues records and writes them off the hot path.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use crate::dialect::Dialect;
+use crate::usage::Usage;
+
+/// How a request ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The provider answered (any status) and the answer reached the client whole.
+    Completed,
+    /// The gateway answered with its own error before reaching the provider, or instead of it.
+    GatewayError,
+    /// The client went away before the answer was complete.
+    ClientCancelled,
+    /// The provider's stream broke off, timed out, or the gateway shut down mid-answer.
+    UpstreamFailed,
+}
+
+#[derive(Clone, Debug)]
+pub struct RequestRecord {
+    pub request_id: String,
+    pub started_at: SystemTime,
+    pub dialect: Dialect,
+    pub provider: Option<String>,
+    pub model_requested: Option<String>,
+    pub model_served: Option<String>,
+    pub streamed: bool,
+    pub status: u16,
+    pub outcome: Outcome,
+    /// Low-cardinality reason for a failure (`upstream_timeout`, …).
+    pub error: Option<&'static str>,
+    pub latency: Duration,
+    /// Time spent in the gateway itself, upstream wait excluded.
+    pub overhead: Duration,
+    pub usage: Option<Usage>,
+}
+
+/// Receives finished requests. One job, so tests and the ledger can swap it in.
+pub trait Recorder: Send + Sync {
+    fn record(&self, record: RequestRecord);
+}
+
+/// Logs each request as one structured line (never a prompt, never a key).
+#[derive(Debug, Default)]
+pub struct LogRecorder;
+
+impl Recorder for LogRecorder {
+    fn record(&self, r: RequestRecord) {
+        let usage = r.usage.unwrap_or_default();
+        tracing::info!(
+            request_id = %r.request_id,
+            dialect = %r.dialect,
+            provider = r.provider.as_deref().unwrap_or("-"),
+            model = r.model_requested.as_deref().unwrap_or("-"),
+            served = r.model_served.as_deref().unwrap_or("-"),
+            streamed = r.streamed,
+            status = r.status,
+            outcome = ?r.outcome,
+            error = r.error.unwrap_or("-"),
+            latency_ms = r.latency.as_secs_f64() * 1e3,
+            overhead_ms = r.overhead.as_secs_f64() * 1e3,
+            input_tokens = usage.input,
+            output_tokens = usage.output,
+            cache_read_tokens = usage.cache_read,
+            "request"
+        );
+    }
+}
+
+/// Keeps the last `capacity` records in memory, newest last.
+#[derive(Debug)]
+pub struct MemoryRecorder {
+    capacity: usize,
+    records: Mutex<VecDeque<RequestRecord>>,
+}
+
+impl MemoryRecorder {
+    pub fn new(capacity: usize) -> Self {
+        MemoryRecorder {
+            capacity,
+            records: Mutex::new(VecDeque::with_capacity(capacity.min(1024))),
+        }
+    }
+
+    pub fn records(&self) -> Vec<RequestRecord> {
+        match self.records.lock() {
+            Ok(records) => records.iter().cloned().collect(),
+            Err(poisoned) => poisoned.into_inner().iter().cloned().collect(),
+        }
+    }
+}
+
+impl Recorder for MemoryRecorder {
+    fn record(&self, record: RequestRecord) {
+        let mut records = match self.records.lock() {
+            Ok(records) => records,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if records.len() == self.capacity {
+            records.pop_front();
+        }
+        records.push_back(record);
+    }
+}
+
+/// Sends each record to several recorders.
+pub struct Fanout(pub Vec<std::sync::Arc<dyn Recorder>>);
+
+impl Recorder for Fanout {
+    fn record(&self, record: RequestRecord) {
+        if let Some((last, rest)) = self.0.split_last() {
+            for recorder in rest {
+                recorder.record(record.clone());
+            }
+            last.record(record);
+        }
+    }
+}
+
+/// A request on its way: the record is filled in as stages run and handed to the
+/// recorder exactly once — by [`Pending::finish`], or on drop when the client went away
+/// mid-answer (a dropped response body drops its `Pending`).
+pub struct Pending {
+    recorder: std::sync::Arc<dyn Recorder>,
+    record: Option<RequestRecord>,
+    started: std::time::Instant,
+}
+
+impl Pending {
+    pub fn new(
+        recorder: std::sync::Arc<dyn Recorder>,
+        record: RequestRecord,
+        started: std::time::Instant,
+    ) -> Self {
+        Pending {
+            recorder,
+            record: Some(record),
+            started,
+        }
+    }
+
+    /// The record so far, for stages that fill in fields.
+    pub fn get_mut(&mut self) -> Option<&mut RequestRecord> {
+        self.record.as_mut()
+    }
+
+    pub fn add_overhead(&mut self, spent: Duration) {
+        if let Some(r) = self.record.as_mut() {
+            r.overhead += spent;
+        }
+    }
+
+    pub fn finish(mut self, outcome: Outcome, error: Option<&'static str>) {
+        self.emit(outcome, error);
+    }
+
+    fn emit(&mut self, outcome: Outcome, error: Option<&'static str>) {
+        if let Some(mut record) = self.record.take() {
+            record.outcome = outcome;
+            record.error = record.error.or(error);
+            record.latency = self.started.elapsed();
+            self.recorder.record(record);
+        }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.emit(Outcome::ClientCancelled, Some("client_cancelled"));
+    }
+}

@@ -1,0 +1,313 @@
+//! Relays a provider's response to the client. Event streams go frame by frame as they
+//! arrive (a frame is never held back waiting for the next one); usage is read on the
+//! way; an upstream failure after the 200 becomes an error event in the client's dialect.
+
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use bytes::{Bytes, BytesMut};
+use futures_util::{Stream, StreamExt};
+use memchr::memmem;
+use tokio::sync::watch;
+
+use crate::dialect::Dialect;
+use crate::error::GatewayError;
+use crate::record::{Outcome, Pending};
+use crate::upstream::classify;
+use crate::usage::StreamUsage;
+
+type Chunks = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
+
+/// What a relay needs to know besides the bytes.
+pub struct RelayParams {
+    pub dialect: Dialect,
+    pub provider: String,
+    pub idle: Duration,
+    /// Drop the usage-only chunk and `"usage":null` fields the gateway asked an OpenAI Chat
+    /// stream for, so the client sees the stream it asked for.
+    pub hide_usage: bool,
+    /// Turns true when the shutdown grace period is over: open streams end with an error event.
+    pub abort: watch::Receiver<bool>,
+}
+
+/// Reads a whole non-streamed body, each chunk within the idle timeout and the total within `limit`.
+pub async fn read_whole(
+    response: reqwest::Response,
+    provider: &str,
+    idle: Duration,
+    limit: usize,
+) -> Result<Bytes, GatewayError> {
+    let mut chunks = response.bytes_stream();
+    let mut first: Option<Bytes> = None;
+    let mut rest = BytesMut::new();
+    loop {
+        match tokio::time::timeout(idle, chunks.next()).await {
+            Err(_) => {
+                return Err(GatewayError::UpstreamTimeout {
+                    provider: provider.to_owned(),
+                    phase: "the response body",
+                })
+            }
+            Ok(None) => break,
+            Ok(Some(Err(e))) => {
+                return Err(GatewayError::UpstreamBroken {
+                    provider: provider.to_owned(),
+                    detail: classify(provider, &e).to_string(),
+                })
+            }
+            Ok(Some(Ok(chunk))) => {
+                let total = first.as_ref().map_or(0, Bytes::len) + rest.len() + chunk.len();
+                if total > limit {
+                    return Err(GatewayError::UpstreamBroken {
+                        provider: provider.to_owned(),
+                        detail: format!("response body exceeds {limit} bytes"),
+                    });
+                }
+                match &first {
+                    // Most bodies arrive in one chunk: keep it without copying.
+                    None if rest.is_empty() => first = Some(chunk),
+                    _ => {
+                        if let Some(f) = first.take() {
+                            rest.extend_from_slice(&f);
+                        }
+                        rest.extend_from_slice(&chunk);
+                    }
+                }
+            }
+        }
+    }
+    Ok(first.unwrap_or_else(|| rest.freeze()))
+}
+
+/// Where the next frame ends (just past its blank line), searching from `from`.
+fn frame_end(buf: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    while let Some(i) = memchr::memchr(b'\n', &buf[at..]) {
+        let nl = at + i;
+        match buf.get(nl + 1) {
+            Some(b'\n') => return Some(nl + 2),
+            Some(b'\r') if buf.get(nl + 2) == Some(&b'\n') => return Some(nl + 3),
+            _ => at = nl + 1,
+        }
+    }
+    None
+}
+
+/// The `data` payload of one frame (single-line data borrows; multi-line data is joined).
+fn frame_data(frame: &[u8]) -> Option<std::borrow::Cow<'_, [u8]>> {
+    let mut found: Option<std::borrow::Cow<'_, [u8]>> = None;
+    for line in frame.split(|b| *b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if let Some(rest) = line.strip_prefix(b"data:") {
+            let rest = rest.strip_prefix(b" ").unwrap_or(rest);
+            found = Some(match found {
+                None => std::borrow::Cow::Borrowed(rest),
+                Some(prev) => {
+                    let mut joined = prev.into_owned();
+                    joined.push(b'\n');
+                    joined.extend_from_slice(rest);
+                    std::borrow::Cow::Owned(joined)
+                }
+            });
+        }
+    }
+    found
+}
+
+const USAGE_NULL: &[u8] = b",\"usage\":null";
+
+struct Relay {
+    chunks: Chunks,
+    buf: BytesMut,
+    usage: StreamUsage,
+    params: RelayParams,
+    pending: Option<Pending>,
+    done: bool,
+}
+
+impl Relay {
+    /// Takes one upstream chunk and returns the complete frames it finishes (possibly none).
+    fn process(&mut self, chunk: Bytes) -> Bytes {
+        if self.buf.is_empty() && chunk.ends_with(b"\n\n") {
+            return self.filter(chunk);
+        }
+        self.buf.extend_from_slice(&chunk);
+        let mut end = None;
+        let mut from = 0;
+        while let Some(e) = frame_end(&self.buf, from) {
+            end = Some(e);
+            from = e;
+        }
+        match end {
+            Some(end) => {
+                let complete = self.buf.split_to(end).freeze();
+                self.filter(complete)
+            }
+            None => Bytes::new(),
+        }
+    }
+
+    /// Reads usage from each frame and, when asked, hides what the gateway added.
+    fn filter(&mut self, complete: Bytes) -> Bytes {
+        let mut kept: Option<Vec<u8>> = None;
+        let mut start = 0;
+        while start < complete.len() {
+            let end = frame_end(&complete, start).unwrap_or(complete.len());
+            let frame = &complete[start..end];
+            let mut drop_frame = false;
+            if let Some(data) = frame_data(frame) {
+                if data.as_ref() != b"[DONE]" {
+                    let usage_only = self.usage.observe(self.params.dialect, &data);
+                    drop_frame = self.params.hide_usage && usage_only;
+                }
+            }
+            let strip =
+                self.params.hide_usage && !drop_frame && memmem::find(frame, USAGE_NULL).is_some();
+            if drop_frame || strip || kept.is_some() {
+                let out = kept.get_or_insert_with(|| complete[..start].to_vec());
+                if strip {
+                    if let Some(at) = memmem::find(frame, USAGE_NULL) {
+                        out.extend_from_slice(&frame[..at]);
+                        out.extend_from_slice(&frame[at + USAGE_NULL.len()..]);
+                    }
+                } else if !drop_frame {
+                    out.extend_from_slice(frame);
+                }
+            }
+            start = end;
+        }
+        match kept {
+            Some(v) => Bytes::from(v),
+            None => complete,
+        }
+    }
+
+    fn finish(&mut self, outcome: Outcome, error: Option<&'static str>) {
+        if let Some(mut pending) = self.pending.take() {
+            if let Some(record) = pending.get_mut() {
+                record.usage = self.usage.usage;
+                if self.usage.model.is_some() {
+                    record.model_served = self.usage.model.take();
+                }
+            }
+            pending.finish(outcome, error);
+        }
+        self.done = true;
+    }
+
+    fn fail(&mut self, err: GatewayError) -> Bytes {
+        // A partial frame cannot be completed; the error event replaces it.
+        self.buf.clear();
+        tracing::warn!(provider = %self.params.provider, error = %err, "stream ended early");
+        let label = err.metric_label();
+        let frame = err.sse_frame(self.params.dialect, None);
+        self.finish(Outcome::UpstreamFailed, Some(label));
+        frame
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        // The body was dropped before the end: the client went away. Record what we saw.
+        if let Some(pending) = self.pending.as_mut() {
+            if let Some(record) = pending.get_mut() {
+                record.usage = self.usage.usage;
+            }
+        }
+    }
+}
+
+enum Next {
+    Abort,
+    Idle,
+    Chunk(Option<reqwest::Result<Bytes>>),
+}
+
+/// Relays an event stream; `pending` is finished when the stream ends, however it ends.
+pub fn relay_stream(response: reqwest::Response, params: RelayParams, pending: Pending) -> Body {
+    let relay = Relay {
+        chunks: Box::pin(response.bytes_stream()),
+        buf: BytesMut::new(),
+        usage: StreamUsage::default(),
+        params,
+        pending: Some(pending),
+        done: false,
+    };
+    let stream = futures_util::stream::unfold(relay, |mut relay| async move {
+        loop {
+            if relay.done {
+                return None;
+            }
+            let idle = relay.params.idle;
+            let next = {
+                let abort = &mut relay.params.abort;
+                let chunks = &mut relay.chunks;
+                tokio::select! {
+                    biased;
+                    _ = async {
+                        if abort.wait_for(|stop| *stop).await.is_err() {
+                            std::future::pending::<()>().await;
+                        }
+                    } => Next::Abort,
+                    r = tokio::time::timeout(idle, chunks.next()) => match r {
+                        Ok(item) => Next::Chunk(item),
+                        Err(_) => Next::Idle,
+                    },
+                }
+            };
+            let out = match next {
+                Next::Abort => relay.fail(GatewayError::ShuttingDown),
+                Next::Idle => {
+                    let provider = relay.params.provider.clone();
+                    relay.fail(GatewayError::UpstreamTimeout {
+                        provider,
+                        phase: "the next stream event",
+                    })
+                }
+                Next::Chunk(Some(Err(e))) => {
+                    let provider = relay.params.provider.clone();
+                    let detail = classify(&provider, &e).to_string();
+                    relay.fail(GatewayError::UpstreamBroken { provider, detail })
+                }
+                Next::Chunk(None) => {
+                    // Forward a trailing partial frame as is: it is the provider's to get right.
+                    let rest = relay.buf.split().freeze();
+                    relay.finish(Outcome::Completed, None);
+                    rest
+                }
+                Next::Chunk(Some(Ok(chunk))) => {
+                    let started = Instant::now();
+                    let out = relay.process(chunk);
+                    let spent = started.elapsed();
+                    if let Some(p) = relay.pending.as_mut() {
+                        p.add_overhead(spent);
+                    }
+                    out
+                }
+            };
+            if !out.is_empty() {
+                return Some((Ok::<Bytes, std::convert::Infallible>(out), relay));
+            }
+        }
+    });
+    Body::from_stream(stream)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_ends_handle_lf_and_crlf() {
+        assert_eq!(frame_end(b"data: a\n\ndata: b\n\n", 0), Some(9));
+        assert_eq!(frame_end(b"data: a\r\n\r\nx", 0), Some(11));
+        assert_eq!(frame_end(b"data: a\n", 0), None);
+    }
+
+    #[test]
+    fn multi_line_data_is_joined() {
+        let data = frame_data(b"event: x\ndata: {\"a\":\ndata: 1}\n\n");
+        assert_eq!(data.as_deref(), Some(&b"{\"a\":\n1}"[..]));
+    }
+}

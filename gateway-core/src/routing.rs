@@ -1,0 +1,238 @@
+//! Model name → provider. Checked in order, first match wins:
+//! 1. the `provider/model` form, when `provider` names a configured provider;
+//! 2. the routes, as listed (exact names and globs; a route with `model` is an alias);
+//! 3. each well-known provider's own model families (`claude-*`, `gpt-*`, `deepseek-*`);
+//! 4. the default provider.
+
+use std::sync::Arc;
+
+use globset::{Glob, GlobMatcher};
+
+use crate::config::{ConfigProblem, Provider};
+
+/// A route as validated from config, before its pattern is compiled.
+#[derive(Debug)]
+pub struct RouteSpec {
+    pub pattern: String,
+    pub provider: Arc<Provider>,
+    pub model: Option<String>,
+}
+
+#[derive(Debug)]
+struct Route {
+    pattern: String,
+    matcher: Option<GlobMatcher>,
+    provider: Arc<Provider>,
+    model: Option<String>,
+}
+
+impl Route {
+    fn matches(&self, model: &str) -> bool {
+        match &self.matcher {
+            Some(m) => m.is_match(model),
+            None => self.pattern == model,
+        }
+    }
+}
+
+/// Where a request goes.
+#[derive(Debug, Clone)]
+pub struct Target<'a> {
+    pub provider: &'a Arc<Provider>,
+    /// The model name to send upstream, when it differs from the one the client sent.
+    pub rewrite: Option<&'a str>,
+}
+
+#[derive(Debug, Default)]
+pub struct RouteTable {
+    routes: Vec<Route>,
+    providers: Vec<Arc<Provider>>,
+    default: Option<Arc<Provider>>,
+    served: Vec<String>,
+}
+
+fn is_glob(pattern: &str) -> bool {
+    pattern.contains(['*', '?', '[', '{'])
+}
+
+impl RouteTable {
+    pub fn build(
+        specs: Vec<(String, RouteSpec)>,
+        providers: Vec<Arc<Provider>>,
+        default: Option<Arc<Provider>>,
+        problems: &mut Vec<ConfigProblem>,
+    ) -> RouteTable {
+        let mut routes = Vec::with_capacity(specs.len());
+        for (path, spec) in specs {
+            let matcher = if is_glob(&spec.pattern) {
+                match Glob::new(&spec.pattern) {
+                    Ok(glob) => Some(glob.compile_matcher()),
+                    Err(e) => {
+                        problems.push(ConfigProblem {
+                            path: format!("{path}.match"),
+                            message: format!(
+                                "{:?} is not a valid glob: {}",
+                                spec.pattern,
+                                e.kind()
+                            ),
+                        });
+                        continue;
+                    }
+                }
+            } else {
+                None
+            };
+            routes.push(Route {
+                pattern: spec.pattern,
+                matcher,
+                provider: spec.provider,
+                model: spec.model,
+            });
+        }
+        let mut served: Vec<String> = Vec::new();
+        let mut push = |name: String| {
+            if !served.contains(&name) {
+                served.push(name);
+            }
+        };
+        for route in &routes {
+            if route.matcher.is_none() {
+                push(route.pattern.clone());
+            }
+        }
+        for provider in &providers {
+            for model in &provider.models {
+                push(model.clone());
+            }
+        }
+        RouteTable {
+            routes,
+            providers,
+            default,
+            served,
+        }
+    }
+
+    /// Resolves the client's model name to a provider, or `None` when nothing serves it.
+    pub fn resolve<'a>(&'a self, model: &'a str) -> Option<Target<'a>> {
+        if let Some((prefix, rest)) = model.split_once('/') {
+            if !rest.is_empty() {
+                if let Some(provider) = self.providers.iter().find(|p| p.name == prefix) {
+                    return Some(Target {
+                        provider,
+                        rewrite: Some(rest),
+                    });
+                }
+            }
+        }
+        if let Some(route) = self.routes.iter().find(|r| r.matches(model)) {
+            return Some(Target {
+                provider: &route.provider,
+                rewrite: route.model.as_deref().filter(|m| *m != model),
+            });
+        }
+        self.default.as_ref().map(|provider| Target {
+            provider,
+            rewrite: None,
+        })
+    }
+
+    /// Model names the config serves by name (aliases, exact routes, providers' model lists).
+    pub fn served_models(&self) -> &[String] {
+        &self.served
+    }
+
+    /// What an unknown-model error lists: names, then the patterns that would match.
+    pub fn served_summary(&self) -> Vec<String> {
+        let mut out = self.served.clone();
+        for route in &self.routes {
+            if route.matcher.is_some() && !out.contains(&route.pattern) {
+                out.push(route.pattern.clone());
+            }
+        }
+        out
+    }
+
+    /// The provider that serves `model` when listed, for `GET /v1/models`.
+    pub fn owner_of<'a>(&'a self, model: &'a str) -> Option<&'a Arc<Provider>> {
+        self.resolve(model).map(|t| t.provider)
+    }
+
+    pub fn providers(&self) -> &[Arc<Provider>] {
+        &self.providers
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+
+    fn table() -> Config {
+        let text = r#"
+            default_provider = "local"
+            [providers.oai]
+            kind = "openai"
+            models = ["gpt-5"]
+            [providers.ant]
+            kind = "anthropic"
+            models = []
+            [providers.local]
+            kind = "openai_compatible"
+            base_url = "http://127.0.0.1:11434/v1"
+            [[routes]]
+            match = "fast"
+            provider = "oai"
+            model = "gpt-5-mini"
+            [[routes]]
+            match = "claude-3-*"
+            provider = "local"
+        "#;
+        match Config::from_toml(text, "t") {
+            Ok(c) => c,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn first_match_wins_in_documented_order() {
+        let config = table();
+        let r = &config.routes;
+        let t = r.resolve("fast").unwrap();
+        assert_eq!(
+            (t.provider.name.as_str(), t.rewrite),
+            ("oai", Some("gpt-5-mini"))
+        );
+        // The explicit route comes before anthropic's implicit claude-* family.
+        assert_eq!(r.resolve("claude-3-haiku").unwrap().provider.name, "local");
+        assert_eq!(r.resolve("claude-sonnet-4-5").unwrap().provider.name, "ant");
+        assert_eq!(r.resolve("gpt-5.1").unwrap().provider.name, "oai");
+        let t = r.resolve("ant/claude-x").unwrap();
+        assert_eq!(
+            (t.provider.name.as_str(), t.rewrite),
+            ("ant", Some("claude-x"))
+        );
+        // An unknown prefix is just part of a model name (OpenRouter style) and falls to the default.
+        let t = r.resolve("meta-llama/llama-3").unwrap();
+        assert_eq!((t.provider.name.as_str(), t.rewrite), ("local", None));
+    }
+
+    #[test]
+    fn without_a_default_unknown_models_resolve_to_nothing() {
+        let config =
+            match crate::config::Config::from_toml("[providers.oai]\nkind = \"openai\"\n", "t") {
+                Ok(c) => c,
+                Err(e) => panic!("{e}"),
+            };
+        assert!(config.routes.resolve("llama3").is_none());
+        assert!(config.routes.served_summary().contains(&"gpt-*".to_owned()));
+    }
+
+    #[test]
+    fn served_models_list_aliases_and_provider_models() {
+        let config = table();
+        assert_eq!(
+            config.routes.served_models(),
+            &["fast".to_owned(), "gpt-5".to_owned()]
+        );
+    }
+}

@@ -1,0 +1,234 @@
+//! The HTTP surface: the router built from shared state, and `serve`, which takes a bound
+//! listener and a shutdown future from the caller (so tests bind `127.0.0.1:0` and stop
+//! the server cleanly).
+//!
+//! Shutdown: when `shutdown` resolves, the listener stops accepting, idle connections
+//! close, and in-flight requests and streams get the grace period to finish. After it,
+//! open streams end with an error event in their client's dialect and the server returns.
+
+use std::future::{Future, IntoFuture};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::serve::ListenerExt;
+use axum::Router;
+use http::{header, HeaderMap, HeaderValue, StatusCode};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::config::Config;
+use crate::dialect::{Dialect, Endpoint};
+use crate::error::GatewayError;
+use crate::headers::ANTHROPIC_VERSION;
+use crate::models;
+use crate::proxy;
+use crate::record::Recorder;
+use crate::secrets::SecretStore;
+use crate::upstream::Upstream;
+
+/// Everything a request handler can reach.
+pub struct AppState {
+    config: Arc<Config>,
+    pub upstream: Upstream,
+    pub recorder: Arc<dyn Recorder>,
+    abort: watch::Sender<bool>,
+    draining: AtomicBool,
+}
+
+impl AppState {
+    pub fn new(
+        config: Config,
+        secrets: Arc<dyn SecretStore>,
+        recorder: Arc<dyn Recorder>,
+    ) -> Result<Arc<AppState>, reqwest::Error> {
+        let upstream = Upstream::new(&config, secrets)?;
+        Ok(Arc::new(AppState {
+            config: Arc::new(config),
+            upstream,
+            recorder,
+            abort: watch::Sender::new(false),
+            draining: AtomicBool::new(false),
+        }))
+    }
+
+    pub fn config(&self) -> Arc<Config> {
+        self.config.clone()
+    }
+
+    /// Turns true when open streams must end (the shutdown grace period is over).
+    pub fn abort_streams(&self) -> watch::Receiver<bool> {
+        self.abort.subscribe()
+    }
+}
+
+fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
+    let mut response = Response::new(Body::from(serde_json::to_vec(value).unwrap_or_default()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The dialect to answer in when the path does not say: Anthropic clients send `anthropic-version`.
+fn guess_dialect(headers: &HeaderMap, path: &str) -> Dialect {
+    if headers.contains_key(ANTHROPIC_VERSION) || path.contains("/messages") {
+        Dialect::AnthropicMessages
+    } else {
+        Dialect::OpenAiChat
+    }
+}
+
+async fn list_models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let config = state.config();
+    let body = if headers.contains_key(ANTHROPIC_VERSION) {
+        models::anthropic_list(&config.routes)
+    } else {
+        models::openai_list(&config.routes)
+    };
+    json_response(StatusCode::OK, &body)
+}
+
+async fn healthz() -> Response {
+    json_response(StatusCode::OK, &serde_json::json!({"status": "ok"}))
+}
+
+async fn readyz(State(state): State<Arc<AppState>>) -> Response {
+    let config = state.config();
+    let providers: Vec<&str> = config.providers.iter().map(|p| p.name.as_str()).collect();
+    if state.draining.load(Ordering::Relaxed) {
+        json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &serde_json::json!({"status": "draining", "providers": providers}),
+        )
+    } else if providers.is_empty() {
+        json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &serde_json::json!({"status": "no providers configured", "providers": providers}),
+        )
+    } else {
+        json_response(
+            StatusCode::OK,
+            &serde_json::json!({"status": "ready", "providers": providers}),
+        )
+    }
+}
+
+async fn not_found(request: Request) -> Response {
+    let dialect = guess_dialect(request.headers(), request.uri().path());
+    GatewayError::NoSuchEndpoint {
+        method: request.method().to_string(),
+        path: request.uri().path().to_owned(),
+    }
+    .into_response(dialect)
+}
+
+async fn method_not_allowed(request: Request) -> Response {
+    let dialect = guess_dialect(request.headers(), request.uri().path());
+    let mut response = GatewayError::NoSuchEndpoint {
+        method: request.method().to_string(),
+        path: request.uri().path().to_owned(),
+    }
+    .into_response(dialect);
+    *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+    response
+}
+
+fn endpoint(e: Endpoint) -> axum::routing::MethodRouter<Arc<AppState>> {
+    post(move |state: State<Arc<AppState>>, request: Request| proxy::handle(state, e, request))
+}
+
+/// The gateway's routes. The `/v1` prefix is optional, since some clients are pointed at
+/// the bare base URL.
+pub fn router(state: Arc<AppState>) -> Router {
+    let mut router = Router::new();
+    for prefix in ["/v1", ""] {
+        router = router
+            .route(
+                &format!("{prefix}/chat/completions"),
+                endpoint(Endpoint::ChatCompletions),
+            )
+            .route(
+                &format!("{prefix}/responses"),
+                endpoint(Endpoint::Responses),
+            )
+            .route(&format!("{prefix}/messages"), endpoint(Endpoint::Messages))
+            .route(
+                &format!("{prefix}/messages/count_tokens"),
+                endpoint(Endpoint::CountTokens),
+            )
+            .route(&format!("{prefix}/models"), get(list_models));
+    }
+    router
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(state)
+}
+
+/// Serves until `shutdown` resolves, then drains as described in the module docs.
+pub async fn serve(
+    listener: TcpListener,
+    state: Arc<AppState>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let grace = state.config().server.shutdown_grace;
+    let (began_tx, mut began_rx) = tokio::sync::oneshot::channel::<()>();
+    let listener = listener.tap_io(|tcp| {
+        // Small SSE frames must not wait for Nagle.
+        let _ = tcp.set_nodelay(true);
+    });
+    let app = router(state.clone());
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        shutdown.await;
+        let _ = began_tx.send(());
+    });
+    let server = server.into_future();
+    tokio::pin!(server);
+    tokio::select! {
+        result = &mut server => return result,
+        began = &mut began_rx => {
+            if began.is_err() {
+                return server.await;
+            }
+        }
+    }
+    state.draining.store(true, Ordering::Relaxed);
+    tracing::info!(
+        grace_secs = grace.as_secs_f64(),
+        "shutting down: draining in-flight requests"
+    );
+    tokio::select! {
+        result = &mut server => result,
+        _ = tokio::time::sleep(grace) => {
+            tracing::warn!("grace period over: ending open streams");
+            state.abort.send_replace(true);
+            match tokio::time::timeout(Duration::from_secs(2), &mut server).await {
+                Ok(result) => result,
+                Err(_) => Ok(()),
+            }
+        }
+    }
+}
+
+/// Binds `addr`, with a message that says what to do when the port is taken.
+pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    TcpListener::bind(addr).await.map_err(|e| {
+        let hint = if e.kind() == std::io::ErrorKind::AddrInUse {
+            format!(
+                "{addr} is already in use: another Trimgate may be running, or pick a port with --listen 127.0.0.1:PORT"
+            )
+        } else {
+            format!("cannot listen on {addr}: {e}")
+        };
+        std::io::Error::new(e.kind(), hint)
+    })
+}

@@ -1,0 +1,246 @@
+//! Reads what routing needs from an inbound body (`model`, `stream`, `stream_options`)
+//! without building the body as a struct, and splices the few edits passthrough makes
+//! into the original bytes: everything else — unknown fields, key order, whitespace —
+//! reaches the provider as the client sent it.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use bytes::Bytes;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::error::GatewayError;
+
+#[derive(Deserialize)]
+struct Peek<'a> {
+    #[serde(borrow)]
+    model: Option<&'a RawValue>,
+    #[serde(borrow)]
+    stream: Option<&'a RawValue>,
+    #[serde(borrow)]
+    stream_options: Option<&'a RawValue>,
+}
+
+/// What the gateway read from a request body.
+#[derive(Debug)]
+pub struct Sniffed {
+    pub model: String,
+    model_span: Range<usize>,
+    pub stream: bool,
+    stream_options: Option<(Range<usize>, String)>,
+}
+
+/// Where `inner` (a sub-slice of `outer`) sits within it.
+fn span_of(outer: &[u8], inner: &str) -> Range<usize> {
+    let start = (inner.as_ptr() as usize).saturating_sub(outer.as_ptr() as usize);
+    start..start + inner.len()
+}
+
+/// Reads `model` and `stream` from `body`. A body that is not a JSON object, or whose
+/// `model` is missing or not a string, or whose `stream` is not a boolean, is the client's error.
+pub fn sniff(body: &[u8]) -> Result<Sniffed, GatewayError> {
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'{') {
+        return Err(GatewayError::InvalidJson(
+            "expected a JSON object at the top level".into(),
+        ));
+    }
+    let peek: Peek<'_> =
+        serde_json::from_slice(body).map_err(|e| GatewayError::InvalidJson(e.to_string()))?;
+    let Some(raw_model) = peek.model else {
+        return Err(GatewayError::InvalidField {
+            param: "model",
+            message: "missing required field `model`".into(),
+        });
+    };
+    let model: Cow<'_, str> = match serde_json::from_str(raw_model.get()) {
+        Ok(m) => m,
+        Err(_) => {
+            return Err(GatewayError::InvalidField {
+                param: "model",
+                message: format!("`model` must be a string, got {}", raw_model.get()),
+            })
+        }
+    };
+    if model.is_empty() {
+        return Err(GatewayError::InvalidField {
+            param: "model",
+            message: "`model` must not be empty".into(),
+        });
+    }
+    let stream = match peek.stream.map(RawValue::get) {
+        None | Some("null") | Some("false") => false,
+        Some("true") => true,
+        Some(other) => {
+            return Err(GatewayError::InvalidField {
+                param: "stream",
+                message: format!("`stream` must be a boolean, got {other}"),
+            })
+        }
+    };
+    Ok(Sniffed {
+        model: model.into_owned(),
+        model_span: span_of(body, raw_model.get()),
+        stream,
+        stream_options: peek
+            .stream_options
+            .map(|raw| (span_of(body, raw.get()), raw.get().to_owned())),
+    })
+}
+
+/// The edits passthrough may make, collected and applied in one copy.
+#[derive(Debug, Default)]
+pub struct Edits {
+    edits: Vec<(Range<usize>, Vec<u8>)>,
+    /// The gateway asked an OpenAI Chat stream for a usage chunk the client did not ask for.
+    pub injected_usage: bool,
+}
+
+impl Edits {
+    pub fn is_empty(&self) -> bool {
+        self.edits.is_empty()
+    }
+
+    /// Sends `model` upstream in place of the client's model name.
+    pub fn rewrite_model(&mut self, sniffed: &Sniffed, model: &str) {
+        let encoded = serde_json::to_vec(model).unwrap_or_default();
+        self.edits.push((sniffed.model_span.clone(), encoded));
+    }
+
+    /// Makes an OpenAI Chat stream report usage (`stream_options.include_usage`), so the
+    /// record stage gets provider-reported tokens. Returns without an edit when the client
+    /// already asked for it or sent `stream_options` of a shape we should not touch.
+    pub fn request_stream_usage(&mut self, body: &[u8], sniffed: &Sniffed) {
+        match &sniffed.stream_options {
+            None => {
+                let Some(open) = body.iter().position(|b| *b == b'{') else {
+                    return;
+                };
+                let at = open + 1;
+                self.edits.push((
+                    at..at,
+                    br#""stream_options":{"include_usage":true},"#.to_vec(),
+                ));
+                self.injected_usage = true;
+            }
+            Some((span, raw)) => {
+                let mut options = match serde_json::from_str::<serde_json::Value>(raw) {
+                    Ok(serde_json::Value::Object(map)) => map,
+                    Ok(serde_json::Value::Null) => serde_json::Map::new(),
+                    _ => return,
+                };
+                if options.get("include_usage") == Some(&serde_json::Value::Bool(true)) {
+                    return;
+                }
+                options.insert("include_usage".into(), serde_json::Value::Bool(true));
+                let encoded = serde_json::to_vec(&options).unwrap_or_default();
+                self.edits.push((span.clone(), encoded));
+                self.injected_usage = true;
+            }
+        }
+    }
+
+    /// The body with every edit spliced in; the original bytes when there are none.
+    pub fn apply(mut self, body: Bytes) -> Bytes {
+        if self.edits.is_empty() {
+            return body;
+        }
+        self.edits.sort_by_key(|(span, _)| span.start);
+        let extra: usize = self.edits.iter().map(|(_, b)| b.len()).sum();
+        let mut out = Vec::with_capacity(body.len() + extra);
+        let mut at = 0;
+        for (span, bytes) in &self.edits {
+            out.extend_from_slice(&body[at..span.start]);
+            out.extend_from_slice(bytes);
+            at = span.end;
+        }
+        out.extend_from_slice(&body[at..]);
+        Bytes::from(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_model_and_stream_and_ignores_everything_else() {
+        let body = br#"{"messages":[{"role":"user","content":"hi"}],"stream":true,"model":"gpt-5","x":{"model":"no"}}"#;
+        let s = sniff(body).unwrap();
+        assert_eq!((s.model.as_str(), s.stream), ("gpt-5", true));
+    }
+
+    #[test]
+    fn rewriting_the_model_changes_only_its_bytes() {
+        let body = Bytes::from_static(b"{ \"z\" : 1,\n  \"model\" :  \"fast\" , \"a\":[1,2] }");
+        let s = sniff(&body).unwrap();
+        let mut edits = Edits::default();
+        edits.rewrite_model(&s, "gpt-5-mini");
+        let out = edits.apply(body);
+        assert_eq!(
+            &out[..],
+            b"{ \"z\" : 1,\n  \"model\" :  \"gpt-5-mini\" , \"a\":[1,2] }"
+        );
+    }
+
+    #[test]
+    fn escaped_model_names_are_decoded() {
+        let s = sniff(br#"{"model":"gpt\u002d5"}"#).unwrap();
+        assert_eq!(s.model, "gpt-5");
+    }
+
+    #[test]
+    fn no_edits_returns_the_same_bytes() {
+        let body = Bytes::from_static(br#"{"model":"m"}"#);
+        let out = Edits::default().apply(body.clone());
+        assert_eq!(out.as_ptr(), body.as_ptr());
+    }
+
+    #[test]
+    fn stream_usage_is_injected_or_merged() {
+        let body = Bytes::from_static(br#"{"model":"m","stream":true}"#);
+        let s = sniff(&body).unwrap();
+        let mut e = Edits::default();
+        e.request_stream_usage(&body, &s);
+        assert!(e.injected_usage);
+        let out = e.apply(body);
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["stream_options"]["include_usage"], true);
+
+        let body = Bytes::from_static(
+            br#"{"model":"m","stream":true,"stream_options":{"include_obfuscation":false}}"#,
+        );
+        let s = sniff(&body).unwrap();
+        let mut e = Edits::default();
+        e.request_stream_usage(&body, &s);
+        let out = e.apply(body);
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["stream_options"]["include_usage"], true);
+        assert_eq!(v["stream_options"]["include_obfuscation"], false);
+
+        let body = Bytes::from_static(
+            br#"{"model":"m","stream":true,"stream_options":{"include_usage":true}}"#,
+        );
+        let s = sniff(&body).unwrap();
+        let mut e = Edits::default();
+        e.request_stream_usage(&body, &s);
+        assert!(!e.injected_usage && e.is_empty());
+    }
+
+    #[test]
+    fn bad_bodies_are_client_errors() {
+        for (body, label) in [
+            (&b"not json"[..], "invalid_json"),
+            (b"[1,2]", "invalid_json"),
+            (b"{\"model\":\"m\"", "invalid_json"),
+            (b"{\"messages\":[]}", "invalid_field"),
+            (b"{\"model\":42}", "invalid_field"),
+            (b"{\"model\":\"\"}", "invalid_field"),
+            (b"{\"model\":\"m\",\"stream\":\"yes\"}", "invalid_field"),
+        ] {
+            let err = sniff(body).err().map(|e| e.metric_label());
+            assert_eq!(err, Some(label), "{}", String::from_utf8_lossy(body));
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! The upstream side: one pooled HTTP client per provider (keep-alive, HTTP/2 where the
+//! provider offers it, rustls with the system's roots), and the provider's URL, key and
+//! headers put on each request.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue};
+
+use crate::config::{Config, Provider};
+use crate::dialect::{Dialect, Endpoint};
+use crate::error::GatewayError;
+use crate::headers::{
+    dropped_request_header, ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_VERSION, X_API_KEY,
+};
+use crate::secrets::{SecretError, SecretStore};
+
+/// Installs ring as the process's TLS crypto provider; harmless when one is already installed.
+pub fn install_tls_provider() {
+    // An Err means some provider is installed already, which is all we need.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+pub struct Upstream {
+    clients: HashMap<String, reqwest::Client>,
+    secrets: Arc<dyn SecretStore>,
+}
+
+impl Upstream {
+    pub fn new(config: &Config, secrets: Arc<dyn SecretStore>) -> Result<Upstream, reqwest::Error> {
+        install_tls_provider();
+        let mut clients = HashMap::new();
+        for provider in &config.providers {
+            let client = reqwest::Client::builder()
+                .connect_timeout(provider.timeouts.connect)
+                .tcp_nodelay(true)
+                .pool_idle_timeout(std::time::Duration::from_secs(90))
+                // Proxies are the gateway's business; a stray HTTP_PROXY must not reroute keys.
+                .no_proxy()
+                .build()?;
+            clients.insert(provider.name.clone(), client);
+        }
+        Ok(Upstream { clients, secrets })
+    }
+
+    /// Sends the request and waits for the response headers (bounded by the first-byte timeout).
+    pub async fn send(
+        &self,
+        provider: &Provider,
+        endpoint: Endpoint,
+        query: Option<&str>,
+        inbound: &HeaderMap,
+        body: Bytes,
+    ) -> Result<reqwest::Response, GatewayError> {
+        let client =
+            self.clients
+                .get(&provider.name)
+                .ok_or_else(|| GatewayError::UpstreamUnreachable {
+                    provider: provider.name.clone(),
+                    detail: "no client for this provider (config changed?)".into(),
+                })?;
+        let dialect = endpoint.dialect();
+        let mut url = String::with_capacity(128);
+        url.push_str(provider.base_for(dialect));
+        url.push_str(endpoint.upstream_path());
+        if let Some(q) = query {
+            url.push('?');
+            url.push_str(q);
+        }
+        let headers = self.headers_for(provider, dialect, inbound)?;
+        let request = client.post(url).headers(headers).body(body);
+        match tokio::time::timeout(provider.timeouts.first_byte, request.send()).await {
+            Err(_) => Err(GatewayError::UpstreamTimeout {
+                provider: provider.name.clone(),
+                phase: "the response headers",
+            }),
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(e)) => Err(classify(&provider.name, &e)),
+        }
+    }
+
+    fn headers_for(
+        &self,
+        provider: &Provider,
+        dialect: Dialect,
+        inbound: &HeaderMap,
+    ) -> Result<HeaderMap, GatewayError> {
+        let mut out = HeaderMap::with_capacity(inbound.len() + provider.headers.len() + 2);
+        for (name, value) in inbound {
+            if !dropped_request_header(name.as_str()) {
+                out.append(name.clone(), value.clone());
+            }
+        }
+        for (name, value) in &provider.headers {
+            out.insert(name.clone(), value.clone());
+        }
+        let key = self
+            .secrets
+            .get(&provider.key)
+            .map_err(|e| GatewayError::MissingKey {
+                provider: provider.name.clone(),
+                hint: match e {
+                    SecretError::Missing(source) => format!("{source} is not set"),
+                    other => other.to_string(),
+                },
+            })?;
+        if let Some(key) = key {
+            let header_value = if provider.uses_x_api_key(dialect) {
+                HeaderValue::from_str(key.expose())
+            } else {
+                HeaderValue::from_str(&format!("Bearer {}", key.expose()))
+            };
+            let mut value = header_value.map_err(|_| GatewayError::MissingKey {
+                provider: provider.name.clone(),
+                hint: "the stored key contains characters that cannot go in a header".into(),
+            })?;
+            value.set_sensitive(true);
+            if provider.uses_x_api_key(dialect) {
+                out.insert(X_API_KEY, value);
+            } else {
+                out.insert(http::header::AUTHORIZATION, value);
+            }
+        }
+        if dialect == Dialect::AnthropicMessages && !out.contains_key(ANTHROPIC_VERSION) {
+            out.insert(
+                ANTHROPIC_VERSION,
+                HeaderValue::from_static(DEFAULT_ANTHROPIC_VERSION),
+            );
+        }
+        Ok(out)
+    }
+}
+
+/// Maps a transport error to what the client should hear. reqwest's messages carry the
+/// URL but never headers, so no key can leak through them.
+pub fn classify(provider: &str, e: &reqwest::Error) -> GatewayError {
+    if e.is_timeout() {
+        GatewayError::UpstreamTimeout {
+            provider: provider.to_owned(),
+            phase: "a connection",
+        }
+    } else if e.is_connect() {
+        GatewayError::UpstreamUnreachable {
+            provider: provider.to_owned(),
+            detail: "connection failed".into(),
+        }
+    } else {
+        GatewayError::UpstreamUnreachable {
+            provider: provider.to_owned(),
+            detail: std::error::Error::source(e)
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| "request failed".into()),
+        }
+    }
+}

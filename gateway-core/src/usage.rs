@@ -1,0 +1,240 @@
+//! Provider-reported token usage, read from JSON responses and stream frames of each dialect.
+//!
+//! Buckets are normalized so dialects compare: `input` counts every prompt token,
+//! cached or not (Anthropic reports cache reads and writes beside `input_tokens`, OpenAI
+//! inside `prompt_tokens`); `cache_read` and `cache_write` are parts of it.
+
+use memchr::memmem;
+use serde_json::Value;
+
+use crate::dialect::Dialect;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub reasoning: u64,
+}
+
+fn n(v: &Value, path: &[&str]) -> Option<u64> {
+    let mut at = v;
+    for key in path {
+        at = at.get(key)?;
+    }
+    at.as_u64()
+}
+
+impl Usage {
+    /// Reads a `usage` object in `dialect`'s shape.
+    pub fn from_value(dialect: Dialect, u: &Value) -> Option<Usage> {
+        if !u.is_object() {
+            return None;
+        }
+        Some(match dialect {
+            Dialect::OpenAiChat => Usage {
+                input: n(u, &["prompt_tokens"]).unwrap_or(0),
+                output: n(u, &["completion_tokens"]).unwrap_or(0),
+                cache_read: n(u, &["prompt_tokens_details", "cached_tokens"])
+                    .or_else(|| n(u, &["prompt_cache_hit_tokens"]))
+                    .unwrap_or(0),
+                cache_write: 0,
+                reasoning: n(u, &["completion_tokens_details", "reasoning_tokens"]).unwrap_or(0),
+            },
+            Dialect::OpenAiResponses => Usage {
+                input: n(u, &["input_tokens"]).unwrap_or(0),
+                output: n(u, &["output_tokens"]).unwrap_or(0),
+                cache_read: n(u, &["input_tokens_details", "cached_tokens"]).unwrap_or(0),
+                cache_write: 0,
+                reasoning: n(u, &["output_tokens_details", "reasoning_tokens"]).unwrap_or(0),
+            },
+            Dialect::AnthropicMessages => {
+                let cache_read = n(u, &["cache_read_input_tokens"]).unwrap_or(0);
+                let cache_write = n(u, &["cache_creation_input_tokens"]).unwrap_or(0);
+                Usage {
+                    input: n(u, &["input_tokens"]).unwrap_or(0) + cache_read + cache_write,
+                    output: n(u, &["output_tokens"]).unwrap_or(0),
+                    cache_read,
+                    cache_write,
+                    reasoning: 0,
+                }
+            }
+        })
+    }
+}
+
+/// Usage and the served model from a whole (non-streamed) JSON response.
+pub fn from_response(dialect: Dialect, body: &[u8]) -> (Option<Usage>, Option<String>) {
+    let Ok(v) = serde_json::from_slice::<Value>(body) else {
+        return (None, None);
+    };
+    let usage = v.get("usage").and_then(|u| Usage::from_value(dialect, u));
+    let model = v.get("model").and_then(Value::as_str).map(str::to_owned);
+    (usage, model)
+}
+
+/// Collects usage from a stream, one frame's `data` at a time.
+#[derive(Debug, Default)]
+pub struct StreamUsage {
+    pub usage: Option<Usage>,
+    pub model: Option<String>,
+}
+
+impl StreamUsage {
+    /// Looks at one frame's data. Returns true when it is an OpenAI Chat usage-only chunk
+    /// (`"choices":[]` with a usage object), which the relay may need to hide.
+    pub fn observe(&mut self, dialect: Dialect, data: &[u8]) -> bool {
+        let has_usage = memmem::find(data, b"\"usage\"").is_some();
+        if !has_usage && self.model.is_some() {
+            return false;
+        }
+        let Ok(v) = serde_json::from_slice::<Value>(data) else {
+            return false;
+        };
+        match dialect {
+            Dialect::OpenAiChat => {
+                self.take_model(v.get("model"));
+                if let Some(u) = v.get("usage").and_then(|u| Usage::from_value(dialect, u)) {
+                    self.usage = Some(u);
+                    return v
+                        .get("choices")
+                        .and_then(Value::as_array)
+                        .is_some_and(|c| c.is_empty());
+                }
+            }
+            Dialect::OpenAiResponses => {
+                if let Some(response) = v.get("response") {
+                    self.take_model(response.get("model"));
+                    if let Some(u) = response
+                        .get("usage")
+                        .and_then(|u| Usage::from_value(dialect, u))
+                    {
+                        self.usage = Some(u);
+                    }
+                }
+            }
+            Dialect::AnthropicMessages => match v.get("type").and_then(Value::as_str) {
+                Some("message_start") => {
+                    if let Some(message) = v.get("message") {
+                        self.take_model(message.get("model"));
+                        self.usage = message
+                            .get("usage")
+                            .and_then(|u| Usage::from_value(dialect, u));
+                    }
+                }
+                Some("message_delta") => {
+                    if let Some(u) = v.get("usage") {
+                        let mut merged = self.usage.unwrap_or_default();
+                        // message_delta carries cumulative counts; input buckets appear only
+                        // when they changed, so keep what message_start said otherwise.
+                        let read = n(u, &["cache_read_input_tokens"]).unwrap_or(merged.cache_read);
+                        let write =
+                            n(u, &["cache_creation_input_tokens"]).unwrap_or(merged.cache_write);
+                        if let Some(input) = n(u, &["input_tokens"]) {
+                            merged.input = input + read + write;
+                        }
+                        merged.cache_read = read;
+                        merged.cache_write = write;
+                        if let Some(output) = n(u, &["output_tokens"]) {
+                            merged.output = output;
+                        }
+                        self.usage = Some(merged);
+                    }
+                }
+                _ => {}
+            },
+        }
+        false
+    }
+
+    fn take_model(&mut self, model: Option<&Value>) {
+        if self.model.is_none() {
+            self.model = model.and_then(Value::as_str).map(str::to_owned);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anthropic_input_counts_cache_buckets() {
+        let body = br#"{"model":"claude-x","usage":{"input_tokens":10,"cache_read_input_tokens":100,"cache_creation_input_tokens":5,"output_tokens":7}}"#;
+        let (u, model) = from_response(Dialect::AnthropicMessages, body);
+        assert_eq!(model.as_deref(), Some("claude-x"));
+        assert_eq!(
+            u,
+            Some(Usage {
+                input: 115,
+                output: 7,
+                cache_read: 100,
+                cache_write: 5,
+                reasoning: 0
+            })
+        );
+    }
+
+    #[test]
+    fn openai_chat_usage_chunk_is_recognized() {
+        let mut s = StreamUsage::default();
+        assert!(!s.observe(
+            Dialect::OpenAiChat,
+            br#"{"model":"gpt-5","choices":[{"delta":{"content":"hi"}}],"usage":null}"#
+        ));
+        let hide = s.observe(
+            Dialect::OpenAiChat,
+            br#"{"model":"gpt-5","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":4},"completion_tokens_details":{"reasoning_tokens":1}}}"#,
+        );
+        assert!(hide);
+        assert_eq!(
+            s.usage,
+            Some(Usage {
+                input: 9,
+                output: 2,
+                cache_read: 4,
+                cache_write: 0,
+                reasoning: 1
+            })
+        );
+        assert_eq!(s.model.as_deref(), Some("gpt-5"));
+    }
+
+    #[test]
+    fn anthropic_stream_merges_start_and_delta() {
+        let mut s = StreamUsage::default();
+        s.observe(Dialect::AnthropicMessages, br#"{"type":"message_start","message":{"model":"claude-x","usage":{"input_tokens":20,"cache_read_input_tokens":3,"output_tokens":1}}}"#);
+        s.observe(Dialect::AnthropicMessages, br#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":15}}"#);
+        assert_eq!(
+            s.usage,
+            Some(Usage {
+                input: 23,
+                output: 15,
+                cache_read: 3,
+                cache_write: 0,
+                reasoning: 0
+            })
+        );
+    }
+
+    #[test]
+    fn responses_usage_comes_from_the_completed_event() {
+        let mut s = StreamUsage::default();
+        s.observe(
+            Dialect::OpenAiResponses,
+            br#"{"type":"response.created","response":{"model":"gpt-5","usage":null}}"#,
+        );
+        s.observe(Dialect::OpenAiResponses, br#"{"type":"response.completed","response":{"model":"gpt-5","usage":{"input_tokens":5,"output_tokens":6,"input_tokens_details":{"cached_tokens":1},"output_tokens_details":{"reasoning_tokens":2}}}}"#);
+        assert_eq!(
+            s.usage,
+            Some(Usage {
+                input: 5,
+                output: 6,
+                cache_read: 1,
+                cache_write: 0,
+                reasoning: 2
+            })
+        );
+    }
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Builds Trimgate and runs the gateway on 127.0.0.1:8788 (or --listen ADDR).
+# Providers come from the config file it names on start, or from OPENAI_API_KEY,
+# ANTHROPIC_API_KEY and DEEPSEEK_API_KEY when there is no config file.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+cargo build --release --quiet -p trimgate
+exec "$CARGO_TARGET_DIR/release/trimgate" serve "$@"

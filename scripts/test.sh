@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Sets up and runs every test: formatting, lints, Rust unit and end-to-end tests, and the
+# official OpenAI and Anthropic Python SDKs driven through the gateway.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# Python with venv for the SDK tests (Debian/Ubuntu split venv into its own package).
+if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  as_root apt-get update -qq
+  as_root apt-get install -y -qq python3-venv >/dev/null
+fi
+
+echo "== cargo fmt --check"
+cargo fmt --all --check
+echo "== cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+echo "== cargo test"
+cargo test --workspace
+
+echo "== SDK tests (official openai and anthropic packages)"
+venv="$root/.venv"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/sdk/requirements.txt
+TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" "$venv/bin/python" -m pytest tests/sdk -q -p no:cacheprovider

@@ -1,0 +1,243 @@
+//! The `trimgate` command: thin. It parses flags, sets up logging, loads the config,
+//! binds, and hands over to gateway-core.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use gateway_core::config::{self, Config, ProviderKind};
+use gateway_core::headers::{ENV_CONFIG, ENV_LISTEN, ENV_LOG};
+use gateway_core::mock::{MockConfig, MockState};
+use gateway_core::record::LogRecorder;
+use gateway_core::secrets::EnvFileStore;
+use gateway_core::server::{self, AppState};
+
+#[derive(Parser)]
+#[command(
+    name = "trimgate",
+    version,
+    about = "A local LLM gateway that makes coding agents cheaper and faster"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the gateway (headless).
+    Serve(ServeArgs),
+    /// Check a config file and print every problem in it.
+    Check(ConfigArgs),
+    /// Run the mock provider (OpenAI and Anthropic wire formats) for tests and benchmarks.
+    Mock(MockArgs),
+}
+
+#[derive(Args)]
+struct ConfigArgs {
+    /// Config file (default: the platform config dir's trimgate/config.toml).
+    #[arg(long, env = ENV_CONFIG)]
+    config: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// Address to listen on, as host:port or a bare port (loopback). Overrides the config.
+    #[arg(long, env = ENV_LISTEN)]
+    listen: Option<String>,
+    /// Log lines as JSON instead of text.
+    #[arg(long)]
+    log_json: bool,
+}
+
+#[derive(Args)]
+struct MockArgs {
+    /// Address to listen on; port 0 picks a free one (the chosen address is printed).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: String,
+    /// Pause before response headers, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    delay_ms: u64,
+    /// Pause between stream frames, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    frame_interval_ms: u64,
+    /// The key OpenAI endpoints accept.
+    #[arg(long, default_value = "sk-mock-openai")]
+    openai_key: String,
+    /// The key Anthropic endpoints accept.
+    #[arg(long, default_value = "sk-ant-mock")]
+    anthropic_key: String,
+    /// Accept any key.
+    #[arg(long)]
+    any_key: bool,
+}
+
+fn init_logging(json: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env(ENV_LOG)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = match signal(SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {},
+            _ = term.recv() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+const EXAMPLE_PROVIDER: &str = r#"  [providers.openai]
+  kind = "openai"                         # openai | anthropic | deepseek | openai_compatible
+  api_key = { env = "OPENAI_API_KEY" }    # or { file = "/run/secrets/openai" }"#;
+
+/// Loads the config the way the README describes, saying where it came from.
+fn load_config(args: &ConfigArgs) -> Result<Config, String> {
+    if let Some(path) = &args.config {
+        eprintln!("config: {}", path.display());
+        return Config::load(path).map_err(|e| e.to_string());
+    }
+    let default = config::default_config_path();
+    if let Some(path) = default.as_ref().filter(|p| p.exists()) {
+        eprintln!("config: {}", path.display());
+        return Config::load(path).map_err(|e| e.to_string());
+    }
+    let config =
+        Config::from_env_keys(|var| std::env::var(var).is_ok_and(|v| !v.trim().is_empty()));
+    let where_ = default
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "a file passed with --config".into());
+    if config.providers.is_empty() {
+        eprintln!("config: none found at {where_}, and no OPENAI_API_KEY, ANTHROPIC_API_KEY or DEEPSEEK_API_KEY is set.");
+    } else {
+        let names: Vec<&str> = config.providers.iter().map(|p| p.name.as_str()).collect();
+        eprintln!(
+            "config: none found at {where_}; providers from the environment: {}",
+            names.join(", ")
+        );
+    }
+    eprintln!(
+        "to add a provider, set one of those keys, or write {where_} with:\n{EXAMPLE_PROVIDER}"
+    );
+    Ok(config)
+}
+
+fn describe(config: &Config) {
+    for p in &config.providers {
+        let dialects = p.dialect_names();
+        let patterns = p.kind.implicit_patterns().join(", ");
+        let extra = if p.kind == ProviderKind::OpenAiCompatible || patterns.is_empty() {
+            String::new()
+        } else {
+            format!(", models {patterns}")
+        };
+        eprintln!(
+            "provider {}: {} at {} ({dialects}{extra}), key from {}",
+            p.name,
+            p.kind.as_str(),
+            p.base_url,
+            p.key
+        );
+    }
+}
+
+async fn serve(args: ServeArgs) -> Result<(), String> {
+    init_logging(args.log_json);
+    let mut config = load_config(&args.config)?;
+    if let Some(listen) = &args.listen {
+        config.server.listen =
+            config::parse_listen(listen).map_err(|e| format!("--listen: {e}"))?;
+    }
+    describe(&config);
+    let addr = config.server.listen;
+    if !addr.ip().is_loopback() {
+        tracing::warn!(%addr, "listening beyond loopback: anyone who can reach this address can use your provider keys");
+    }
+    let state = AppState::new(config, Arc::new(EnvFileStore), Arc::new(LogRecorder))
+        .map_err(|e| format!("cannot start the HTTP client: {e}"))?;
+    let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    println!("Trimgate listening on http://{local}");
+    println!("  Claude Code:  ANTHROPIC_BASE_URL=http://{local}");
+    println!("  OpenAI SDKs, Codex CLI, aider:  OPENAI_BASE_URL=http://{local}/v1");
+    server::serve(listener, state, shutdown_signal())
+        .await
+        .map_err(|e| e.to_string())?;
+    eprintln!("stopped");
+    Ok(())
+}
+
+async fn mock(args: MockArgs) -> Result<(), String> {
+    init_logging(false);
+    let addr: SocketAddr = config::parse_listen(&args.listen)?;
+    let state = MockState::new(MockConfig {
+        delay: Duration::from_millis(args.delay_ms),
+        frame_interval: Duration::from_millis(args.frame_interval_ms),
+        openai_key: (!args.any_key).then_some(args.openai_key),
+        anthropic_key: (!args.any_key).then_some(args.anthropic_key),
+    });
+    let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    println!("mock provider listening on http://{local}");
+    gateway_core::mock::serve(listener, state, shutdown_signal())
+        .await
+        .map_err(|e| e.to_string())
+}
+
+fn check(args: ConfigArgs) -> Result<(), String> {
+    let config = load_config(&args)?;
+    describe(&config);
+    println!("config is valid");
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = match cli.command {
+        Command::Serve(args) => runtime.block_on(serve(args)),
+        Command::Mock(args) => runtime.block_on(mock(args)),
+        Command::Check(args) => check(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! Shared harness for the end-to-end tests: the project's mock provider in-process on
+//! `127.0.0.1:0`, and the gateway either as the real `trimgate` binary or in-process
+//! (when a test needs to read the record stage).
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gateway_core::config::Config;
+use gateway_core::mock::{MockConfig, MockState};
+use gateway_core::record::MemoryRecorder;
+use gateway_core::secrets::MemoryStore;
+use gateway_core::server::AppState;
+
+pub const OPENAI_KEY: &str = "sk-mock-openai";
+pub const ANTHROPIC_KEY: &str = "sk-ant-mock";
+/// What a client sends; it must never reach the provider.
+pub const CLIENT_PLACEHOLDER: &str = "sk-client-placeholder-123";
+
+pub struct Mock {
+    pub state: MockState,
+    pub url: String,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+pub async fn start_mock(config: MockConfig) -> Mock {
+    gateway_core::upstream::install_tls_provider();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let state = MockState::new(config);
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let serve_state = state.clone();
+    tokio::spawn(async move {
+        let _ = gateway_core::mock::serve(listener, serve_state, async {
+            let _ = rx.await;
+        })
+        .await;
+    });
+    Mock {
+        state,
+        url,
+        _stop: tx,
+    }
+}
+
+/// A config serving `gpt-*`, `o*` through the mock's OpenAI side and `claude-*` through
+/// its Anthropic side, plus `extra` TOML appended (routes come first when given there).
+pub fn mock_config(mock_url: &str, server: &str, extra: &str) -> String {
+    format!(
+        r#"
+[server]
+{server}
+
+{extra}
+
+[providers.mock-openai]
+kind = "openai"
+base_url = "{mock_url}/v1"
+api_key = {{ env = "TG_TEST_OPENAI_KEY" }}
+models = ["gpt-5", "gpt-5-mini"]
+
+[providers.mock-anthropic]
+kind = "anthropic"
+base_url = "{mock_url}/v1"
+api_key = {{ env = "TG_TEST_ANTHROPIC_KEY" }}
+models = ["claude-sonnet-4-5"]
+"#
+    )
+}
+
+/// The gateway as a child process of the real binary.
+pub struct Gateway {
+    pub url: String,
+    pub child: Child,
+    pub dir: tempfile::TempDir,
+    _stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Gateway {
+    pub fn spawn(config_toml: &str) -> Gateway {
+        Gateway::spawn_with_env(config_toml, &[])
+    }
+
+    pub fn spawn_with_env(config_toml: &str, env: &[(&str, &str)]) -> Gateway {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.toml");
+        std::fs::write(&config, config_toml).unwrap();
+        let log = std::fs::File::create(dir.path().join("stderr.log")).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_trimgate"));
+        cmd.arg("serve")
+            .arg("--config")
+            .arg(&config)
+            .arg("--listen")
+            .arg("127.0.0.1:0")
+            .env("TG_TEST_OPENAI_KEY", OPENAI_KEY)
+            .env("TG_TEST_ANTHROPIC_KEY", ANTHROPIC_KEY)
+            .env("TRIMGATE_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(log));
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        let url = loop {
+            line.clear();
+            if stdout.read_line(&mut line).unwrap() == 0 {
+                let log =
+                    std::fs::read_to_string(dir.path().join("stderr.log")).unwrap_or_default();
+                panic!("gateway exited before listening; stderr:\n{log}");
+            }
+            if let Some(rest) = line.trim().strip_prefix("Trimgate listening on ") {
+                break rest.to_owned();
+            }
+        };
+        Gateway {
+            url,
+            child,
+            dir,
+            _stdout: stdout,
+        }
+    }
+
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("stderr.log")).unwrap_or_default()
+    }
+
+    pub fn signal(&self, sig: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits for the process to exit, up to `limit`.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The gateway in-process, with a recorder the test can read.
+pub struct InProcess {
+    pub url: String,
+    pub records: Arc<MemoryRecorder>,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+pub async fn start_inprocess(config_toml: &str) -> InProcess {
+    gateway_core::upstream::install_tls_provider();
+    let config = Config::from_toml(config_toml, "test").unwrap();
+    let secrets = MemoryStore::default()
+        .with_env("TG_TEST_OPENAI_KEY", OPENAI_KEY)
+        .with_env("TG_TEST_ANTHROPIC_KEY", ANTHROPIC_KEY);
+    let records = Arc::new(MemoryRecorder::new(1000));
+    let state = AppState::new(config, Arc::new(secrets), records.clone()).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = gateway_core::server::serve(listener, state, async {
+            let _ = rx.await;
+        })
+        .await;
+    });
+    InProcess {
+        url,
+        records,
+        _stop: tx,
+    }
+}
+
+pub fn client() -> reqwest::Client {
+    gateway_core::upstream::install_tls_provider();
+    reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+/// Polls `check` until it holds or `limit` passes; returns whether it held.
+pub async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    check()
+}
+
+/// Splits an SSE body into its frames' `data` payloads.
+pub fn sse_data(body: &str) -> Vec<String> {
+    body.split("\n\n")
+        .filter_map(|frame| {
+            frame
+                .lines()
+                .find_map(|l| l.strip_prefix("data: ").or_else(|| l.strip_prefix("data:")))
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+/// Splits an SSE body into (event, data) pairs.
+pub fn sse_events(body: &str) -> Vec<(Option<String>, String)> {
+    body.split("\n\n")
+        .filter(|f| !f.trim().is_empty())
+        .filter_map(|frame| {
+            let event = frame
+                .lines()
+                .find_map(|l| l.strip_prefix("event: "))
+                .map(str::to_owned);
+            let data = frame.lines().find_map(|l| l.strip_prefix("data: "))?;
+            Some((event, data.to_owned()))
+        })
+        .collect()
+}

@@ -1,0 +1,103 @@
+"""Starts the project's mock provider and the real trimgate binary for the SDK tests.
+
+The official `openai` and `anthropic` packages then talk to the gateway exactly as
+they would talk to the providers.
+"""
+
+import json
+import os
+import subprocess
+import tempfile
+import urllib.request
+
+import pytest
+
+BIN = os.environ.get("TRIMGATE_BIN", os.path.join(os.path.dirname(__file__), "..", "..", "target", "debug", "trimgate"))
+OPENAI_KEY = "sk-mock-openai"
+ANTHROPIC_KEY = "sk-ant-mock"
+PLACEHOLDER = "sk-placeholder-from-the-client"
+
+
+def _start(args, prefix, env=None):
+    proc = subprocess.Popen(
+        [BIN, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    for line in proc.stdout:
+        if line.startswith(prefix):
+            return proc, line[len(prefix):].strip()
+    raise RuntimeError(f"{args[0]} exited before listening")
+
+
+@pytest.fixture(scope="session")
+def mock_url():
+    proc, url = _start(["mock", "--listen", "127.0.0.1:0"], "mock provider listening on ")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def gateway_url(mock_url):
+    config = f"""
+[providers.mock-openai]
+kind = "openai"
+base_url = "{mock_url}/v1"
+api_key = {{ env = "SDK_TEST_OPENAI_KEY" }}
+models = ["gpt-5", "gpt-5-mini"]
+
+[providers.mock-anthropic]
+kind = "anthropic"
+base_url = "{mock_url}/v1"
+api_key = {{ env = "SDK_TEST_ANTHROPIC_KEY" }}
+models = ["claude-sonnet-4-5"]
+"""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "config.toml")
+        with open(path, "w") as f:
+            f.write(config)
+        proc, url = _start(
+            ["serve", "--config", path, "--listen", "127.0.0.1:0"],
+            "Trimgate listening on ",
+            env={"SDK_TEST_OPENAI_KEY": OPENAI_KEY, "SDK_TEST_ANTHROPIC_KEY": ANTHROPIC_KEY, "TRIMGATE_LOG": "warn"},
+        )
+        yield url
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+class MockInspector:
+    """Reads what the mock provider received, to check what the gateway forwarded."""
+
+    def __init__(self, url):
+        self.url = url
+
+    def clear(self):
+        urllib.request.urlopen(urllib.request.Request(f"{self.url}/_mock/requests", method="DELETE")).read()
+
+    def requests(self):
+        return json.loads(urllib.request.urlopen(f"{self.url}/_mock/requests").read())
+
+
+@pytest.fixture()
+def mock(mock_url):
+    inspector = MockInspector(mock_url)
+    inspector.clear()
+    return inspector
+
+
+@pytest.fixture()
+def openai_client(gateway_url):
+    import openai
+
+    return openai.OpenAI(base_url=f"{gateway_url}/v1", api_key=PLACEHOLDER, max_retries=0)
+
+
+@pytest.fixture()
+def anthropic_client(gateway_url):
+    import anthropic
+
+    return anthropic.Anthropic(base_url=gateway_url, api_key=PLACEHOLDER, max_retries=0)
