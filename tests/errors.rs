@@ -271,7 +271,7 @@ async fn upstream_errors_are_relayed_with_their_status_body_and_retry_after() {
         .header("content-type", "application/json")
         .header("anthropic-version", "2023-06-01")
         .header("x-mock-error-status", "429")
-        .body(r#"{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[{"role":"user","content":"x"}]}"#)
+        .body(r#"{"model":"claude-sonnet-5-5","max_tokens":5,"messages":[{"role":"user","content":"x"}]}"#)
         .send()
         .await
         .unwrap();

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 /// Odd spacing, key order, unknown fields, `cache_control`, a system entry inside
 /// `messages`, thinking with a signature: all must arrive exactly as sent.
-const ANTHROPIC_BODY: &str = r#"{ "max_tokens":64,  "model" : "claude-sonnet-4-5",
+const ANTHROPIC_BODY: &str = r#"{ "max_tokens":64,  "model" : "claude-sonnet-5-5",
  "messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"hi \u00e9","cache_control":{"type":"ephemeral"}}]},
  {"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"EqQBCkYIARgCKkD/sig=="},{"type":"text","text":"ok"}]},
  {"role":"user","content":"go on"}],
@@ -170,7 +170,7 @@ async fn models_are_listed_in_the_callers_shape() {
         .map(|m| m["id"].as_str().unwrap())
         .collect();
     assert!(
-        ids.contains(&"gpt-5") && ids.contains(&"claude-sonnet-4-5"),
+        ids.contains(&"gpt-5") && ids.contains(&"claude-sonnet-5-5"),
         "{ids:?}"
     );
     assert_eq!(openai["data"][0]["object"], "model");

@@ -37,7 +37,7 @@ async fn frames_arrive_one_by_one_as_the_provider_sends_them() {
         .header("content-type", "application/json")
         .header("anthropic-version", "2023-06-01")
         .header("x-mock-frame-interval-ms", interval.as_millis().to_string())
-        .body(r#"{"model":"claude-sonnet-4-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"a b c"}]}"#)
+        .body(r#"{"model":"claude-sonnet-5-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"a b c"}]}"#)
         .send()
         .await
         .unwrap();
@@ -171,7 +171,7 @@ async fn usage_is_captured_from_anthropic_and_responses_streams() {
         .header("content-type", "application/json")
         .header("anthropic-version", "2023-06-01")
         .header("x-mock-cached-tokens", "7")
-        .body(r#"{"model":"claude-sonnet-4-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hello there"}]}"#)
+        .body(r#"{"model":"claude-sonnet-5-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hello there"}]}"#)
         .send()
         .await
         .unwrap();
@@ -206,7 +206,7 @@ async fn a_provider_error_mid_stream_reaches_the_client_as_its_dialects_error_ev
         .header("content-type", "application/json")
         .header("anthropic-version", "2023-06-01")
         .header("x-mock-stream-error-after", "3")
-        .body(r#"{"model":"claude-sonnet-4-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"a b c d e"}]}"#)
+        .body(r#"{"model":"claude-sonnet-5-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"a b c d e"}]}"#)
         .send()
         .await
         .unwrap();
@@ -227,8 +227,8 @@ async fn a_stalled_stream_ends_with_an_error_event_in_the_clients_dialect() {
             "models = [\"gpt-5\"]\ntimeouts = { idle_secs = 0.3 }",
         )
         .replace(
-            "models = [\"claude-sonnet-4-5\"]",
-            "models = [\"claude-sonnet-4-5\"]\ntimeouts = { idle_secs = 0.3 }",
+            "models = [\"claude-sonnet-5-5\"]",
+            "models = [\"claude-sonnet-5-5\"]\ntimeouts = { idle_secs = 0.3 }",
         );
     let gw = start_inprocess(&config).await;
     let c = client();
@@ -236,7 +236,7 @@ async fn a_stalled_stream_ends_with_an_error_event_in_the_clients_dialect() {
         ("/v1/chat/completions", CHAT_STREAM, "chat"),
         (
             "/v1/messages",
-            r#"{"model":"claude-sonnet-4-5","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"a b"}]}"#,
+            r#"{"model":"claude-sonnet-5-5","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"a b"}]}"#,
             "anthropic",
         ),
         (
@@ -322,7 +322,7 @@ async fn after_the_grace_period_open_streams_end_with_an_error_event() {
         .header("content-type", "application/json")
         .header("anthropic-version", "2023-06-01")
         .header("x-mock-frame-interval-ms", "1000")
-        .body(r#"{"model":"claude-sonnet-4-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"a b c d e f g"}]}"#)
+        .body(r#"{"model":"claude-sonnet-5-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"a b c d e f g"}]}"#)
         .send()
         .await
         .unwrap();

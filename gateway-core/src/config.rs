@@ -175,16 +175,8 @@ impl ProviderKind {
 
     fn default_models(self) -> &'static [&'static str] {
         match self {
-            Self::OpenAi => &[
-                "gpt-5",
-                "gpt-5-mini",
-                "gpt-5-nano",
-                "gpt-4.1",
-                "gpt-4o",
-                "o3",
-                "o4-mini",
-            ],
-            Self::Anthropic => &["claude-opus-4-5", "claude-sonnet-4-5", "claude-haiku-4-5"],
+            Self::OpenAi => &["gpt-5.5", "gpt-5.4-mini", "gpt-5.4-nano"],
+            Self::Anthropic => &["claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"],
             Self::DeepSeek => &["deepseek-chat", "deepseek-reasoner"],
             Self::OpenAiCompatible => &[],
         }

@@ -229,14 +229,14 @@ mod tests {
     fn unknown_model_lists_what_is_served_in_both_shapes() {
         let err = GatewayError::UnknownModel {
             model: "gpt-9".into(),
-            served: vec!["gpt-5".into(), "claude-sonnet-4-5".into()],
+            served: vec!["gpt-5".into(), "claude-sonnet-5-5".into()],
         };
         assert_eq!(err.status(), StatusCode::NOT_FOUND);
         let openai = err.body_json(Dialect::OpenAiChat);
         assert_eq!(openai["error"]["code"], "model_not_found");
         assert_eq!(openai["error"]["param"], "model");
         let message = openai["error"]["message"].as_str().unwrap_or_default();
-        assert!(message.contains("gpt-9") && message.contains("claude-sonnet-4-5"));
+        assert!(message.contains("gpt-9") && message.contains("claude-sonnet-5-5"));
         let anthropic = err.body_json(Dialect::AnthropicMessages);
         assert_eq!(anthropic["type"], "error");
         assert_eq!(anthropic["error"]["type"], "not_found_error");

@@ -204,7 +204,7 @@ mod tests {
         );
         // The explicit route comes before anthropic's implicit claude-* family.
         assert_eq!(r.resolve("claude-3-haiku").unwrap().provider.name, "local");
-        assert_eq!(r.resolve("claude-sonnet-4-5").unwrap().provider.name, "ant");
+        assert_eq!(r.resolve("claude-sonnet-5-5").unwrap().provider.name, "ant");
         assert_eq!(r.resolve("gpt-5.1").unwrap().provider.name, "oai");
         let t = r.resolve("ant/claude-x").unwrap();
         assert_eq!(

@@ -66,7 +66,7 @@ models = ["gpt-5", "gpt-5-mini"]
 kind = "anthropic"
 base_url = "{mock_url}/v1"
 api_key = {{ env = "TG_TEST_ANTHROPIC_KEY" }}
-models = ["claude-sonnet-4-5"]
+models = ["claude-sonnet-5-5"]
 "#
     )
 }

@@ -17,7 +17,7 @@ TOOL = {
 
 def test_message_returns_content_and_usage(anthropic_client, mock):
     m = anthropic_client.messages.create(
-        model="claude-sonnet-4-5", max_tokens=100, messages=[{"role": "user", "content": "hello claude"}]
+        model="claude-sonnet-5-5", max_tokens=100, messages=[{"role": "user", "content": "hello claude"}]
     )
     assert m.content[0].type == "text" and "hello claude" in m.content[0].text
     assert m.stop_reason == "end_turn"
@@ -29,7 +29,7 @@ def test_message_returns_content_and_usage(anthropic_client, mock):
 
 def test_bearer_auth_token_clients_work_too(gateway_url, mock):
     client = anthropic.Anthropic(base_url=gateway_url, auth_token=PLACEHOLDER, max_retries=0)
-    m = client.messages.create(model="claude-sonnet-4-5", max_tokens=10, messages=[{"role": "user", "content": "x"}])
+    m = client.messages.create(model="claude-sonnet-5-5", max_tokens=10, messages=[{"role": "user", "content": "x"}])
     assert m.content
     headers = mock.requests()[-1]["headers"]
     assert headers["x-api-key"] == ANTHROPIC_KEY and "authorization" not in headers
@@ -37,7 +37,7 @@ def test_bearer_auth_token_clients_work_too(gateway_url, mock):
 
 def test_stream_text_and_usage(anthropic_client):
     with anthropic_client.messages.stream(
-        model="claude-sonnet-4-5", max_tokens=100, messages=[{"role": "user", "content": "stream to me"}]
+        model="claude-sonnet-5-5", max_tokens=100, messages=[{"role": "user", "content": "stream to me"}]
     ) as stream:
         text = "".join(stream.text_stream)
         final = stream.get_final_message()
@@ -49,10 +49,10 @@ def test_stream_text_and_usage(anthropic_client):
 def test_tool_use_round_trip(anthropic_client, stream):
     messages = [{"role": "user", "content": "weather in Oslo?"}]
     if stream:
-        with anthropic_client.messages.stream(model="claude-sonnet-4-5", max_tokens=100, messages=messages, tools=[TOOL]) as s:
+        with anthropic_client.messages.stream(model="claude-sonnet-5-5", max_tokens=100, messages=messages, tools=[TOOL]) as s:
             first = s.get_final_message()
     else:
-        first = anthropic_client.messages.create(model="claude-sonnet-4-5", max_tokens=100, messages=messages, tools=[TOOL])
+        first = anthropic_client.messages.create(model="claude-sonnet-5-5", max_tokens=100, messages=messages, tools=[TOOL])
     assert first.stop_reason == "tool_use"
     use = [b for b in first.content if b.type == "tool_use"][0]
     assert use.name == "get_weather" and use.input == {"city": "mock"}
@@ -60,22 +60,24 @@ def test_tool_use_round_trip(anthropic_client, stream):
         {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": [{"type": "text", "text": "snow, -3C"}]}]},
     ]
-    second = anthropic_client.messages.create(model="claude-sonnet-4-5", max_tokens=100, messages=messages, tools=[TOOL])
+    second = anthropic_client.messages.create(model="claude-sonnet-5-5", max_tokens=100, messages=messages, tools=[TOOL])
     assert "snow, -3C" in second.content[0].text
 
 
 def test_count_tokens(anthropic_client):
-    r = anthropic_client.messages.count_tokens(model="claude-sonnet-4-5", messages=[{"role": "user", "content": "count me"}])
+    r = anthropic_client.messages.count_tokens(model="claude-sonnet-5-5", messages=[{"role": "user", "content": "count me"}])
     assert r.input_tokens > 0
 
 
 def test_beta_messages_with_query_string(anthropic_client, mock):
+    # Claude Code posts to /v1/messages?beta=true; the query must reach the provider.
     m = anthropic_client.beta.messages.create(
-        model="claude-sonnet-4-5", max_tokens=10, messages=[{"role": "user", "content": "x"}], betas=["interleaved-thinking-2025-05-14"]
+        model="claude-sonnet-5-5", max_tokens=10, messages=[{"role": "user", "content": "x"}],
+        betas=["interleaved-thinking-2025-05-14"], extra_query={"beta": "true"},
     )
     assert m.content
     sent = mock.requests()[-1]
-    assert sent["path"] == "/v1/messages?beta=true"
+    assert sent["path_and_query"] == "/v1/messages?beta=true"
     assert sent["headers"]["anthropic-beta"] == "interleaved-thinking-2025-05-14"
 
 
@@ -85,7 +87,7 @@ def test_errors_arrive_as_the_sdks_typed_exceptions(anthropic_client):
     assert "no-such-model" in str(e.value)
     with pytest.raises(anthropic.RateLimitError):
         anthropic_client.messages.create(
-            model="claude-sonnet-4-5", max_tokens=5, messages=[{"role": "user", "content": "x"}],
+            model="claude-sonnet-5-5", max_tokens=5, messages=[{"role": "user", "content": "x"}],
             extra_headers={"x-mock-error-status": "429"},
         )
 
@@ -93,7 +95,7 @@ def test_errors_arrive_as_the_sdks_typed_exceptions(anthropic_client):
 def test_an_error_mid_stream_raises(anthropic_client):
     with pytest.raises(anthropic.APIStatusError) as e:
         with anthropic_client.messages.stream(
-            model="claude-sonnet-4-5", max_tokens=100, messages=[{"role": "user", "content": "a b c d e f"}],
+            model="claude-sonnet-5-5", max_tokens=100, messages=[{"role": "user", "content": "a b c d e f"}],
             extra_headers={"x-mock-stream-error-after": "3"},
         ) as s:
             for _ in s:

@@ -144,9 +144,9 @@ def test_errors_arrive_as_the_sdks_typed_exceptions(openai_client):
             model="gpt-5", messages=[{"role": "user", "content": "x"}], extra_headers={"x-mock-error-status": "429"}
         )
     with pytest.raises(openai.BadRequestError):
-        openai_client.chat.completions.create(model="claude-sonnet-4-5", messages=[{"role": "user", "content": "x"}])
+        openai_client.chat.completions.create(model="claude-sonnet-5-5", messages=[{"role": "user", "content": "x"}])
 
 
 def test_models_list(openai_client):
     ids = [m.id for m in openai_client.models.list()]
-    assert "gpt-5" in ids and "claude-sonnet-4-5" in ids
+    assert "gpt-5" in ids and "claude-sonnet-5-5" in ids

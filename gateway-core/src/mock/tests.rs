@@ -1,1 +1,921 @@
+use std::time::{Duration, Instant};
 
+use axum::body::Body;
+use bytes::Bytes;
+use http::{HeaderMap, Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+use super::{router, serve, MockConfig, MockState, StreamStats};
+
+const OPENAI: (&str, &str) = ("authorization", "Bearer sk-mock-openai");
+const ANTHROPIC_KEY: (&str, &str) = ("x-api-key", "sk-ant-mock");
+const ANTHROPIC_VERSION: (&str, &str) = ("anthropic-version", "2023-06-01");
+
+fn state() -> MockState {
+    MockState::new(MockConfig::default())
+}
+
+fn request(method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Request<Body> {
+    let mut builder = Request::builder().method(method).uri(path);
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    builder.body(Body::from(body.to_owned())).unwrap()
+}
+
+async fn call(
+    state: &MockState,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (StatusCode, HeaderMap, Bytes) {
+    let response = router(state.clone())
+        .oneshot(request(method, path, headers, body))
+        .await
+        .unwrap();
+    let (parts, body) = response.into_parts();
+    (
+        parts.status,
+        parts.headers,
+        body.collect().await.unwrap().to_bytes(),
+    )
+}
+
+async fn post_json(
+    state: &MockState,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Value,
+) -> (StatusCode, HeaderMap, Value) {
+    let (status, headers, bytes) = call(state, "POST", path, headers, &body.to_string()).await;
+    let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    (status, headers, json)
+}
+
+/// `(event name, data)` for each SSE frame, checking the framing on the way.
+fn sse_frames(bytes: &[u8]) -> Vec<(Option<String>, String)> {
+    let text = std::str::from_utf8(bytes).unwrap();
+    assert!(
+        text.ends_with("\n\n"),
+        "stream must end on a frame boundary: {text:?}"
+    );
+    text.trim_end_matches("\n\n")
+        .split("\n\n")
+        .map(|frame| {
+            let mut event = None;
+            let mut data = None;
+            for line in frame.lines() {
+                if let Some(name) = line.strip_prefix("event: ") {
+                    event = Some(name.to_owned());
+                } else if let Some(payload) = line.strip_prefix("data: ") {
+                    assert!(data.is_none(), "one data line per frame: {frame:?}");
+                    data = Some(payload.to_owned());
+                } else {
+                    panic!("unexpected line {line:?}");
+                }
+            }
+            (event, data.unwrap())
+        })
+        .collect()
+}
+
+fn data_json(frames: &[(Option<String>, String)]) -> Vec<Value> {
+    frames
+        .iter()
+        .filter(|(_, data)| data != "[DONE]")
+        .map(|(_, data)| serde_json::from_str(data).unwrap())
+        .collect()
+}
+
+fn chat_tools() -> Value {
+    json!([{"type": "function", "function": {"name": "edit", "parameters": {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "line": {"type": "integer"}, "dry": {"type": "boolean"}},
+        "required": ["path", "line", "dry"]}}}])
+}
+
+fn expected_args() -> Value {
+    json!({"path": "mock", "line": 1, "dry": true})
+}
+
+#[tokio::test]
+async fn openai_rejects_a_wrong_key_with_invalid_api_key_and_the_key_masked() {
+    let (status, headers, body) = post_json(
+        &state(),
+        "/v1/chat/completions",
+        &[("authorization", "Bearer sk-wrong-0123456789")],
+        json!({"model": "gpt-4o", "messages": []}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(headers["x-request-id"]
+        .to_str()
+        .unwrap()
+        .starts_with("req_"));
+    let error = &body["error"];
+    assert_eq!(error["type"], "invalid_request_error");
+    assert_eq!(error["code"], "invalid_api_key");
+    assert_eq!(error["param"], Value::Null);
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Incorrect API key provided: sk-************6789."),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn openai_without_a_key_says_none_was_provided() {
+    let (status, _, body) = post_json(
+        &state(),
+        "/v1/responses",
+        &[],
+        json!({"model": "gpt-5", "input": "x"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("You didn't provide an API key."));
+    assert_eq!(body["error"]["code"], Value::Null);
+}
+
+#[tokio::test]
+async fn any_present_key_is_accepted_when_none_is_configured() {
+    let state = MockState::new(MockConfig {
+        openai_key: None,
+        anthropic_key: None,
+        ..MockConfig::default()
+    });
+    let chat = json!({"model": "m", "messages": [{"role": "user", "content": "x"}]});
+    let (status, _, _) = post_json(
+        &state,
+        "/v1/chat/completions",
+        &[("authorization", "Bearer anything")],
+        chat,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let messages =
+        json!({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]});
+    let (status, _, _) = post_json(
+        &state,
+        "/v1/messages",
+        &[("x-api-key", "whatever"), ANTHROPIC_VERSION],
+        messages,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn anthropic_rejects_a_wrong_key_in_its_error_shape_with_the_request_id() {
+    let (status, headers, body) = post_json(
+        &state(),
+        "/v1/messages",
+        &[("x-api-key", "nope"), ANTHROPIC_VERSION],
+        json!({"model": "c", "max_tokens": 1, "messages": []}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let request_id = headers["request-id"].to_str().unwrap();
+    assert!(request_id.starts_with("req_"));
+    assert_eq!(
+        body,
+        json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"},
+               "request_id": request_id})
+    );
+}
+
+#[tokio::test]
+async fn anthropic_accepts_a_bearer_key_and_requires_the_version_header() {
+    let body =
+        json!({"model": "c", "max_tokens": 1, "messages": [{"role": "user", "content": "x"}]});
+    let bearer = ("authorization", "Bearer sk-ant-mock");
+    let (status, _, _) = post_json(
+        &state(),
+        "/v1/messages",
+        &[bearer, ANTHROPIC_VERSION],
+        body.clone(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _, error) = post_json(&state(), "/v1/messages", &[bearer], body).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        error["error"]["message"],
+        "anthropic-version: header is required"
+    );
+}
+
+#[tokio::test]
+async fn each_dialect_rejects_a_malformed_request_with_400_in_its_own_shape() {
+    let s = state();
+    let (status, _, body) = call(&s, "POST", "/v1/chat/completions", &[OPENAI], "{not json").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("We could not parse the JSON body"));
+    let (status, _, body) =
+        post_json(&s, "/v1/chat/completions", &[OPENAI], json!({"model": "m"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["error"]["param"], "messages");
+    assert_eq!(body["error"]["code"], "missing_required_parameter");
+    let (status, _, body) = post_json(&s, "/v1/responses", &[OPENAI], json!({"input": "x"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["error"]["param"], "model");
+    let (status, _, body) = post_json(&s, "/v1/responses", &[OPENAI], json!({"model": "m"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["error"]["param"], "input");
+    let anthropic = [ANTHROPIC_KEY, ANTHROPIC_VERSION];
+    let (status, _, body) = post_json(
+        &s,
+        "/v1/messages",
+        &anthropic,
+        json!({"model": "c", "messages": []}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["type"], "error");
+    assert_eq!(body["error"]["type"], "invalid_request_error");
+    assert_eq!(body["error"]["message"], "max_tokens: Field required");
+    let (status, _, body) = post_json(
+        &s,
+        "/v1/messages",
+        &anthropic,
+        json!({"max_tokens": 1, "messages": []}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["error"]["message"], "model: Field required");
+}
+
+#[tokio::test]
+async fn chat_answers_text_with_the_user_words_and_full_usage() {
+    let request = json!({"model": "gpt-4o", "messages": [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": [{"type": "text", "text": "reminder"}, {"type": "text", "text": "hello mock"}]}]});
+    let body_len = request.to_string().len() as u64;
+    let (status, headers, body) = post_json(
+        &state(),
+        "/v1/chat/completions",
+        &[OPENAI, ("x-mock-cached-tokens", "4")],
+        request,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["content-type"], "application/json");
+    assert!(headers.contains_key("x-ratelimit-remaining-tokens"));
+    assert!(body["id"].as_str().unwrap().starts_with("chatcmpl-"));
+    assert_eq!(body["object"], "chat.completion");
+    assert_eq!(body["model"], "gpt-4o");
+    let choice = &body["choices"][0];
+    assert_eq!(
+        choice["message"]["content"],
+        "Hello from the mock. You said: hello mock"
+    );
+    assert_eq!(choice["finish_reason"], "stop");
+    let input = body_len.div_ceil(4);
+    assert_eq!(
+        body["usage"],
+        json!({"prompt_tokens": input, "completion_tokens": 8, "total_tokens": input + 8,
+               "prompt_tokens_details": {"cached_tokens": 4, "audio_tokens": 0},
+               "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+                   "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}})
+    );
+}
+
+#[tokio::test]
+async fn chat_calls_the_first_tool_until_the_last_message_is_its_result() {
+    let s = state();
+    let (_, _, body) = post_json(
+        &s,
+        "/v1/chat/completions",
+        &[OPENAI],
+        json!({
+        "model": "m", "tools": chat_tools(), "messages": [{"role": "user", "content": "go"}]}),
+    )
+    .await;
+    let choice = &body["choices"][0];
+    assert_eq!(choice["finish_reason"], "tool_calls");
+    assert_eq!(choice["message"]["content"], Value::Null);
+    let call = &choice["message"]["tool_calls"][0];
+    assert!(call["id"].as_str().unwrap().starts_with("call_"));
+    assert_eq!(call["function"]["name"], "edit");
+    let args: Value =
+        serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, expected_args());
+    assert_eq!(body["usage"]["completion_tokens"], 10);
+
+    let (_, _, body) = post_json(&s, "/v1/chat/completions", &[OPENAI], json!({
+        "model": "m", "tools": chat_tools(), "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "tool", "tool_call_id": "call_1", "content": [{"type": "text", "text": "done"}]}]})).await;
+    assert_eq!(
+        body["choices"][0]["message"]["content"],
+        "tool result: done"
+    );
+}
+
+#[tokio::test]
+async fn chat_stream_with_include_usage_nulls_usage_until_a_final_usage_chunk_before_done() {
+    let (status, headers, bytes) = call(
+        &state(),
+        "POST",
+        "/v1/chat/completions",
+        &[OPENAI],
+        &json!({"model": "m", "stream": true, "stream_options": {"include_usage": true},
+                "tools": chat_tools(), "messages": [{"role": "user", "content": "go"}]})
+        .to_string(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["content-type"], "text/event-stream; charset=utf-8");
+    let frames = sse_frames(&bytes);
+    assert!(frames.iter().all(|(event, _)| event.is_none()));
+    assert_eq!(frames.last().unwrap().1, "[DONE]");
+    let chunks = data_json(&frames);
+    let (usage_chunk, rest) = chunks.split_last().unwrap();
+    assert_eq!(usage_chunk["choices"], json!([]));
+    assert_eq!(usage_chunk["usage"]["completion_tokens"], 10);
+    for chunk in rest {
+        assert_eq!(chunk["object"], "chat.completion.chunk");
+        assert_eq!(chunk["usage"], Value::Null);
+        // `usage` is the last key of every chunk, as OpenAI sends it.
+        assert!(frames[0].1.ends_with(r#""usage":null}"#));
+    }
+    let first = &rest[0]["choices"][0]["delta"];
+    assert_eq!(first["role"], "assistant");
+    assert_eq!(first["tool_calls"][0]["function"]["name"], "edit");
+    let fragments: Vec<&str> = rest
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str())
+        .collect();
+    assert!(fragments.len() >= 4, "{fragments:?}");
+    let args: Value = serde_json::from_str(&fragments.concat()).unwrap();
+    assert_eq!(args, expected_args());
+    assert_eq!(
+        rest.last().unwrap()["choices"][0]["finish_reason"],
+        "tool_calls"
+    );
+}
+
+#[tokio::test]
+async fn chat_stream_without_include_usage_has_no_usage_field_and_no_usage_chunk() {
+    let (_, _, bytes) = call(
+        &state(),
+        "POST",
+        "/v1/chat/completions",
+        &[OPENAI, ("x-mock-reply", "one two three")],
+        &json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "go"}]})
+            .to_string(),
+    )
+    .await;
+    let frames = sse_frames(&bytes);
+    let chunks = data_json(&frames);
+    assert!(chunks
+        .iter()
+        .all(|c| c.get("usage").is_none() && c["choices"].as_array().unwrap().len() == 1));
+    let text: String = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(text, "one two three");
+    let deltas = chunks
+        .iter()
+        .filter(|c| c["choices"][0]["delta"]["content"].is_string())
+        .count();
+    assert_eq!(
+        deltas, 4,
+        "role chunk with empty content, then one chunk per word"
+    );
+}
+
+#[tokio::test]
+async fn responses_answers_a_function_call_item_with_a_call_id() {
+    let (status, _, body) = post_json(&state(), "/v1/responses", &[OPENAI], json!({
+        "model": "gpt-5", "instructions": "be nice",
+        "tools": [{"type": "web_search"}, {"type": "function", "name": "edit", "parameters": chat_tools()[0]["function"]["parameters"]}],
+        "input": [{"role": "user", "content": [{"type": "input_text", "text": "go"}]}]})).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["object"], "response");
+    assert_eq!(body["status"], "completed");
+    assert_eq!(body["instructions"], "be nice");
+    let item = &body["output"][0];
+    assert_eq!(item["type"], "function_call");
+    assert_eq!(item["name"], "edit");
+    assert!(item["call_id"].as_str().unwrap().starts_with("call_"));
+    assert!(item["id"].as_str().unwrap().starts_with("fc_"));
+    let args: Value = serde_json::from_str(item["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, expected_args());
+    let usage = &body["usage"];
+    assert_eq!(usage["output_tokens"], 10);
+    assert_eq!(usage["input_tokens_details"]["cached_tokens"], 0);
+    assert_eq!(usage["output_tokens_details"]["reasoning_tokens"], 0);
+    assert_eq!(
+        usage["total_tokens"],
+        usage["input_tokens"].as_u64().unwrap() + 10
+    );
+}
+
+#[tokio::test]
+async fn responses_quotes_a_function_call_output_back_as_text() {
+    let (_, _, body) = post_json(
+        &state(),
+        "/v1/responses",
+        &[OPENAI],
+        json!({
+        "model": "gpt-5", "tools": [{"type": "function", "name": "edit", "parameters": {}}],
+        "input": [{"type": "function_call_output", "call_id": "call_1", "output": "ok"}]}),
+    )
+    .await;
+    assert_eq!(body["output"][0]["type"], "message");
+    assert_eq!(body["output"][0]["content"][0]["text"], "tool result: ok");
+}
+
+#[tokio::test]
+async fn responses_stream_names_every_event_and_numbers_it_in_sequence() {
+    let (_, _, bytes) = call(
+        &state(),
+        "POST",
+        "/v1/responses",
+        &[OPENAI],
+        &json!({"model": "gpt-5", "stream": true, "input": "a",
+                "tools": [{"type": "function", "name": "edit", "parameters": chat_tools()[0]["function"]["parameters"]}]})
+        .to_string(),
+    )
+    .await;
+    let frames = sse_frames(&bytes);
+    let events = data_json(&frames);
+    for (i, ((name, _), event)) in frames.iter().zip(&events).enumerate() {
+        assert_eq!(name.as_deref(), event["type"].as_str());
+        assert_eq!(event["sequence_number"], i);
+    }
+    let names: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        names[..3],
+        [
+            "response.created",
+            "response.in_progress",
+            "response.output_item.added"
+        ]
+    );
+    assert_eq!(
+        names[names.len() - 3..],
+        [
+            "response.function_call_arguments.done",
+            "response.output_item.done",
+            "response.completed"
+        ]
+    );
+    let added = &events[2]["item"];
+    assert_eq!(
+        (added["type"].as_str(), added["arguments"].as_str()),
+        (Some("function_call"), Some(""))
+    );
+    let arguments: String = events
+        .iter()
+        .filter(|e| e["type"] == "response.function_call_arguments.delta")
+        .map(|e| e["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        serde_json::from_str::<Value>(&arguments).unwrap(),
+        expected_args()
+    );
+    let done = &events[names.len() - 3];
+    assert_eq!(done["arguments"], arguments.as_str());
+    assert_eq!(
+        events.last().unwrap()["response"]["usage"]["output_tokens"],
+        10
+    );
+}
+
+#[tokio::test]
+async fn anthropic_answers_tool_use_then_quotes_the_tool_result() {
+    let s = state();
+    let tools = json!([{"name": "Read", "input_schema": {"type": "object",
+        "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}}]);
+    let (status, headers, body) = post_json(
+        &s,
+        "/v1/messages?beta=true",
+        &[ANTHROPIC_KEY, ANTHROPIC_VERSION],
+        json!({
+        "model": "claude-x", "max_tokens": 100, "tools": tools,
+        "messages": [{"role": "user", "content": "read"}]}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["anthropic-ratelimit-requests-limit"], "4000");
+    assert_eq!(body["type"], "message");
+    assert_eq!(body["stop_reason"], "tool_use");
+    let block = &body["content"][0];
+    assert_eq!(block["type"], "tool_use");
+    assert!(block["id"].as_str().unwrap().starts_with("toolu_"));
+    assert_eq!(block["input"], json!({"file_path": "mock"}));
+    assert_eq!(body["usage"]["output_tokens"], 10);
+    assert_eq!(body["usage"]["cache_read_input_tokens"], 0);
+    assert_eq!(body["usage"]["cache_creation_input_tokens"], 0);
+
+    let (_, _, body) = post_json(&s, "/v1/messages", &[ANTHROPIC_KEY, ANTHROPIC_VERSION], json!({
+        "model": "claude-x", "max_tokens": 100, "tools": tools, "messages": [
+            {"role": "user", "content": "read"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "contents"}]}]})).await;
+    assert_eq!(body["stop_reason"], "end_turn");
+    assert_eq!(
+        body["content"][0],
+        json!({"type": "text", "text": "tool result: contents"})
+    );
+    assert_eq!(s.requests()[0].path_and_query, "/v1/messages?beta=true");
+}
+
+#[tokio::test]
+async fn anthropic_reports_cached_tokens_as_cache_reads_outside_input_tokens() {
+    let request =
+        json!({"model": "c", "max_tokens": 1, "messages": [{"role": "user", "content": "x"}]});
+    let input = (request.to_string().len() as u64).div_ceil(4);
+    let (_, _, body) = post_json(
+        &state(),
+        "/v1/messages",
+        &[
+            ANTHROPIC_KEY,
+            ANTHROPIC_VERSION,
+            ("x-mock-cached-tokens", "5"),
+        ],
+        request,
+    )
+    .await;
+    assert_eq!(body["usage"]["cache_read_input_tokens"], 5);
+    assert_eq!(body["usage"]["input_tokens"], input - 5);
+}
+
+#[tokio::test]
+async fn anthropic_stream_sends_the_documented_events_with_partial_json_that_concatenates() {
+    let (_, _, bytes) = call(
+        &state(),
+        "POST",
+        "/v1/messages",
+        &[ANTHROPIC_KEY, ANTHROPIC_VERSION],
+        &json!({"model": "c", "max_tokens": 9, "stream": true, "messages": [{"role": "user", "content": "r"}],
+                "tools": [{"name": "edit", "input_schema": chat_tools()[0]["function"]["parameters"]}]})
+        .to_string(),
+    )
+    .await;
+    let frames = sse_frames(&bytes);
+    let events = data_json(&frames);
+    for ((name, _), event) in frames.iter().zip(&events) {
+        assert_eq!(name.as_deref(), event["type"].as_str());
+    }
+    let names: Vec<&str> = frames.iter().map(|(n, _)| n.as_deref().unwrap()).collect();
+    assert_eq!(names[..3], ["message_start", "content_block_start", "ping"]);
+    assert_eq!(
+        names[names.len() - 3..],
+        ["content_block_stop", "message_delta", "message_stop"]
+    );
+    assert_eq!(events[0]["message"]["usage"]["output_tokens"], 1);
+    assert_eq!(events[1]["content_block"]["type"], "tool_use");
+    assert_eq!(events[1]["content_block"]["input"], json!({}));
+    let partial: String = events
+        .iter()
+        .filter(|e| e["type"] == "content_block_delta")
+        .map(|e| {
+            assert_eq!(e["delta"]["type"], "input_json_delta");
+            e["delta"]["partial_json"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(
+        serde_json::from_str::<Value>(&partial).unwrap(),
+        expected_args()
+    );
+    let delta = &events[events.len() - 2];
+    assert_eq!(delta["delta"]["stop_reason"], "tool_use");
+    assert_eq!(delta["usage"]["output_tokens"], 10);
+}
+
+#[tokio::test]
+async fn count_tokens_reports_a_quarter_of_the_body_bytes_rounded_up() {
+    let request =
+        json!({"model": "c", "messages": [{"role": "user", "content": "count these bytes"}]});
+    let expected = (request.to_string().len() as u64).div_ceil(4);
+    let (status, _, body) = post_json(
+        &state(),
+        "/v1/messages/count_tokens",
+        &[ANTHROPIC_KEY, ANTHROPIC_VERSION],
+        request,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, json!({"input_tokens": expected}));
+}
+
+#[tokio::test]
+async fn models_answer_in_anthropic_shape_only_for_anthropic_clients() {
+    let (_, _, body) = call(&state(), "GET", "/v1/models", &[OPENAI], "").await;
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(body["object"], "list");
+    assert_eq!(body["data"][0]["object"], "model");
+    let (_, _, body) = call(
+        &state(),
+        "GET",
+        "/v1/models",
+        &[ANTHROPIC_KEY, ANTHROPIC_VERSION],
+        "",
+    )
+    .await;
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(body["has_more"], false);
+    assert_eq!(body["data"][0]["type"], "model");
+    assert_eq!(body["first_id"], body["data"][0]["id"]);
+}
+
+#[tokio::test]
+async fn error_status_header_answers_in_each_dialect_with_retry_after_on_429() {
+    let s = state();
+    let chat = json!({"model": "gpt-4o", "messages": []});
+    for (status, code) in [
+        (400, Value::Null),
+        (404, json!("model_not_found")),
+        (429, json!("rate_limit_exceeded")),
+        (500, Value::Null),
+    ] {
+        let status_text = status.to_string();
+        let (got, headers, body) = post_json(
+            &s,
+            "/v1/chat/completions",
+            &[OPENAI, ("x-mock-error-status", &status_text)],
+            chat.clone(),
+        )
+        .await;
+        assert_eq!(got.as_u16(), status);
+        assert_eq!(body["error"]["code"], code, "{body}");
+        assert_eq!(headers.contains_key("retry-after"), status == 429);
+    }
+    let messages = json!({"model": "c", "max_tokens": 1, "messages": []});
+    for (status, kind) in [
+        (400, "invalid_request_error"),
+        (401, "authentication_error"),
+        (403, "permission_error"),
+        (404, "not_found_error"),
+        (429, "rate_limit_error"),
+        (500, "api_error"),
+        (503, "overloaded_error"),
+        (529, "overloaded_error"),
+    ] {
+        let status_text = status.to_string();
+        let (got, headers, body) = post_json(
+            &s,
+            "/v1/messages",
+            &[
+                ANTHROPIC_KEY,
+                ANTHROPIC_VERSION,
+                ("x-mock-error-status", &status_text),
+            ],
+            messages.clone(),
+        )
+        .await;
+        assert_eq!(got.as_u16(), status);
+        assert_eq!(body["type"], "error");
+        assert_eq!(body["error"]["type"], kind);
+        assert_eq!(headers.contains_key("retry-after"), status == 429);
+    }
+}
+
+#[tokio::test]
+async fn stream_error_header_ends_each_stream_with_the_dialect_error_after_n_frames() {
+    let s = state();
+    let error_after = ("x-mock-stream-error-after", "2");
+    let (_, _, bytes) = call(&s, "POST", "/v1/chat/completions", &[OPENAI, error_after],
+        &json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "a b c d"}]}).to_string()).await;
+    let frames = sse_frames(&bytes);
+    assert_eq!(frames.len(), 3);
+    let last: Value = serde_json::from_str(&frames[2].1).unwrap();
+    assert_eq!(last["error"]["type"], "server_error");
+
+    let (_, _, bytes) = call(
+        &s,
+        "POST",
+        "/v1/responses",
+        &[OPENAI, error_after],
+        &json!({"model": "m", "stream": true, "input": "a b c d"}).to_string(),
+    )
+    .await;
+    let events = data_json(&sse_frames(&bytes));
+    assert_eq!(events.len(), 4);
+    assert_eq!(events[2]["type"], "error");
+    assert_eq!(events[2]["sequence_number"], 2);
+    assert_eq!(events[3]["type"], "response.failed");
+    assert_eq!(events[3]["response"]["status"], "failed");
+    assert_eq!(events[3]["response"]["error"]["code"], "server_error");
+
+    let (_, _, bytes) = call(&s, "POST", "/v1/messages", &[ANTHROPIC_KEY, ANTHROPIC_VERSION, error_after],
+        &json!({"model": "c", "max_tokens": 1, "stream": true, "messages": [{"role": "user", "content": "a b"}]}).to_string()).await;
+    let frames = sse_frames(&bytes);
+    assert_eq!(frames.len(), 3);
+    assert_eq!(frames[2].0.as_deref(), Some("error"));
+    assert_eq!(
+        serde_json::from_str::<Value>(&frames[2].1).unwrap(),
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+    );
+    assert_eq!(
+        s.stats(),
+        StreamStats {
+            started: 3,
+            completed: 3,
+            cancelled: 0
+        }
+    );
+}
+
+#[tokio::test]
+async fn each_sse_frame_is_its_own_body_chunk_separated_by_the_frame_interval() {
+    let s = state();
+    let response = router(s.clone())
+        .oneshot(request(
+            "POST",
+            "/v1/messages",
+            &[ANTHROPIC_KEY, ANTHROPIC_VERSION, ("x-mock-frame-interval-ms", "30")],
+            &json!({"model": "c", "max_tokens": 1, "stream": true, "messages": [{"role": "user", "content": "x"}]}).to_string(),
+        ))
+        .await
+        .unwrap();
+    let mut body = response.into_body();
+    let mut arrivals = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let data = frame.unwrap().into_data().unwrap();
+        arrivals.push(Instant::now());
+        assert_eq!(sse_frames(&data).len(), 1, "{data:?}");
+    }
+    assert!(arrivals.len() > 5);
+    for pair in arrivals.windows(2) {
+        assert!(
+            pair[1] - pair[0] >= Duration::from_millis(25),
+            "{:?}",
+            pair[1] - pair[0]
+        );
+    }
+    assert_eq!(
+        s.stats(),
+        StreamStats {
+            started: 1,
+            completed: 1,
+            cancelled: 0
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_stream_dropped_before_its_last_frame_counts_as_cancelled() {
+    let s = state();
+    let response = router(s.clone())
+        .oneshot(request(
+            "POST",
+            "/v1/chat/completions",
+            &[OPENAI],
+            &json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "x"}]})
+                .to_string(),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.stats(),
+        StreamStats {
+            started: 1,
+            completed: 0,
+            cancelled: 0
+        }
+    );
+    let mut body = response.into_body();
+    body.frame().await.unwrap().unwrap();
+    drop(body);
+    assert_eq!(
+        s.stats(),
+        StreamStats {
+            started: 1,
+            completed: 0,
+            cancelled: 1
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_client_that_disconnects_mid_stream_is_counted_as_cancelled_by_the_server() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let s = state();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve(listener, s.clone(), async {
+        let _ = stopped.await;
+    }));
+    let body =
+        json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "x"}]})
+            .to_string();
+    let mut socket = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: mock\r\nauthorization: Bearer sk-mock-openai\r\n\
+         x-mock-frame-interval-ms: 20\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    socket.write_all(head.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("data: ") {
+        let n = socket.read(&mut buf).await.unwrap();
+        assert!(n > 0);
+        seen.extend_from_slice(&buf[..n]);
+    }
+    drop(socket);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while s.stats().cancelled == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "server never noticed the client left: {:?}",
+            s.stats()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        s.stats(),
+        StreamStats {
+            started: 1,
+            completed: 0,
+            cancelled: 1
+        }
+    );
+    stop.send(()).unwrap();
+    server.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn delay_header_holds_back_the_response_headers() {
+    let started = Instant::now();
+    let (status, headers, _) = call(
+        &state(),
+        "GET",
+        "/v1/models",
+        &[OPENAI, ("x-mock-delay-ms", "60")],
+        "",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(started.elapsed() >= Duration::from_millis(60));
+    assert_eq!(headers["openai-processing-ms"], "60");
+}
+
+#[tokio::test]
+async fn captured_requests_are_listed_and_cleared_over_http() {
+    let s = state();
+    post_json(
+        &s,
+        "/v1/chat/completions?x=1",
+        &[OPENAI, ("X-Trace", "abc")],
+        json!({"model": "m", "messages": []}),
+    )
+    .await;
+    let (status, _, body) = call(&s, "GET", "/_mock/requests", &[], "").await;
+    assert_eq!(status, StatusCode::OK);
+    let listed: Value = serde_json::from_slice(&body).unwrap();
+    let first = &listed[0];
+    assert_eq!(
+        listed.as_array().unwrap().len(),
+        1,
+        "helper requests are not captured"
+    );
+    assert_eq!(first["method"], "POST");
+    assert_eq!(first["path"], "/v1/chat/completions");
+    assert_eq!(first["path_and_query"], "/v1/chat/completions?x=1");
+    assert_eq!(first["headers"]["x-trace"], "abc");
+    assert_eq!(first["body"], r#"{"messages":[],"model":"m"}"#);
+    let (status, _, _) = call(&s, "DELETE", "/_mock/requests", &[], "").await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    assert!(s.requests().is_empty());
+    let (_, _, stats) = call(&s, "GET", "/_mock/stats", &[], "").await;
+    assert_eq!(
+        serde_json::from_slice::<Value>(&stats).unwrap(),
+        json!({"started": 0, "completed": 0, "cancelled": 0})
+    );
+}
+
+#[test]
+fn the_capture_keeps_only_the_most_recent_ten_thousand_requests() {
+    let s = state();
+    let uri: http::Uri = "/v1/x".parse().unwrap();
+    for i in 0..10_005u32 {
+        s.capture(
+            &http::Method::POST,
+            &uri,
+            &HeaderMap::new(),
+            &Bytes::from(i.to_string()),
+        );
+    }
+    let requests = s.requests();
+    assert_eq!(requests.len(), 10_000);
+    assert_eq!(requests[0].body, "5");
+    assert_eq!(requests.last().unwrap().body, "10004");
+}
