@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up and runs every test: formatting, lints, Rust unit and end-to-end tests, and the
-# official OpenAI and Anthropic Python SDKs driven through the gateway.
+# official OpenAI and Anthropic SDKs (Python and Node) driven through the gateway.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -29,3 +29,6 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/sdk/requirements.txt
 TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" "$venv/bin/python" -m pytest tests/sdk -q -p no:cacheprovider
+
+echo "== SDK tests (official openai and @anthropic-ai/sdk npm packages)"
+(cd tests/sdk-node && npm ci --no-audit --no-fund --silent && TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" node --test)

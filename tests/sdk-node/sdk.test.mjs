@@ -1,0 +1,129 @@
+// The official openai and @anthropic-ai/sdk npm packages through the real gateway binary,
+// with the project's mock provider behind it: streaming and not, tool calls, typed errors.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+
+const BIN = process.env.TRIMGATE_BIN ?? resolve(import.meta.dirname, '../../target/debug/trimgate');
+const children = [];
+let dir;
+let gateway;
+
+function start(args, prefix, env = {}) {
+  const child = spawn(BIN, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+  children.push(child);
+  return new Promise((ok, fail) => {
+    const lines = createInterface({ input: child.stdout });
+    lines.on('line', (line) => { if (line.startsWith(prefix)) ok(line.slice(prefix.length).trim()); });
+    child.on('exit', (code) => fail(new Error(`${args[0]} exited with ${code} before listening`)));
+  });
+}
+
+before(async () => {
+  const mock = await start(['mock', '--listen', '127.0.0.1:0'], 'mock provider listening on ');
+  dir = mkdtempSync(join(tmpdir(), 'trimgate-node-'));
+  const config = join(dir, 'config.toml');
+  writeFileSync(config, `
+[providers.mock-openai]
+kind = "openai"
+base_url = "${mock}/v1"
+api_key = { env = "NODE_TEST_OPENAI_KEY" }
+
+[providers.mock-anthropic]
+kind = "anthropic"
+base_url = "${mock}/v1"
+api_key = { env = "NODE_TEST_ANTHROPIC_KEY" }
+`);
+  gateway = await start(['serve', '--config', config, '--listen', '127.0.0.1:0'], 'Trimgate listening on ', {
+    NODE_TEST_OPENAI_KEY: 'sk-mock-openai', NODE_TEST_ANTHROPIC_KEY: 'sk-ant-mock', TRIMGATE_LOG: 'warn',
+  });
+});
+
+after(() => {
+  for (const child of children) child.kill('SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const openai = () => new OpenAI({ baseURL: `${gateway}/v1`, apiKey: 'placeholder', maxRetries: 0 });
+const anthropic = () => new Anthropic({ baseURL: gateway, apiKey: 'placeholder', maxRetries: 0 });
+
+const tool = {
+  type: 'function',
+  function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } },
+};
+
+test('openai chat completion and stream', async () => {
+  const r = await openai().chat.completions.create({ model: 'gpt-5', messages: [{ role: 'user', content: 'node says hi' }] });
+  assert.match(r.choices[0].message.content, /node says hi/);
+  assert.ok(r.usage.prompt_tokens > 0);
+  const stream = await openai().chat.completions.create({
+    model: 'gpt-5', messages: [{ role: 'user', content: 'node streams' }], stream: true, stream_options: { include_usage: true },
+  });
+  let text = '';
+  let usage = null;
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.delta?.content ?? '';
+    if (chunk.usage) usage = chunk.usage;
+  }
+  assert.match(text, /node streams/);
+  assert.ok(usage.completion_tokens > 0);
+});
+
+test('openai chat tool call round trip', async () => {
+  const messages = [{ role: 'user', content: 'find it' }];
+  const first = await openai().chat.completions.create({ model: 'gpt-5', messages, tools: [tool] });
+  const call = first.choices[0].message.tool_calls[0];
+  assert.equal(call.function.name, 'lookup');
+  assert.deepEqual(JSON.parse(call.function.arguments), { q: 'mock' });
+  messages.push(first.choices[0].message, { role: 'tool', tool_call_id: call.id, content: 'found: 42' });
+  const second = await openai().chat.completions.create({ model: 'gpt-5', messages, tools: [tool] });
+  assert.match(second.choices[0].message.content, /found: 42/);
+});
+
+test('openai responses stream', async () => {
+  const stream = openai().responses.stream({ model: 'gpt-5', input: 'node responses' });
+  let text = '';
+  for await (const event of stream) if (event.type === 'response.output_text.delta') text += event.delta;
+  const final = await stream.finalResponse();
+  assert.match(text, /node responses/);
+  assert.ok(final.usage.output_tokens > 0);
+});
+
+test('anthropic message, stream and tool use', async () => {
+  const m = await anthropic().messages.create({ model: 'claude-sonnet-5-5', max_tokens: 50, messages: [{ role: 'user', content: 'hi from node' }] });
+  assert.match(m.content[0].text, /hi from node/);
+  const stream = anthropic().messages.stream({ model: 'claude-sonnet-5-5', max_tokens: 50, messages: [{ role: 'user', content: 'node stream' }] });
+  const final = await stream.finalMessage();
+  assert.match(final.content[0].text, /node stream/);
+  assert.ok(final.usage.output_tokens > 0);
+  const tools = [{ name: 'lookup', input_schema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } }];
+  const first = await anthropic().messages.stream({ model: 'claude-sonnet-5-5', max_tokens: 50, tools, messages: [{ role: 'user', content: 'use it' }] }).finalMessage();
+  const use = first.content.find((b) => b.type === 'tool_use');
+  assert.deepEqual(use.input, { q: 'mock' });
+  const second = await anthropic().messages.create({
+    model: 'claude-sonnet-5-5', max_tokens: 50, tools,
+    messages: [
+      { role: 'user', content: 'use it' },
+      { role: 'assistant', content: first.content },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'the answer is 7' }] },
+    ],
+  });
+  assert.match(second.content[0].text, /the answer is 7/);
+});
+
+test('errors are the SDKs typed errors', async () => {
+  await assert.rejects(
+    openai().chat.completions.create({ model: 'nope-model', messages: [{ role: 'user', content: 'x' }] }),
+    (e) => e instanceof OpenAI.NotFoundError && /nope-model/.test(e.message),
+  );
+  await assert.rejects(
+    anthropic().messages.create({ model: 'nope-model', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }),
+    (e) => e instanceof Anthropic.NotFoundError,
+  );
+});
