@@ -15,6 +15,10 @@ use gateway_core::record::LogRecorder;
 use gateway_core::secrets::EnvFileStore;
 use gateway_core::server::{self, AppState};
 
+// glibc's malloc contends across the runtime's threads; mimalloc keeps per-thread heaps.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "trimgate",

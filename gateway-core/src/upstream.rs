@@ -22,8 +22,21 @@ pub fn install_tls_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
+/// A provider's connection pool and its endpoint URLs, parsed once.
+struct ProviderClient {
+    client: reqwest::Client,
+    urls: Vec<(Endpoint, reqwest::Url)>,
+}
+
+const ENDPOINTS: [Endpoint; 4] = [
+    Endpoint::ChatCompletions,
+    Endpoint::Responses,
+    Endpoint::Messages,
+    Endpoint::CountTokens,
+];
+
 pub struct Upstream {
-    clients: HashMap<String, reqwest::Client>,
+    clients: HashMap<String, ProviderClient>,
     secrets: Arc<dyn SecretStore>,
 }
 
@@ -39,7 +52,14 @@ impl Upstream {
                 // Proxies are the gateway's business; a stray HTTP_PROXY must not reroute keys.
                 .no_proxy()
                 .build()?;
-            clients.insert(provider.name.clone(), client);
+            let urls = ENDPOINTS
+                .iter()
+                .filter_map(|e| {
+                    let text = format!("{}{}", provider.base_for(e.dialect()), e.upstream_path());
+                    reqwest::Url::parse(&text).ok().map(|url| (*e, url))
+                })
+                .collect();
+            clients.insert(provider.name.clone(), ProviderClient { client, urls });
         }
         Ok(Upstream { clients, secrets })
     }
@@ -53,23 +73,26 @@ impl Upstream {
         inbound: &HeaderMap,
         body: Bytes,
     ) -> Result<reqwest::Response, GatewayError> {
-        let client =
-            self.clients
-                .get(&provider.name)
-                .ok_or_else(|| GatewayError::UpstreamUnreachable {
-                    provider: provider.name.clone(),
-                    detail: "no client for this provider (config changed?)".into(),
-                })?;
+        let unreachable = |detail: &str| GatewayError::UpstreamUnreachable {
+            provider: provider.name.clone(),
+            detail: detail.to_owned(),
+        };
+        let pc = self
+            .clients
+            .get(&provider.name)
+            .ok_or_else(|| unreachable("no client for this provider (config changed?)"))?;
         let dialect = endpoint.dialect();
-        let mut url = String::with_capacity(128);
-        url.push_str(provider.base_for(dialect));
-        url.push_str(endpoint.upstream_path());
-        if let Some(q) = query {
-            url.push('?');
-            url.push_str(q);
+        let mut url = pc
+            .urls
+            .iter()
+            .find(|(e, _)| *e == endpoint)
+            .map(|(_, url)| url.clone())
+            .ok_or_else(|| unreachable("its base URL does not form a valid endpoint URL"))?;
+        if query.is_some() {
+            url.set_query(query);
         }
         let headers = self.headers_for(provider, dialect, inbound)?;
-        let request = client.post(url).headers(headers).body(body);
+        let request = pc.client.post(url).headers(headers).body(body);
         match tokio::time::timeout(provider.timeouts.first_byte, request.send()).await {
             Err(_) => Err(GatewayError::UpstreamTimeout {
                 provider: provider.name.clone(),

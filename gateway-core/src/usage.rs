@@ -64,14 +64,25 @@ impl Usage {
     }
 }
 
+/// The two top-level fields of a response the record stage wants; the rest is skipped
+/// without being built.
+#[derive(serde::Deserialize)]
+struct ResponseHead<'a> {
+    #[serde(borrow)]
+    model: Option<std::borrow::Cow<'a, str>>,
+    usage: Option<Value>,
+}
+
 /// Usage and the served model from a whole (non-streamed) JSON response.
 pub fn from_response(dialect: Dialect, body: &[u8]) -> (Option<Usage>, Option<String>) {
-    let Ok(v) = serde_json::from_slice::<Value>(body) else {
+    let Ok(head) = serde_json::from_slice::<ResponseHead<'_>>(body) else {
         return (None, None);
     };
-    let usage = v.get("usage").and_then(|u| Usage::from_value(dialect, u));
-    let model = v.get("model").and_then(Value::as_str).map(str::to_owned);
-    (usage, model)
+    let usage = head
+        .usage
+        .as_ref()
+        .and_then(|u| Usage::from_value(dialect, u));
+    (usage, head.model.map(|m| m.into_owned()))
 }
 
 /// Collects usage from a stream, one frame's `data` at a time.
