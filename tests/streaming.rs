@@ -339,3 +339,26 @@ async fn after_the_grace_period_open_streams_end_with_an_error_event() {
     assert!(data.contains("shutting down"));
     assert!(gw.wait_exit(Duration::from_secs(10)).is_some());
 }
+
+#[tokio::test]
+async fn a_client_that_leaves_before_the_headers_is_recorded_as_cancelled() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = start_inprocess(&mock_config(&mock.url, "", "")).await;
+    let res = client()
+        .post(format!("{}/v1/chat/completions", gw.url))
+        .header("content-type", "application/json")
+        .header("x-mock-delay-ms", "5000")
+        .timeout(Duration::from_millis(300))
+        .body(r#"{"model":"gpt-5","messages":[{"role":"user","content":"x"}]}"#)
+        .send()
+        .await;
+    assert!(res.is_err(), "the client gave up first");
+    let records = gw.records.clone();
+    assert!(
+        eventually(Duration::from_secs(3), || !records.records().is_empty()).await,
+        "the abandoned request was never recorded"
+    );
+    let r = &gw.records.records()[0];
+    assert_eq!(r.outcome, Outcome::ClientCancelled);
+    assert_eq!(r.provider.as_deref(), Some("mock-openai"));
+}

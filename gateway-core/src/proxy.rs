@@ -65,7 +65,7 @@ pub async fn handle(
         started,
         overhead: Duration::ZERO,
     };
-    let mut record = RequestRecord {
+    let record = RequestRecord {
         request_id: ctx.id.clone(),
         started_at: SystemTime::now(),
         dialect: ctx.dialect(),
@@ -80,27 +80,32 @@ pub async fn handle(
         overhead: Duration::ZERO,
         usage: None,
     };
-    let result = run(&state, &mut ctx, &mut record, request).await;
+    // Created before any stage runs, so a client that leaves mid-request is still recorded.
+    let mut pending = Pending::new(state.recorder.clone(), record, started);
+    let result = run(&state, &mut ctx, &mut pending, request).await;
     match result {
-        Ok(response) => response,
+        Ok(response) => {
+            // A streamed answer handed its record to the body; this finishes the others.
+            pending.finish(Outcome::Completed, None);
+            response
+        }
         Err(err) => {
-            let level_is_warn = err.culprit() != Culprit::Client;
-            if level_is_warn {
-                tracing::warn!(request_id = %ctx.id, error = %err, kind = err.metric_label(), "request failed");
-            } else {
+            if err.culprit() == Culprit::Client {
                 tracing::debug!(request_id = %ctx.id, error = %err, kind = err.metric_label(), "request refused");
+            } else {
+                tracing::warn!(request_id = %ctx.id, error = %err, kind = err.metric_label(), "request failed");
             }
-            record.status = err.status().as_u16();
             // Refused before the upstream call: all of the time was the gateway's.
             if ctx.overhead.is_zero() {
                 ctx.overhead = ctx.started.elapsed();
             }
-            record.overhead = ctx.overhead;
             let label = err.metric_label();
+            let record = pending.record();
+            record.status = err.status().as_u16();
+            record.overhead = ctx.overhead;
+            pending.finish(Outcome::GatewayError, Some(label));
             let mut response = err.into_response(ctx.dialect());
             stamp(&mut response, &ctx);
-            Pending::new(state.recorder.clone(), record, started)
-                .finish(Outcome::GatewayError, Some(label));
             response
         }
     }
@@ -151,7 +156,7 @@ async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Byte
 async fn run(
     state: &Arc<AppState>,
     ctx: &mut Ctx,
-    record: &mut RequestRecord,
+    pending: &mut Pending,
     request: Request,
 ) -> Result<Response, GatewayError> {
     // 1. ingress
@@ -161,8 +166,8 @@ async fn run(
     let body = read_body(body, &parts.headers, config.server.max_body_bytes).await?;
     let sniffed = sniff(&body)?;
     let stream = sniffed.stream && ctx.endpoint.can_stream();
-    record.model_requested = Some(sniffed.model.clone());
-    record.streamed = stream;
+    pending.record().model_requested = Some(sniffed.model.clone());
+    pending.record().streamed = stream;
 
     // 2. route
     let target =
@@ -174,7 +179,7 @@ async fn run(
                 served: config.routes.served_summary(),
             })?;
     let provider = target.provider.clone();
-    record.provider = Some(provider.name.clone());
+    pending.record().provider = Some(provider.name.clone());
     if !provider.speaks(ctx.dialect()) {
         return Err(GatewayError::DialectUnsupported {
             provider: provider.name.clone(),
@@ -211,7 +216,7 @@ async fn run(
 
     // 5. relay
     let status = response.status();
-    record.status = status.as_u16();
+    pending.record().status = status.as_u16();
     let is_event_stream = response
         .headers()
         .get(header::CONTENT_TYPE)
@@ -225,8 +230,7 @@ async fn run(
         copy_headers(&upstream_headers, out.headers_mut());
         ctx.overhead += headers_at.elapsed();
         stamp(&mut out, ctx);
-        record.overhead = ctx.overhead;
-        let pending = Pending::new(state.recorder.clone(), record.clone(), ctx.started);
+        pending.record().overhead = ctx.overhead;
         let params = RelayParams {
             dialect: ctx.dialect(),
             provider: provider.name.clone(),
@@ -234,7 +238,7 @@ async fn run(
             hide_usage,
             abort: state.abort_streams(),
         };
-        *out.body_mut() = relay_stream(response, params, pending);
+        *out.body_mut() = relay_stream(response, params, pending.hand_over());
         return Ok(out);
     }
 
@@ -248,17 +252,15 @@ async fn run(
     let body_at = Instant::now();
     if status.is_success() {
         let (usage, served) = crate::usage::from_response(ctx.dialect(), &bytes);
-        record.usage = usage;
-        record.model_served = served;
+        pending.record().usage = usage;
+        pending.record().model_served = served;
     }
     let mut out = Response::new(Body::from(bytes));
     *out.status_mut() = status;
     copy_headers(&upstream_headers, out.headers_mut());
     ctx.overhead += body_at.elapsed();
     stamp(&mut out, ctx);
-    record.overhead = ctx.overhead;
-    Pending::new(state.recorder.clone(), record.clone(), ctx.started)
-        .finish(Outcome::Completed, None);
+    pending.record().overhead = ctx.overhead;
     Ok(out)
 }
 

@@ -123,13 +123,14 @@ impl Recorder for Fanout {
     }
 }
 
-/// A request on its way: the record is filled in as stages run and handed to the
-/// recorder exactly once — by [`Pending::finish`], or on drop when the client went away
-/// mid-answer (a dropped response body drops its `Pending`).
+/// A request on its way: stages fill in its record, and the record goes to the recorder
+/// exactly once — by [`Pending::finish`], or on drop when the client went away first
+/// (a dropped handler future or response body drops its `Pending`).
 pub struct Pending {
     recorder: std::sync::Arc<dyn Recorder>,
-    record: Option<RequestRecord>,
+    record: RequestRecord,
     started: std::time::Instant,
+    done: bool,
 }
 
 impl Pending {
@@ -140,33 +141,66 @@ impl Pending {
     ) -> Self {
         Pending {
             recorder,
-            record: Some(record),
+            record,
             started,
+            done: false,
         }
     }
 
     /// The record so far, for stages that fill in fields.
-    pub fn get_mut(&mut self) -> Option<&mut RequestRecord> {
-        self.record.as_mut()
+    pub fn record(&mut self) -> &mut RequestRecord {
+        &mut self.record
     }
 
     pub fn add_overhead(&mut self, spent: Duration) {
-        if let Some(r) = self.record.as_mut() {
-            r.overhead += spent;
-        }
+        self.record.overhead += spent;
     }
 
     pub fn finish(mut self, outcome: Outcome, error: Option<&'static str>) {
         self.emit(outcome, error);
     }
 
-    fn emit(&mut self, outcome: Outcome, error: Option<&'static str>) {
-        if let Some(mut record) = self.record.take() {
-            record.outcome = outcome;
-            record.error = record.error.or(error);
-            record.latency = self.started.elapsed();
-            self.recorder.record(record);
+    /// Moves the record into a new `Pending`, for a response body that outlives the
+    /// handler; this one then records nothing.
+    pub fn hand_over(&mut self) -> Pending {
+        self.done = true;
+        Pending {
+            recorder: self.recorder.clone(),
+            record: self.take_record(),
+            started: self.started,
+            done: false,
         }
+    }
+
+    /// Moves the strings out rather than cloning them: a finished record is not read again.
+    fn take_record(&mut self) -> RequestRecord {
+        let r = &mut self.record;
+        RequestRecord {
+            request_id: std::mem::take(&mut r.request_id),
+            started_at: r.started_at,
+            dialect: r.dialect,
+            provider: r.provider.take(),
+            model_requested: r.model_requested.take(),
+            model_served: r.model_served.take(),
+            streamed: r.streamed,
+            status: r.status,
+            outcome: r.outcome,
+            error: r.error,
+            latency: r.latency,
+            overhead: r.overhead,
+            usage: r.usage,
+        }
+    }
+
+    fn emit(&mut self, outcome: Outcome, error: Option<&'static str>) {
+        if std::mem::replace(&mut self.done, true) {
+            return;
+        }
+        let mut record = self.take_record();
+        record.outcome = outcome;
+        record.error = record.error.or(error);
+        record.latency = self.started.elapsed();
+        self.recorder.record(record);
     }
 }
 

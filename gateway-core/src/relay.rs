@@ -185,11 +185,10 @@ impl Relay {
 
     fn finish(&mut self, outcome: Outcome, error: Option<&'static str>) {
         if let Some(mut pending) = self.pending.take() {
-            if let Some(record) = pending.get_mut() {
-                record.usage = self.usage.usage;
-                if self.usage.model.is_some() {
-                    record.model_served = self.usage.model.take();
-                }
+            let record = pending.record();
+            record.usage = self.usage.usage;
+            if self.usage.model.is_some() {
+                record.model_served = self.usage.model.take();
             }
             pending.finish(outcome, error);
         }
@@ -211,9 +210,7 @@ impl Drop for Relay {
     fn drop(&mut self) {
         // The body was dropped before the end: the client went away. Record what we saw.
         if let Some(pending) = self.pending.as_mut() {
-            if let Some(record) = pending.get_mut() {
-                record.usage = self.usage.usage;
-            }
+            pending.record().usage = self.usage.usage;
         }
     }
 }
