@@ -249,14 +249,12 @@ async fn a_slow_provider_is_a_504() {
         "models = [\"gpt-5\"]\ntimeouts = { first_byte_secs = 0.3 }",
     );
     let gw = Gateway::spawn(&config);
-    let res = client()
-        .post(format!("{}/v1/chat/completions", gw.url))
-        .header("content-type", "application/json")
-        .header("x-mock-delay-ms", "3000")
-        .body(r#"{"model":"gpt-5","messages":[{"role":"user","content":"x"}]}"#)
-        .send()
-        .await
-        .unwrap();
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        r#"{"model":"gpt-5","messages":[{"role":"user","content":"x"}]}"#,
+        &[("x-mock-delay-ms", "3000")],
+    )
+    .await;
     assert_eq!(res.status(), 504);
     let b: Value = res.json().await.unwrap();
     assert!(openai_error(&b).contains("timed out"));
@@ -266,15 +264,7 @@ async fn a_slow_provider_is_a_504() {
 async fn upstream_errors_are_relayed_with_their_status_body_and_retry_after() {
     let mock = start_mock(MockConfig::default()).await;
     let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
-    let res = client()
-        .post(format!("{}/v1/messages", gw.url))
-        .header("content-type", "application/json")
-        .header("anthropic-version", "2023-06-01")
-        .header("x-mock-error-status", "429")
-        .body(r#"{"model":"claude-sonnet-5-5","max_tokens":5,"messages":[{"role":"user","content":"x"}]}"#)
-        .send()
-        .await
-        .unwrap();
+    let res = post_json(&format!("{}/v1/messages", gw.url), r#"{"model":"claude-sonnet-5-5","max_tokens":5,"messages":[{"role":"user","content":"x"}]}"#, &[("x-mock-error-status", "429")]).await;
     assert_eq!(res.status(), 429);
     assert!(res.headers().contains_key("retry-after"));
     let b: Value = res.json().await.unwrap();
@@ -304,13 +294,12 @@ async fn a_wrong_provider_key_is_relayed_without_leaking_it() {
         &mock_config(&mock.url, "", ""),
         &[("TG_TEST_OPENAI_KEY", "sk-wrong-secret-value-987")],
     );
-    let res = client()
-        .post(format!("{}/v1/chat/completions", gw.url))
-        .header("content-type", "application/json")
-        .body(r#"{"model":"gpt-5","messages":[{"role":"user","content":"x"}]}"#)
-        .send()
-        .await
-        .unwrap();
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        r#"{"model":"gpt-5","messages":[{"role":"user","content":"x"}]}"#,
+        &[],
+    )
+    .await;
     assert_eq!(res.status(), 401);
     let text = res.text().await.unwrap();
     assert!(text.contains("invalid_api_key"));

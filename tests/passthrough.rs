@@ -23,16 +23,15 @@ const CHAT_BODY: &str = r#"{"z_first":1,"messages":[{"role":"developer","content
 async fn anthropic_body_reaches_the_provider_byte_for_byte() {
     let mock = start_mock(MockConfig::default()).await;
     let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
-    let res = client()
-        .post(format!("{}/v1/messages?beta=true", gw.url))
-        .header("content-type", "application/json")
-        .header("x-api-key", CLIENT_PLACEHOLDER)
-        .header("anthropic-version", "2023-06-01")
-        .header("anthropic-beta", "interleaved-thinking-2025-05-14")
-        .body(ANTHROPIC_BODY)
-        .send()
-        .await
-        .unwrap();
+    let res = post_json(
+        &format!("{}/v1/messages?beta=true", gw.url),
+        ANTHROPIC_BODY,
+        &[
+            ("x-api-key", CLIENT_PLACEHOLDER),
+            ("anthropic-beta", "interleaved-thinking-2025-05-14"),
+        ],
+    )
+    .await;
     assert_eq!(res.status(), 200, "{}", gw.stderr());
     assert!(
         res.headers().contains_key("request-id"),
@@ -56,15 +55,15 @@ async fn anthropic_body_reaches_the_provider_byte_for_byte() {
 async fn chat_body_and_auth_are_faithful_and_the_placeholder_key_stays_home() {
     let mock = start_mock(MockConfig::default()).await;
     let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
-    let res = client()
-        .post(format!("{}/v1/chat/completions", gw.url))
-        .header("content-type", "application/json")
-        .header("authorization", format!("Bearer {CLIENT_PLACEHOLDER}"))
-        .header("openai-organization", "org-test")
-        .body(CHAT_BODY)
-        .send()
-        .await
-        .unwrap();
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        CHAT_BODY,
+        &[
+            ("authorization", &format!("Bearer {CLIENT_PLACEHOLDER}")),
+            ("openai-organization", "org-test"),
+        ],
+    )
+    .await;
     assert_eq!(res.status(), 200);
     assert!(res.headers().contains_key("x-ratelimit-remaining-requests"));
     assert!(res.headers().contains_key("x-upstream-request-id"));
@@ -116,13 +115,7 @@ async fn an_alias_changes_only_the_model_name() {
         "[[routes]]\nmatch = \"fast\"\nprovider = \"mock-openai\"\nmodel = \"gpt-5-mini\"\n";
     let gw = Gateway::spawn(&mock_config(&mock.url, "", routes));
     let sent = r#"{"messages":[{"role":"user","content":"hi"}],  "model":"fast","n":1}"#;
-    let res = client()
-        .post(format!("{}/v1/chat/completions", gw.url))
-        .header("content-type", "application/json")
-        .body(sent)
-        .send()
-        .await
-        .unwrap();
+    let res = post_json(&format!("{}/v1/chat/completions", gw.url), sent, &[]).await;
     assert_eq!(res.status(), 200);
     let got = mock.state.requests().pop().unwrap();
     assert_eq!(
@@ -213,22 +206,14 @@ async fn request_ids_are_echoed_or_generated() {
     let mock = start_mock(MockConfig::default()).await;
     let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
     let body = r#"{"model":"gpt-5","messages":[{"role":"user","content":"x"}]}"#;
-    let res = client()
-        .post(format!("{}/v1/chat/completions", gw.url))
-        .header("content-type", "application/json")
-        .header("x-request-id", "trace-abc-1")
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        body,
+        &[("x-request-id", "trace-abc-1")],
+    )
+    .await;
     assert_eq!(res.headers()["x-request-id"], "trace-abc-1");
-    let res = client()
-        .post(format!("{}/v1/chat/completions", gw.url))
-        .header("content-type", "application/json")
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+    let res = post_json(&format!("{}/v1/chat/completions", gw.url), body, &[]).await;
     let id = res.headers()["x-request-id"].to_str().unwrap().to_owned();
     assert_eq!(id.len(), 36, "a uuid: {id}");
     let overhead: f64 = res.headers()["x-trimgate-overhead-ms"]

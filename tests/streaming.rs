@@ -32,15 +32,7 @@ async fn frames_arrive_one_by_one_as_the_provider_sends_them() {
     let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
     let interval = Duration::from_millis(150);
     let sent = Instant::now();
-    let res = client()
-        .post(format!("{}/v1/messages", gw.url))
-        .header("content-type", "application/json")
-        .header("anthropic-version", "2023-06-01")
-        .header("x-mock-frame-interval-ms", interval.as_millis().to_string())
-        .body(r#"{"model":"claude-sonnet-5-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"a b c"}]}"#)
-        .send()
-        .await
-        .unwrap();
+    let res = post_json(&format!("{}/v1/messages", gw.url), r#"{"model":"claude-sonnet-5-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"a b c"}]}"#, &[("x-mock-frame-interval-ms", &interval.as_millis().to_string())]).await;
     assert_eq!(res.status(), 200);
     assert!(res.headers()["content-type"]
         .to_str()
@@ -72,14 +64,12 @@ async fn frames_arrive_one_by_one_as_the_provider_sends_them() {
 async fn a_client_disconnect_cancels_the_upstream_request() {
     let mock = start_mock(MockConfig::default()).await;
     let gw = start_inprocess(&mock_config(&mock.url, "", "")).await;
-    let res = client()
-        .post(format!("{}/v1/chat/completions", gw.url))
-        .header("content-type", "application/json")
-        .header("x-mock-frame-interval-ms", "200")
-        .body(CHAT_STREAM)
-        .send()
-        .await
-        .unwrap();
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        CHAT_STREAM,
+        &[("x-mock-frame-interval-ms", "200")],
+    )
+    .await;
     let mut stream = res.bytes_stream();
     let first = stream.next().await.unwrap().unwrap();
     assert!(first.starts_with(b"data: "));
@@ -101,13 +91,7 @@ async fn a_client_disconnect_cancels_the_upstream_request() {
 async fn chat_streams_report_usage_without_showing_the_client_what_it_did_not_ask_for() {
     let mock = start_mock(MockConfig::default()).await;
     let gw = start_inprocess(&mock_config(&mock.url, "", "")).await;
-    let res = client()
-        .post(format!("{}/v1/chat/completions", gw.url))
-        .header("content-type", "application/json")
-        .body(CHAT_STREAM)
-        .send()
-        .await
-        .unwrap();
+    let res = post_json(&format!("{}/v1/chat/completions", gw.url), CHAT_STREAM, &[]).await;
     let text = res.text().await.unwrap();
     assert!(
         !text.contains("\"usage\""),
@@ -142,13 +126,12 @@ async fn a_client_that_asks_for_usage_gets_the_providers_usage_chunk() {
         "\"stream\":true",
         "\"stream\":true,\"stream_options\":{\"include_usage\":true}",
     );
-    let res = client()
-        .post(format!("{}/v1/chat/completions", gw.url))
-        .header("content-type", "application/json")
-        .body(body.clone())
-        .send()
-        .await
-        .unwrap();
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        body.clone(),
+        &[],
+    )
+    .await;
     let text = res.text().await.unwrap();
     let data = sse_data(&text);
     let usage_chunk: Value = serde_json::from_str(&data[data.len() - 2]).unwrap();
@@ -165,24 +148,14 @@ async fn a_client_that_asks_for_usage_gets_the_providers_usage_chunk() {
 async fn usage_is_captured_from_anthropic_and_responses_streams() {
     let mock = start_mock(MockConfig::default()).await;
     let gw = start_inprocess(&mock_config(&mock.url, "", "")).await;
-    let c = client();
-    let a = c
-        .post(format!("{}/v1/messages", gw.url))
-        .header("content-type", "application/json")
-        .header("anthropic-version", "2023-06-01")
-        .header("x-mock-cached-tokens", "7")
-        .body(r#"{"model":"claude-sonnet-5-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hello there"}]}"#)
-        .send()
-        .await
-        .unwrap();
+    let a = post_json(&format!("{}/v1/messages", gw.url), r#"{"model":"claude-sonnet-5-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hello there"}]}"#, &[("x-mock-cached-tokens", "7")]).await;
     let _ = a.text().await.unwrap();
-    let r = c
-        .post(format!("{}/v1/responses", gw.url))
-        .header("content-type", "application/json")
-        .body(r#"{"model":"gpt-5","stream":true,"input":"hello there"}"#)
-        .send()
-        .await
-        .unwrap();
+    let r = post_json(
+        &format!("{}/v1/responses", gw.url),
+        r#"{"model":"gpt-5","stream":true,"input":"hello there"}"#,
+        &[],
+    )
+    .await;
     let _ = r.text().await.unwrap();
     let records = gw.records.clone();
     assert!(eventually(Duration::from_secs(5), || records.records().len() == 2).await);
@@ -201,15 +174,7 @@ async fn usage_is_captured_from_anthropic_and_responses_streams() {
 async fn a_provider_error_mid_stream_reaches_the_client_as_its_dialects_error_event() {
     let mock = start_mock(MockConfig::default()).await;
     let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
-    let res = client()
-        .post(format!("{}/v1/messages", gw.url))
-        .header("content-type", "application/json")
-        .header("anthropic-version", "2023-06-01")
-        .header("x-mock-stream-error-after", "3")
-        .body(r#"{"model":"claude-sonnet-5-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"a b c d e"}]}"#)
-        .send()
-        .await
-        .unwrap();
+    let res = post_json(&format!("{}/v1/messages", gw.url), r#"{"model":"claude-sonnet-5-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"a b c d e"}]}"#, &[("x-mock-stream-error-after", "3")]).await;
     assert_eq!(res.status(), 200);
     let events = sse_events(&res.text().await.unwrap());
     let (event, data) = events.last().unwrap();
@@ -231,7 +196,6 @@ async fn a_stalled_stream_ends_with_an_error_event_in_the_clients_dialect() {
             "models = [\"claude-sonnet-5-5\"]\ntimeouts = { idle_secs = 0.3 }",
         );
     let gw = start_inprocess(&config).await;
-    let c = client();
     for (path, body, check) in [
         ("/v1/chat/completions", CHAT_STREAM, "chat"),
         (
@@ -245,15 +209,12 @@ async fn a_stalled_stream_ends_with_an_error_event_in_the_clients_dialect() {
             "responses",
         ),
     ] {
-        let res = c
-            .post(format!("{}{path}", gw.url))
-            .header("content-type", "application/json")
-            .header("anthropic-version", "2023-06-01")
-            .header("x-mock-frame-interval-ms", "2000")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
+        let res = post_json(
+            &format!("{}{path}", gw.url),
+            body,
+            &[("x-mock-frame-interval-ms", "2000")],
+        )
+        .await;
         assert_eq!(res.status(), 200);
         let events = sse_events(&res.text().await.unwrap());
         let (event, data) = events.last().unwrap();
@@ -284,14 +245,12 @@ async fn a_stalled_stream_ends_with_an_error_event_in_the_clients_dialect() {
 async fn shutdown_lets_in_flight_streams_finish_and_refuses_new_connections() {
     let mock = start_mock(MockConfig::default()).await;
     let mut gw = Gateway::spawn(&mock_config(&mock.url, "shutdown_grace_secs = 20", ""));
-    let res = client()
-        .post(format!("{}/v1/chat/completions", gw.url))
-        .header("content-type", "application/json")
-        .header("x-mock-frame-interval-ms", "100")
-        .body(CHAT_STREAM)
-        .send()
-        .await
-        .unwrap();
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        CHAT_STREAM,
+        &[("x-mock-frame-interval-ms", "100")],
+    )
+    .await;
     let mut stream = res.bytes_stream();
     let mut body = stream.next().await.unwrap().unwrap().to_vec();
     gw.signal("TERM");
@@ -317,15 +276,7 @@ async fn shutdown_lets_in_flight_streams_finish_and_refuses_new_connections() {
 async fn after_the_grace_period_open_streams_end_with_an_error_event() {
     let mock = start_mock(MockConfig::default()).await;
     let mut gw = Gateway::spawn(&mock_config(&mock.url, "shutdown_grace_secs = 0.3", ""));
-    let res = client()
-        .post(format!("{}/v1/messages", gw.url))
-        .header("content-type", "application/json")
-        .header("anthropic-version", "2023-06-01")
-        .header("x-mock-frame-interval-ms", "1000")
-        .body(r#"{"model":"claude-sonnet-5-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"a b c d e f g"}]}"#)
-        .send()
-        .await
-        .unwrap();
+    let res = post_json(&format!("{}/v1/messages", gw.url), r#"{"model":"claude-sonnet-5-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"a b c d e f g"}]}"#, &[("x-mock-frame-interval-ms", "1000")]).await;
     let mut stream = res.bytes_stream();
     let mut body = stream.next().await.unwrap().unwrap().to_vec();
     gw.signal("INT");

@@ -232,3 +232,22 @@ pub fn sse_events(body: &str) -> Vec<(Option<String>, String)> {
         })
         .collect()
 }
+
+/// POSTs a JSON body the way the SDKs do (with `anthropic-version` on Anthropic paths),
+/// plus any extra headers (`x-mock-*` controls travel through the gateway to the mock).
+pub async fn post_json(
+    url: &str,
+    body: impl Into<reqwest::Body>,
+    headers: &[(&str, &str)],
+) -> reqwest::Response {
+    let mut request = client()
+        .post(url)
+        .header("content-type", "application/json");
+    if url.contains("/messages") {
+        request = request.header("anthropic-version", "2023-06-01");
+    }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request.body(body).send().await.unwrap()
+}
