@@ -4,8 +4,11 @@
 //! cached or not (Anthropic reports cache reads and writes beside `input_tokens`, OpenAI
 //! inside `prompt_tokens`); `cache_read` and `cache_write` are parts of it.
 
+use std::borrow::Cow;
+
 use memchr::memmem;
-use serde_json::Value;
+use serde::de::IgnoredAny;
+use serde::Deserialize;
 
 use crate::dialect::Dialect;
 
@@ -18,71 +21,99 @@ pub struct Usage {
     pub reasoning: u64,
 }
 
-fn n(v: &Value, path: &[&str]) -> Option<u64> {
-    let mut at = v;
-    for key in path {
-        at = at.get(key)?;
-    }
-    at.as_u64()
+#[derive(Deserialize, Default)]
+struct Details {
+    cached_tokens: Option<u64>,
+    reasoning_tokens: Option<u64>,
 }
 
-impl Usage {
-    /// Reads a `usage` object in `dialect`'s shape.
-    pub fn from_value(dialect: Dialect, u: &Value) -> Option<Usage> {
-        if !u.is_object() {
-            return None;
-        }
-        Some(match dialect {
+/// Every usage field any of the three dialects (and DeepSeek) sends; read without
+/// building a JSON tree, and with absent fields told apart from zeros.
+#[derive(Deserialize, Default)]
+struct UsageWire {
+    // OpenAI Chat
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+    prompt_tokens_details: Option<Details>,
+    completion_tokens_details: Option<Details>,
+    prompt_cache_hit_tokens: Option<u64>,
+    // OpenAI Responses and Anthropic
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    input_tokens_details: Option<Details>,
+    output_tokens_details: Option<Details>,
+    cache_read_input_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+}
+
+impl UsageWire {
+    fn to_usage(&self, dialect: Dialect) -> Usage {
+        let detail = |d: &Option<Details>, f: fn(&Details) -> Option<u64>| d.as_ref().and_then(f);
+        match dialect {
             Dialect::OpenAiChat => Usage {
-                input: n(u, &["prompt_tokens"]).unwrap_or(0),
-                output: n(u, &["completion_tokens"]).unwrap_or(0),
-                cache_read: n(u, &["prompt_tokens_details", "cached_tokens"])
-                    .or_else(|| n(u, &["prompt_cache_hit_tokens"]))
+                input: self.prompt_tokens.unwrap_or(0),
+                output: self.completion_tokens.unwrap_or(0),
+                cache_read: detail(&self.prompt_tokens_details, |d| d.cached_tokens)
+                    .or(self.prompt_cache_hit_tokens)
                     .unwrap_or(0),
                 cache_write: 0,
-                reasoning: n(u, &["completion_tokens_details", "reasoning_tokens"]).unwrap_or(0),
+                reasoning: detail(&self.completion_tokens_details, |d| d.reasoning_tokens)
+                    .unwrap_or(0),
             },
             Dialect::OpenAiResponses => Usage {
-                input: n(u, &["input_tokens"]).unwrap_or(0),
-                output: n(u, &["output_tokens"]).unwrap_or(0),
-                cache_read: n(u, &["input_tokens_details", "cached_tokens"]).unwrap_or(0),
+                input: self.input_tokens.unwrap_or(0),
+                output: self.output_tokens.unwrap_or(0),
+                cache_read: detail(&self.input_tokens_details, |d| d.cached_tokens).unwrap_or(0),
                 cache_write: 0,
-                reasoning: n(u, &["output_tokens_details", "reasoning_tokens"]).unwrap_or(0),
+                reasoning: detail(&self.output_tokens_details, |d| d.reasoning_tokens)
+                    .unwrap_or(0),
             },
             Dialect::AnthropicMessages => {
-                let cache_read = n(u, &["cache_read_input_tokens"]).unwrap_or(0);
-                let cache_write = n(u, &["cache_creation_input_tokens"]).unwrap_or(0);
+                let cache_read = self.cache_read_input_tokens.unwrap_or(0);
+                let cache_write = self.cache_creation_input_tokens.unwrap_or(0);
                 Usage {
-                    input: n(u, &["input_tokens"]).unwrap_or(0) + cache_read + cache_write,
-                    output: n(u, &["output_tokens"]).unwrap_or(0),
+                    input: self.input_tokens.unwrap_or(0) + cache_read + cache_write,
+                    output: self.output_tokens.unwrap_or(0),
                     cache_read,
                     cache_write,
                     reasoning: 0,
                 }
             }
-        })
+        }
     }
 }
 
-/// The two top-level fields of a response the record stage wants; the rest is skipped
-/// without being built.
-#[derive(serde::Deserialize)]
-struct ResponseHead<'a> {
+/// The parts of a response object, or of one stream event, that carry model and usage.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    model: Option<std::borrow::Cow<'a, str>>,
-    usage: Option<Value>,
+    model: Option<Cow<'a, str>>,
+    usage: Option<UsageWire>,
+    /// Only its length matters: an empty list marks OpenAI's usage-only chunk.
+    choices: Option<Vec<IgnoredAny>>,
+    /// Responses events nest the response object; Anthropic's `message_start` the message.
+    #[serde(borrow)]
+    response: Option<Inner<'a>>,
+    #[serde(borrow)]
+    message: Option<Inner<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Inner<'a> {
+    #[serde(borrow)]
+    model: Option<Cow<'a, str>>,
+    usage: Option<UsageWire>,
 }
 
 /// Usage and the served model from a whole (non-streamed) JSON response.
 pub fn from_response(dialect: Dialect, body: &[u8]) -> (Option<Usage>, Option<String>) {
-    let Ok(head) = serde_json::from_slice::<ResponseHead<'_>>(body) else {
+    let Ok(head) = serde_json::from_slice::<Head<'_>>(body) else {
         return (None, None);
     };
-    let usage = head
-        .usage
-        .as_ref()
-        .and_then(|u| Usage::from_value(dialect, u));
-    (usage, head.model.map(|m| m.into_owned()))
+    let usage = head.usage.map(|u| u.to_usage(dialect));
+    (usage, head.model.map(Cow::into_owned))
 }
 
 /// Collects usage from a stream, one frame's `data` at a time.
@@ -100,54 +131,45 @@ impl StreamUsage {
         if !has_usage && self.model.is_some() {
             return false;
         }
-        let Ok(v) = serde_json::from_slice::<Value>(data) else {
+        let Ok(head) = serde_json::from_slice::<Head<'_>>(data) else {
             return false;
         };
         match dialect {
             Dialect::OpenAiChat => {
-                self.take_model(v.get("model"));
-                if let Some(u) = v.get("usage").and_then(|u| Usage::from_value(dialect, u)) {
-                    self.usage = Some(u);
-                    return v
-                        .get("choices")
-                        .and_then(Value::as_array)
-                        .is_some_and(|c| c.is_empty());
+                self.take_model(head.model);
+                if let Some(u) = head.usage {
+                    self.usage = Some(u.to_usage(dialect));
+                    return head.choices.is_some_and(|c| c.is_empty());
                 }
             }
             Dialect::OpenAiResponses => {
-                if let Some(response) = v.get("response") {
-                    self.take_model(response.get("model"));
-                    if let Some(u) = response
-                        .get("usage")
-                        .and_then(|u| Usage::from_value(dialect, u))
-                    {
-                        self.usage = Some(u);
+                if let Some(response) = head.response {
+                    self.take_model(response.model);
+                    if let Some(u) = response.usage {
+                        self.usage = Some(u.to_usage(dialect));
                     }
                 }
             }
-            Dialect::AnthropicMessages => match v.get("type").and_then(Value::as_str) {
+            Dialect::AnthropicMessages => match head.kind.as_deref() {
                 Some("message_start") => {
-                    if let Some(message) = v.get("message") {
-                        self.take_model(message.get("model"));
-                        self.usage = message
-                            .get("usage")
-                            .and_then(|u| Usage::from_value(dialect, u));
+                    if let Some(message) = head.message {
+                        self.take_model(message.model);
+                        self.usage = message.usage.map(|u| u.to_usage(dialect));
                     }
                 }
                 Some("message_delta") => {
-                    if let Some(u) = v.get("usage") {
+                    if let Some(u) = head.usage {
                         let mut merged = self.usage.unwrap_or_default();
                         // message_delta carries cumulative counts; input buckets appear only
                         // when they changed, so keep what message_start said otherwise.
-                        let read = n(u, &["cache_read_input_tokens"]).unwrap_or(merged.cache_read);
-                        let write =
-                            n(u, &["cache_creation_input_tokens"]).unwrap_or(merged.cache_write);
-                        if let Some(input) = n(u, &["input_tokens"]) {
+                        let read = u.cache_read_input_tokens.unwrap_or(merged.cache_read);
+                        let write = u.cache_creation_input_tokens.unwrap_or(merged.cache_write);
+                        if let Some(input) = u.input_tokens {
                             merged.input = input + read + write;
                         }
                         merged.cache_read = read;
                         merged.cache_write = write;
-                        if let Some(output) = n(u, &["output_tokens"]) {
+                        if let Some(output) = u.output_tokens {
                             merged.output = output;
                         }
                         self.usage = Some(merged);
@@ -159,9 +181,9 @@ impl StreamUsage {
         false
     }
 
-    fn take_model(&mut self, model: Option<&Value>) {
+    fn take_model(&mut self, model: Option<Cow<'_, str>>) {
         if self.model.is_none() {
-            self.model = model.and_then(Value::as_str).map(str::to_owned);
+            self.model = model.map(Cow::into_owned);
         }
     }
 }
