@@ -155,6 +155,16 @@ impl Upstream {
     }
 }
 
+/// The innermost cause of an error: the part that says what actually went wrong
+/// ("connection refused", "invalid peer certificate"), not reqwest's wrapper text.
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
 /// Maps a transport error to what the client should hear. reqwest's messages carry the
 /// URL but never headers, so no key can leak through them.
 pub fn classify(provider: &str, e: &reqwest::Error) -> GatewayError {
@@ -163,17 +173,10 @@ pub fn classify(provider: &str, e: &reqwest::Error) -> GatewayError {
             provider: provider.to_owned(),
             phase: "a connection",
         }
-    } else if e.is_connect() {
-        GatewayError::UpstreamUnreachable {
-            provider: provider.to_owned(),
-            detail: "connection failed".into(),
-        }
     } else {
         GatewayError::UpstreamUnreachable {
             provider: provider.to_owned(),
-            detail: std::error::Error::source(e)
-                .map(|s| s.to_string())
-                .unwrap_or_else(|| "request failed".into()),
+            detail: root_cause(e),
         }
     }
 }
