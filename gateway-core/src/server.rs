@@ -6,7 +6,7 @@
 //! close, and in-flight requests and streams get the grace period to finish. After it,
 //! open streams end with an error event in their client's dialect and the server returns.
 
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -16,9 +16,12 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use axum::Router;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
@@ -181,42 +184,55 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let grace = state.config().server.shutdown_grace;
-    let (began_tx, mut began_rx) = tokio::sync::oneshot::channel::<()>();
-    let listener = listener.tap_io(|tcp| {
-        // Small SSE frames must not wait for Nagle.
-        let _ = tcp.set_nodelay(true);
-    });
     let app = router(state.clone());
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
-        shutdown.await;
-        let _ = began_tx.send(());
-    });
-    let server = server.into_future();
-    tokio::pin!(server);
-    tokio::select! {
-        result = &mut server => return result,
-        began = &mut began_rx => {
-            if began.is_err() {
-                return server.await;
-            }
-        }
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    // One write per response: header and body go out in one buffer rather than a
+    // writev of several slices, which is cheaper for the small bodies most calls have.
+    builder.http1().writev(false).timer(TokioTimer::new());
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors and the like: back off rather than spin.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        // Small SSE frames must not wait for Nagle.
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let connection = builder
+            .serve_connection_with_upgrades(TokioIo::new(stream), service)
+            .into_owned();
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            // A client that resets the connection is not the gateway's error.
+            let _ = connection.await;
+        });
     }
+    drop(listener);
     state.draining.store(true, Ordering::Relaxed);
     tracing::info!(
         grace_secs = grace.as_secs_f64(),
         "shutting down: draining in-flight requests"
     );
+    let drained = graceful.shutdown();
+    tokio::pin!(drained);
     tokio::select! {
-        result = &mut server => result,
-        _ = tokio::time::sleep(grace) => {
+        () = &mut drained => {}
+        () = tokio::time::sleep(grace) => {
             tracing::warn!("grace period over: ending open streams");
             state.abort.send_replace(true);
-            match tokio::time::timeout(Duration::from_secs(2), &mut server).await {
-                Ok(result) => result,
-                Err(_) => Ok(()),
-            }
+            let _ = tokio::time::timeout(Duration::from_secs(2), &mut drained).await;
         }
     }
+    Ok(())
 }
 
 /// Binds `addr`, with a message that says what to do when the port is taken.

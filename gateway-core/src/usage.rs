@@ -65,8 +65,7 @@ impl UsageWire {
                 output: self.output_tokens.unwrap_or(0),
                 cache_read: detail(&self.input_tokens_details, |d| d.cached_tokens).unwrap_or(0),
                 cache_write: 0,
-                reasoning: detail(&self.output_tokens_details, |d| d.reasoning_tokens)
-                    .unwrap_or(0),
+                reasoning: detail(&self.output_tokens_details, |d| d.reasoning_tokens).unwrap_or(0),
             },
             Dialect::AnthropicMessages => {
                 let cache_read = self.cache_read_input_tokens.unwrap_or(0);
