@@ -413,9 +413,10 @@ fn secs(
 }
 
 fn check_url(url: &str, path: String, problems: &mut Vec<ConfigProblem>) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.host().is_some() => {
-            url.trim_end_matches('/').to_owned()
+    let trimmed = url.trim_end_matches('/');
+    match trimmed.parse::<http::Uri>() {
+        Ok(uri) if matches!(uri.scheme_str(), Some("http" | "https")) && uri.host().is_some() => {
+            trimmed.to_owned()
         }
         Ok(_) => {
             problems.push(ConfigProblem {

@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use bytes::{Bytes, BytesMut};
 use futures_util::{Stream, StreamExt};
+use http_body_util::BodyDataStream;
+use hyper::body::Incoming;
 use memchr::memmem;
 use tokio::sync::watch;
 
@@ -17,7 +19,7 @@ use crate::record::{Outcome, Pending};
 use crate::upstream::classify;
 use crate::usage::StreamUsage;
 
-type Chunks = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
+type Chunks = Pin<Box<dyn Stream<Item = Result<Bytes, hyper::Error>> + Send>>;
 
 /// What a relay needs to know besides the bytes.
 pub struct RelayParams {
@@ -33,12 +35,12 @@ pub struct RelayParams {
 
 /// Reads a whole non-streamed body, each chunk within the idle timeout and the total within `limit`.
 pub async fn read_whole(
-    response: reqwest::Response,
+    response: http::Response<Incoming>,
     provider: &str,
     idle: Duration,
     limit: usize,
 ) -> Result<Bytes, GatewayError> {
-    let mut chunks = response.bytes_stream();
+    let mut chunks = BodyDataStream::new(response.into_body());
     let mut first: Option<Bytes> = None;
     let mut rest = BytesMut::new();
     loop {
@@ -218,13 +220,17 @@ impl Drop for Relay {
 enum Next {
     Abort,
     Idle,
-    Chunk(Option<reqwest::Result<Bytes>>),
+    Chunk(Option<Result<Bytes, hyper::Error>>),
 }
 
 /// Relays an event stream; `pending` is finished when the stream ends, however it ends.
-pub fn relay_stream(response: reqwest::Response, params: RelayParams, pending: Pending) -> Body {
+pub fn relay_stream(
+    response: http::Response<Incoming>,
+    params: RelayParams,
+    pending: Pending,
+) -> Body {
     let relay = Relay {
-        chunks: Box::pin(response.bytes_stream()),
+        chunks: Box::pin(BodyDataStream::new(response.into_body())),
         buf: BytesMut::new(),
         usage: StreamUsage::default(),
         params,

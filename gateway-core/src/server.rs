@@ -49,7 +49,7 @@ impl AppState {
         config: Config,
         secrets: Arc<dyn SecretStore>,
         recorder: Arc<dyn Recorder>,
-    ) -> Result<Arc<AppState>, reqwest::Error> {
+    ) -> Result<Arc<AppState>, std::io::Error> {
         let upstream = Upstream::new(&config, secrets)?;
         Ok(Arc::new(AppState {
             config: Arc::new(config),

@@ -1,12 +1,19 @@
-//! The upstream side: one pooled HTTP client per provider (keep-alive, HTTP/2 where the
-//! provider offers it, rustls with the system's roots), and the provider's URL, key and
-//! headers put on each request.
+//! The upstream side: one pooled hyper client per provider (keep-alive, HTTP/2 where the
+//! provider offers it through ALPN, rustls with the platform's certificate verifier), and
+//! the provider's URL, key and headers put on each request.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue};
+use http::uri::PathAndQuery;
+use http::{HeaderMap, HeaderValue, Method, Request, Response, Uri};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::config::{Config, Provider};
 use crate::dialect::{Dialect, Endpoint};
@@ -24,8 +31,8 @@ pub fn install_tls_provider() {
 
 /// A provider's connection pool and its endpoint URLs, parsed once.
 struct ProviderClient {
-    client: reqwest::Client,
-    urls: Vec<(Endpoint, reqwest::Url)>,
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    urls: Vec<(Endpoint, Uri)>,
 }
 
 const ENDPOINTS: [Endpoint; 4] = [
@@ -41,22 +48,30 @@ pub struct Upstream {
 }
 
 impl Upstream {
-    pub fn new(config: &Config, secrets: Arc<dyn SecretStore>) -> Result<Upstream, reqwest::Error> {
+    pub fn new(config: &Config, secrets: Arc<dyn SecretStore>) -> Result<Upstream, std::io::Error> {
         install_tls_provider();
         let mut clients = HashMap::new();
         for provider in &config.providers {
-            let client = reqwest::Client::builder()
-                .connect_timeout(provider.timeouts.connect)
-                .tcp_nodelay(true)
+            let mut http = HttpConnector::new();
+            http.set_connect_timeout(Some(provider.timeouts.connect));
+            http.set_nodelay(true);
+            http.enforce_http(false);
+            let connector = hyper_rustls::HttpsConnectorBuilder::new()
+                .try_with_platform_verifier()
+                .map_err(|e| std::io::Error::other(format!("cannot set up TLS: {e}")))?
+                .https_or_http()
+                .enable_all_versions()
+                .wrap_connector(http);
+            let client = Client::builder(TokioExecutor::new())
                 .pool_idle_timeout(std::time::Duration::from_secs(90))
-                // Proxies are the gateway's business; a stray HTTP_PROXY must not reroute keys.
-                .no_proxy()
-                .build()?;
+                .pool_timer(TokioTimer::new())
+                .timer(TokioTimer::new())
+                .build(connector);
             let urls = ENDPOINTS
                 .iter()
                 .filter_map(|e| {
                     let text = format!("{}{}", provider.base_for(e.dialect()), e.upstream_path());
-                    reqwest::Url::parse(&text).ok().map(|url| (*e, url))
+                    text.parse::<Uri>().ok().map(|uri| (*e, uri))
                 })
                 .collect();
             clients.insert(provider.name.clone(), ProviderClient { client, urls });
@@ -72,7 +87,7 @@ impl Upstream {
         query: Option<&str>,
         inbound: &HeaderMap,
         body: Bytes,
-    ) -> Result<reqwest::Response, GatewayError> {
+    ) -> Result<Response<Incoming>, GatewayError> {
         let unreachable = |detail: &str| GatewayError::UpstreamUnreachable {
             provider: provider.name.clone(),
             detail: detail.to_owned(),
@@ -82,18 +97,25 @@ impl Upstream {
             .get(&provider.name)
             .ok_or_else(|| unreachable("no client for this provider (config changed?)"))?;
         let dialect = endpoint.dialect();
-        let mut url = pc
+        let base = pc
             .urls
             .iter()
             .find(|(e, _)| *e == endpoint)
-            .map(|(_, url)| url.clone())
+            .map(|(_, uri)| uri)
             .ok_or_else(|| unreachable("its base URL does not form a valid endpoint URL"))?;
-        if query.is_some() {
-            url.set_query(query);
-        }
+        let uri = match query {
+            None => base.clone(),
+            Some(q) => {
+                with_query(base, q).ok_or_else(|| unreachable("the query string is not valid"))?
+            }
+        };
         let headers = self.headers_for(provider, dialect, inbound)?;
-        let request = pc.client.post(url).headers(headers).body(body);
-        match tokio::time::timeout(provider.timeouts.first_byte, request.send()).await {
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = Method::POST;
+        *request.uri_mut() = uri;
+        *request.headers_mut() = headers;
+        let request = pc.client.request(request);
+        match tokio::time::timeout(provider.timeouts.first_byte, request).await {
             Err(_) => Err(GatewayError::UpstreamTimeout {
                 provider: provider.name.clone(),
                 phase: "the response headers",
@@ -156,7 +178,7 @@ impl Upstream {
 }
 
 /// The innermost cause of an error: the part that says what actually went wrong
-/// ("connection refused", "invalid peer certificate"), not reqwest's wrapper text.
+/// ("connection refused", "invalid peer certificate"), not the wrappers' text.
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     let mut cause = e;
     while let Some(next) = cause.source() {
@@ -165,18 +187,18 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     cause.to_string()
 }
 
-/// Maps a transport error to what the client should hear. reqwest's messages carry the
-/// URL but never headers, so no key can leak through them.
-pub fn classify(provider: &str, e: &reqwest::Error) -> GatewayError {
-    if e.is_timeout() {
-        GatewayError::UpstreamTimeout {
-            provider: provider.to_owned(),
-            phase: "a connection",
-        }
-    } else {
-        GatewayError::UpstreamUnreachable {
-            provider: provider.to_owned(),
-            detail: root_cause(e),
-        }
+fn with_query(base: &Uri, query: &str) -> Option<Uri> {
+    let mut parts = base.clone().into_parts();
+    let path = parts.path_and_query.as_ref().map_or("/", |pq| pq.path());
+    parts.path_and_query = Some(PathAndQuery::try_from(format!("{path}?{query}")).ok()?);
+    Uri::from_parts(parts).ok()
+}
+
+/// Maps a transport error to what the client should hear. Transport errors name hosts
+/// and causes, never headers, so no key can leak through them.
+pub fn classify(provider: &str, e: &(dyn std::error::Error + 'static)) -> GatewayError {
+    GatewayError::UpstreamUnreachable {
+        provider: provider.to_owned(),
+        detail: root_cause(e),
     }
 }
