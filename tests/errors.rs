@@ -194,21 +194,46 @@ async fn an_unknown_model_is_a_404_listing_what_is_served() {
 }
 
 #[tokio::test]
-async fn a_route_to_a_provider_of_another_dialect_is_a_clear_400() {
+async fn what_cannot_be_translated_yet_is_a_clear_400() {
     let mock = start_mock(MockConfig::default()).await;
     let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
+    // Streams across dialects are not translated yet.
     let (s, b) = post(
         &gw.url,
         "/v1/messages",
         "application/json",
-        r#"{"model":"gpt-5","max_tokens":1,"messages":[]}"#,
+        r#"{"model":"gpt-5","max_tokens":1,"stream":true,"messages":[{"role":"user","content":"x"}]}"#,
     )
     .await;
     assert_eq!(s, 400);
     let (_, message) = anthropic_error(&b);
     assert!(
-        message.contains("translation") && message.contains("mock-openai"),
+        message.contains("streamed request") && message.contains("openai_chat"),
         "{message}"
+    );
+    // Nor is the Responses dialect.
+    let (s, b) = post(
+        &gw.url,
+        "/v1/responses",
+        "application/json",
+        r#"{"model":"claude-sonnet-5-5","input":"x"}"#,
+    )
+    .await;
+    assert_eq!(s, 400);
+    assert!(openai_error(&b).contains("not available yet"));
+    // A Chat field Anthropic has no place for is named, not dropped.
+    let (s, b) = post(
+        &gw.url,
+        "/v1/chat/completions",
+        "application/json",
+        r#"{"model":"claude-sonnet-5-5","messages":[{"role":"user","content":"x"}],"logit_bias":{"1":2}}"#,
+    )
+    .await;
+    assert_eq!(s, 400);
+    assert!(openai_error(&b).contains("logit_bias"));
+    assert!(
+        mock.state.requests().is_empty(),
+        "nothing reached the provider"
     );
 }
 

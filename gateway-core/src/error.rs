@@ -36,12 +36,18 @@ pub enum GatewayError {
     UnknownModel { model: String, served: Vec<String> },
     #[error("no route for {method} {path}")]
     NoSuchEndpoint { method: String, path: String },
-    #[error("provider {provider:?} speaks {provider_dialects}, not {client}; translation between dialects is not available yet — route model {model:?} to a provider that speaks {client}")]
+    #[error("provider {provider:?} speaks {provider_dialects}, not {client}, and translation from {client} to those is not available yet — route model {model:?} to a provider that speaks {client}")]
     DialectUnsupported {
         provider: String,
         provider_dialects: String,
         client: Dialect,
         model: String,
+    },
+    #[error("{feature} cannot be sent to a provider that speaks {target}: {hint}")]
+    Untranslatable {
+        feature: String,
+        target: Dialect,
+        hint: &'static str,
     },
     #[error("provider {provider:?} has no API key: {hint}")]
     MissingKey { provider: String, hint: String },
@@ -75,7 +81,8 @@ impl GatewayError {
             | GatewayError::BodyTooLarge { .. }
             | GatewayError::UnknownModel { .. }
             | GatewayError::NoSuchEndpoint { .. }
-            | GatewayError::DialectUnsupported { .. } => Culprit::Client,
+            | GatewayError::DialectUnsupported { .. }
+            | GatewayError::Untranslatable { .. } => Culprit::Client,
             GatewayError::UpstreamUnreachable { .. }
             | GatewayError::UpstreamTimeout { .. }
             | GatewayError::UpstreamBroken { .. } => Culprit::Upstream,
@@ -87,7 +94,8 @@ impl GatewayError {
         match self {
             GatewayError::InvalidJson(_)
             | GatewayError::InvalidField { .. }
-            | GatewayError::DialectUnsupported { .. } => StatusCode::BAD_REQUEST,
+            | GatewayError::DialectUnsupported { .. }
+            | GatewayError::Untranslatable { .. } => StatusCode::BAD_REQUEST,
             GatewayError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             GatewayError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             GatewayError::UnknownModel { .. } | GatewayError::NoSuchEndpoint { .. } => {
@@ -117,6 +125,7 @@ impl GatewayError {
             GatewayError::UnknownModel { .. } => "unknown_model",
             GatewayError::NoSuchEndpoint { .. } => "no_such_endpoint",
             GatewayError::DialectUnsupported { .. } => "dialect_unsupported",
+            GatewayError::Untranslatable { .. } => "untranslatable",
             GatewayError::MissingKey { .. } => "missing_key",
             GatewayError::UpstreamUnreachable { .. } => "upstream_unreachable",
             GatewayError::UpstreamTimeout { .. } => "upstream_timeout",

@@ -16,6 +16,7 @@
 //! - [`secrets`]  — where provider keys come from ([`secrets::SecretStore`]).
 //! - [`models`]   — `GET /v1/models` in OpenAI or Anthropic shape.
 //! - [`headers`]  — header names and other constants, in one place.
+//! - [`translate`] — the canonical IR and a codec per dialect, for requests across dialects.
 //! - [`mock`]     — a mock provider that speaks each provider's wire format, for tests and benchmarks.
 
 pub mod config;
@@ -31,5 +32,6 @@ pub mod routing;
 pub mod secrets;
 pub mod server;
 pub mod sniff;
+pub mod translate;
 pub mod upstream;
 pub mod usage;

@@ -17,6 +17,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue};
 
+use crate::config::Provider;
 use crate::dialect::{Dialect, Endpoint};
 use crate::error::{Culprit, GatewayError};
 use crate::headers::{
@@ -27,6 +28,7 @@ use crate::record::{Outcome, Pending, RequestRecord};
 use crate::relay::{read_whole, relay_stream, RelayParams};
 use crate::server::AppState;
 use crate::sniff::{sniff, Edits};
+use crate::translate;
 
 /// Per-request facts the stages share.
 struct Ctx {
@@ -181,12 +183,39 @@ async fn run(
     let provider = target.provider.clone();
     pending.record().provider = Some(provider.name.clone());
     if !provider.speaks(ctx.dialect()) {
-        return Err(GatewayError::DialectUnsupported {
-            provider: provider.name.clone(),
-            provider_dialects: provider.dialect_names(),
-            client: ctx.dialect(),
-            model: sniffed.model.clone(),
-        });
+        let translatable = provider
+            .dialects
+            .iter()
+            .copied()
+            .find(|d| translate::can_translate(ctx.dialect(), *d));
+        let Some(provider_dialect) = translatable.filter(|_| ctx.endpoint != Endpoint::CountTokens)
+        else {
+            return Err(GatewayError::DialectUnsupported {
+                provider: provider.name.clone(),
+                provider_dialects: provider.dialect_names(),
+                client: ctx.dialect(),
+                model: sniffed.model.clone(),
+            });
+        };
+        if stream {
+            return Err(GatewayError::Untranslatable {
+                feature: "a streamed request".into(),
+                target: provider_dialect,
+                hint: "stream translation is not available yet; send it without `stream`, or route the model to a provider of your dialect",
+            });
+        }
+        let model = target.rewrite.unwrap_or(&sniffed.model).to_owned();
+        return translated(
+            state,
+            ctx,
+            pending,
+            &parts.headers,
+            &body,
+            model,
+            &provider,
+            provider_dialect,
+        )
+        .await;
     }
 
     // 3. prepare
@@ -258,6 +287,104 @@ async fn run(
     let mut out = Response::new(Body::from(bytes));
     *out.status_mut() = status;
     copy_headers(&upstream_headers, out.headers_mut());
+    ctx.overhead += body_at.elapsed();
+    stamp(&mut out, ctx);
+    pending.record().overhead = ctx.overhead;
+    Ok(out)
+}
+
+/// The exchange when the provider speaks another dialect: the body goes through the IR
+/// both ways, and a provider error is re-shaped for the client (its status unchanged).
+#[allow(clippy::too_many_arguments)]
+async fn translated(
+    state: &Arc<AppState>,
+    ctx: &mut Ctx,
+    pending: &mut Pending,
+    headers: &HeaderMap,
+    body: &[u8],
+    model: String,
+    provider: &Provider,
+    provider_dialect: Dialect,
+) -> Result<Response, GatewayError> {
+    let client_dialect = ctx.dialect();
+    let mut ir = match client_dialect {
+        Dialect::OpenAiChat => translate::chat::decode_request(body)?,
+        Dialect::AnthropicMessages => translate::messages::decode_request(body)?,
+        Dialect::OpenAiResponses => {
+            return Err(GatewayError::DialectUnsupported {
+                provider: provider.name.clone(),
+                provider_dialects: provider.dialect_names(),
+                client: client_dialect,
+                model,
+            })
+        }
+    };
+    ir.model = model;
+    let (upstream_body, endpoint) = match provider_dialect {
+        Dialect::AnthropicMessages => (
+            translate::messages::encode_request(&ir)?,
+            Endpoint::Messages,
+        ),
+        _ => (
+            translate::chat::encode_request(&ir, provider.kind)?,
+            Endpoint::ChatCompletions,
+        ),
+    };
+    ctx.overhead += ctx.started.elapsed();
+    let response = state
+        .upstream
+        .send(
+            provider,
+            endpoint,
+            None,
+            headers,
+            Bytes::from(upstream_body),
+        )
+        .await?;
+    let status = response.status();
+    pending.record().status = status.as_u16();
+    let upstream_headers = response.headers().clone();
+    let bytes = read_whole(
+        response,
+        &provider.name,
+        provider.timeouts.idle,
+        MAX_UPSTREAM_BODY_BYTES,
+    )
+    .await?;
+    let body_at = Instant::now();
+    let out_body = if status.is_success() {
+        let decoded = match provider_dialect {
+            Dialect::AnthropicMessages => translate::messages::decode_response(&bytes),
+            _ => translate::chat::decode_response(&bytes),
+        }
+        .map_err(|e| GatewayError::UpstreamBroken {
+            provider: provider.name.clone(),
+            detail: format!("its response could not be read: {e}"),
+        })?;
+        pending.record().usage = Some(decoded.usage);
+        pending.record().model_served = Some(decoded.model.clone());
+        match client_dialect {
+            Dialect::AnthropicMessages => translate::messages::encode_response(&decoded)?,
+            _ => {
+                let created = SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                translate::chat::encode_response(&decoded, created)
+            }
+        }
+    } else {
+        match translate::decode_error(provider_dialect, &bytes) {
+            Some(e) => translate::encode_error(client_dialect, status.as_u16(), &e),
+            None => bytes.to_vec(),
+        }
+    };
+    let mut out = Response::new(Body::from(out_body));
+    *out.status_mut() = status;
+    copy_headers(&upstream_headers, out.headers_mut());
+    out.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     ctx.overhead += body_at.elapsed();
     stamp(&mut out, ctx);
     pending.record().overhead = ctx.overhead;

@@ -106,6 +106,11 @@ struct Inner<'a> {
     usage: Option<UsageWire>,
 }
 
+/// Usage from a `usage` object already parsed as JSON.
+pub fn from_usage_value(dialect: Dialect, v: &serde_json::Value) -> Option<Usage> {
+    UsageWire::deserialize(v).ok().map(|u| u.to_usage(dialect))
+}
+
 /// Usage and the served model from a whole (non-streamed) JSON response.
 pub fn from_response(dialect: Dialect, body: &[u8]) -> (Option<Usage>, Option<String>) {
     let Ok(head) = serde_json::from_slice::<Head<'_>>(body) else {

@@ -54,6 +54,16 @@ kind = "anthropic"
 base_url = "{mock_url}/v1"
 api_key = {{ env = "SDK_TEST_ANTHROPIC_KEY" }}
 models = ["claude-sonnet-5-5"]
+
+# Crossed routes: an Anthropic-named model served by the OpenAI Chat side, and the reverse,
+# so the SDKs exercise translation between dialects.
+[[routes]]
+match = "claude-on-chat-*"
+provider = "mock-openai"
+
+[[routes]]
+match = "gpt-on-messages-*"
+provider = "mock-anthropic"
 """
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "config.toml")

@@ -143,8 +143,9 @@ def test_errors_arrive_as_the_sdks_typed_exceptions(openai_client):
         openai_client.chat.completions.create(
             model="gpt-5", messages=[{"role": "user", "content": "x"}], extra_headers={"x-mock-error-status": "429"}
         )
+    # The provider's own 400, relayed with its status and body.
     with pytest.raises(openai.BadRequestError):
-        openai_client.chat.completions.create(model="claude-sonnet-5-5", messages=[{"role": "user", "content": "x"}])
+        openai_client.chat.completions.create(model="gpt-5", messages="not a list")
 
 
 def test_models_list(openai_client):

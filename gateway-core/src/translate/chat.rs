@@ -1,0 +1,542 @@
+//! The OpenAI Chat Completions codec: requests and responses to and from the IR.
+
+use serde_json::{json, Map, Value};
+
+use super::ir::{
+    ImageSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock, Tool,
+    ToolChoice,
+};
+use super::{bad, cannot, parse_object, str_field};
+use crate::config::ProviderKind;
+use crate::dialect::Dialect;
+use crate::error::GatewayError;
+use crate::usage::from_usage_value;
+
+const TARGET: Dialect = Dialect::OpenAiChat;
+
+/// Chat request fields the IR carries, or that only tune delivery and so are safe to drop
+/// (`stream_options`: the gateway asks for usage itself; `store`: OpenAI-side storage).
+const KNOWN: &[&str] = &[
+    "model",
+    "messages",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "max_tokens",
+    "max_completion_tokens",
+    "temperature",
+    "top_p",
+    "stop",
+    "stream",
+    "stream_options",
+    "user",
+    "reasoning_effort",
+    "store",
+    "metadata",
+];
+
+fn text_of(content: &Value, param: &'static str) -> Result<Vec<Part>, GatewayError> {
+    match content {
+        Value::Null => Ok(Vec::new()),
+        Value::String(s) => Ok(vec![Part::Text(TextBlock {
+            text: s.clone(),
+            cache_control: None,
+        })]),
+        Value::Array(items) => items.iter().map(|item| content_part(item, param)).collect(),
+        _ => Err(bad(
+            param,
+            "`content` must be a string or an array of parts",
+        )),
+    }
+}
+
+fn content_part(item: &Value, param: &'static str) -> Result<Part, GatewayError> {
+    match str_field(item, "type") {
+        Some("text") => Ok(Part::Text(TextBlock {
+            text: str_field(item, "text").unwrap_or_default().to_owned(),
+            cache_control: item.get("cache_control").cloned(),
+        })),
+        Some("image_url") => {
+            let url = item
+                .get("image_url")
+                .and_then(|u| str_field(u, "url"))
+                .ok_or_else(|| bad(param, "an image_url part needs `image_url.url`"))?;
+            Ok(Part::Image {
+                source: parse_image_url(url),
+                cache_control: None,
+            })
+        }
+        Some(other) => Err(cannot(
+            format!("a `{other}` content part"),
+            Dialect::AnthropicMessages,
+            "send text or images",
+        )),
+        None => Err(bad(param, "a content part needs a `type`")),
+    }
+}
+
+/// A `data:` URL becomes inline base64; anything else stays a URL.
+fn parse_image_url(url: &str) -> ImageSource {
+    if let Some(rest) = url.strip_prefix("data:") {
+        if let Some((meta, data)) = rest.split_once(',') {
+            if let Some(media_type) = meta.strip_suffix(";base64") {
+                return ImageSource::Base64 {
+                    media_type: media_type.to_owned(),
+                    data: data.to_owned(),
+                };
+            }
+        }
+    }
+    ImageSource::Url(url.to_owned())
+}
+
+/// Appends `part` to the last message when it has `role`, else starts a new message:
+/// Chat splits one turn across messages (assistant text, then tool messages) that the
+/// IR keeps together.
+fn push(messages: &mut Vec<Message>, role: Role, parts: Vec<Part>) {
+    match messages.last_mut() {
+        Some(last) if last.role == role => last.parts.extend(parts),
+        _ => messages.push(Message { role, parts }),
+    }
+}
+
+pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
+    let obj = parse_object(body)?;
+    if let Some(key) = obj.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        return Err(cannot(
+            format!("the Chat Completions field `{key}`"),
+            Dialect::AnthropicMessages,
+            "remove it, or route this model to an OpenAI-compatible provider",
+        ));
+    }
+    if obj.get("n").and_then(Value::as_u64).is_some_and(|n| n > 1) {
+        return Err(cannot(
+            "`n` > 1",
+            Dialect::AnthropicMessages,
+            "ask for one choice",
+        ));
+    }
+    let mut req = Request {
+        model: obj
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        stream: obj.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        max_tokens: obj
+            .get("max_completion_tokens")
+            .or_else(|| obj.get("max_tokens"))
+            .and_then(Value::as_u64),
+        temperature: obj.get("temperature").and_then(Value::as_f64),
+        top_p: obj.get("top_p").and_then(Value::as_f64),
+        user: obj.get("user").and_then(Value::as_str).map(str::to_owned),
+        parallel_tool_calls: obj.get("parallel_tool_calls").and_then(Value::as_bool),
+        reasoning: obj
+            .get("reasoning_effort")
+            .and_then(Value::as_str)
+            .map(|e| Reasoning::Effort(e.to_owned())),
+        ..Request::default()
+    };
+    req.stop = match obj.get("stop") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        Some(_) => {
+            return Err(bad(
+                "stop",
+                "`stop` must be a string or an array of strings",
+            ))
+        }
+    };
+    let messages = obj
+        .get("messages")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("messages", "`messages` must be an array"))?;
+    for m in messages {
+        let role =
+            str_field(m, "role").ok_or_else(|| bad("messages", "each message needs a `role`"))?;
+        let content = m.get("content").unwrap_or(&Value::Null);
+        match role {
+            // Anthropic has one system prompt before the conversation: system and developer
+            // messages, wherever they stand, join it in order.
+            "system" | "developer" => {
+                for part in text_of(content, "messages")? {
+                    if let Part::Text(t) = part {
+                        req.system.push(t);
+                    }
+                }
+            }
+            "user" => push(&mut req.messages, Role::User, text_of(content, "messages")?),
+            "assistant" => {
+                let mut parts = Vec::new();
+                if let Some(reasoning) = str_field(m, "reasoning_content") {
+                    parts.push(Part::Thinking {
+                        text: reasoning.to_owned(),
+                        signature: None,
+                    });
+                }
+                parts.extend(text_of(content, "messages")?);
+                if let Some(calls) = m.get("tool_calls").and_then(Value::as_array) {
+                    for call in calls {
+                        let f = call.get("function").unwrap_or(&Value::Null);
+                        parts.push(Part::ToolCall {
+                            id: str_field(call, "id").unwrap_or_default().to_owned(),
+                            name: str_field(f, "name").unwrap_or_default().to_owned(),
+                            arguments: str_field(f, "arguments").unwrap_or("{}").to_owned(),
+                        });
+                    }
+                }
+                push(&mut req.messages, Role::Assistant, parts);
+            }
+            "tool" => {
+                let call_id = str_field(m, "tool_call_id")
+                    .ok_or_else(|| bad("messages", "a tool message needs `tool_call_id`"))?;
+                let result = Part::ToolResult {
+                    call_id: call_id.to_owned(),
+                    content: text_of(content, "messages")?,
+                    is_error: false,
+                    cache_control: None,
+                };
+                push(&mut req.messages, Role::User, vec![result]);
+            }
+            other => return Err(bad("messages", format!("unknown role `{other}`"))),
+        }
+    }
+    if let Some(tools) = obj.get("tools").and_then(Value::as_array) {
+        for t in tools {
+            if str_field(t, "type") != Some("function") {
+                return Err(cannot(
+                    format!("a `{}` tool", str_field(t, "type").unwrap_or("untyped")),
+                    Dialect::AnthropicMessages,
+                    "only function tools translate",
+                ));
+            }
+            let f = t.get("function").unwrap_or(&Value::Null);
+            req.tools.push(Tool {
+                name: str_field(f, "name").unwrap_or_default().to_owned(),
+                description: str_field(f, "description").map(str::to_owned),
+                schema: f
+                    .get("parameters")
+                    .cloned()
+                    .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+                cache_control: None,
+            });
+        }
+    }
+    req.tool_choice = match obj.get("tool_choice") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(match s.as_str() {
+            "none" => ToolChoice::None,
+            "required" => ToolChoice::Required,
+            _ => ToolChoice::Auto,
+        }),
+        Some(v) => Some(ToolChoice::Named(
+            v.get("function")
+                .and_then(|f| str_field(f, "name"))
+                .ok_or_else(|| bad("tool_choice", "a named tool_choice needs `function.name`"))?
+                .to_owned(),
+        )),
+    };
+    Ok(req)
+}
+
+fn image_url(source: &ImageSource) -> String {
+    match source {
+        ImageSource::Url(url) => url.clone(),
+        ImageSource::Base64 { media_type, data } => format!("data:{media_type};base64,{data}"),
+    }
+}
+
+/// Text of tool-result content, for Chat's tool message (which carries text only).
+fn tool_text(content: &[Part]) -> Result<String, GatewayError> {
+    let mut out = String::new();
+    for part in content {
+        match part {
+            Part::Text(t) => {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(&t.text);
+            }
+            _ => {
+                return Err(cannot(
+                    "an image inside a tool result",
+                    TARGET,
+                    "Chat tool messages carry text only",
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Marks a failed tool result in the text, since Chat's tool messages have no error flag.
+pub const TOOL_ERROR_MARKER: &str = "[tool error] ";
+
+pub fn encode_request(req: &Request, kind: ProviderKind) -> Result<Vec<u8>, GatewayError> {
+    let mut messages = Vec::new();
+    if !req.system.is_empty() {
+        let text: Vec<&str> = req.system.iter().map(|t| t.text.as_str()).collect();
+        messages.push(json!({"role": "system", "content": text.join("\n\n")}));
+    }
+    for m in &req.messages {
+        match m.role {
+            Role::User => {
+                let mut parts = Vec::new();
+                for p in &m.parts {
+                    match p {
+                        Part::ToolResult {
+                            call_id,
+                            content,
+                            is_error,
+                            ..
+                        } => {
+                            let mut text = tool_text(content)?;
+                            if *is_error {
+                                text.insert_str(0, TOOL_ERROR_MARKER);
+                            }
+                            messages.push(
+                                json!({"role": "tool", "tool_call_id": call_id, "content": text}),
+                            );
+                        }
+                        Part::Text(t) => parts.push(json!({"type": "text", "text": t.text})),
+                        Part::Image { source, .. } => parts.push(
+                            json!({"type": "image_url", "image_url": {"url": image_url(source)}}),
+                        ),
+                        Part::ToolCall { .. }
+                        | Part::Thinking { .. }
+                        | Part::RedactedThinking { .. } => {
+                            return Err(bad(
+                                "messages",
+                                "a user message cannot hold tool calls or thinking",
+                            ))
+                        }
+                    }
+                }
+                if !parts.is_empty() {
+                    let content = match parts.as_slice() {
+                        [one] if one.get("type") == Some(&json!("text")) => one["text"].clone(),
+                        _ => Value::Array(parts),
+                    };
+                    messages.push(json!({"role": "user", "content": content}));
+                }
+            }
+            Role::Assistant => {
+                let mut text = String::new();
+                let mut calls = Vec::new();
+                for p in &m.parts {
+                    match p {
+                        Part::Text(t) => text.push_str(&t.text),
+                        Part::ToolCall {
+                            id,
+                            name,
+                            arguments,
+                        } => calls.push(json!({
+                            "id": id, "type": "function",
+                            "function": {"name": name, "arguments": arguments},
+                        })),
+                        // Earlier turns' reasoning is not sent back: DeepSeek documents that it
+                        // must be left out of the input, and OpenAI's Chat has no field for it.
+                        Part::Thinking { .. } | Part::RedactedThinking { .. } => {}
+                        Part::Image { .. } | Part::ToolResult { .. } => {
+                            return Err(cannot(
+                                "an image or tool result in an assistant turn",
+                                TARGET,
+                                "not expressible in Chat",
+                            ))
+                        }
+                    }
+                }
+                let mut msg = Map::new();
+                msg.insert("role".into(), json!("assistant"));
+                msg.insert(
+                    "content".into(),
+                    if text.is_empty() {
+                        Value::Null
+                    } else {
+                        json!(text)
+                    },
+                );
+                if !calls.is_empty() {
+                    msg.insert("tool_calls".into(), Value::Array(calls));
+                }
+                messages.push(Value::Object(msg));
+            }
+        }
+    }
+    let mut out = Map::new();
+    out.insert("model".into(), json!(req.model));
+    out.insert("messages".into(), Value::Array(messages));
+    if let Some(n) = req.max_tokens {
+        // OpenAI deprecated max_tokens for max_completion_tokens; other servers know the old name.
+        let key = if kind == ProviderKind::OpenAi {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        out.insert(key.into(), json!(n));
+    }
+    if let Some(t) = req.temperature {
+        out.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = req.top_p {
+        out.insert("top_p".into(), json!(p));
+    }
+    if !req.stop.is_empty() {
+        out.insert("stop".into(), json!(req.stop));
+    }
+    if let Some(user) = &req.user {
+        out.insert("user".into(), json!(user));
+    }
+    if let (Some(r), ProviderKind::OpenAi) = (&req.reasoning, kind) {
+        out.insert("reasoning_effort".into(), json!(r.effort()));
+    }
+    if !req.tools.is_empty() {
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| {
+                let mut f = Map::new();
+                f.insert("name".into(), json!(t.name));
+                if let Some(d) = &t.description {
+                    f.insert("description".into(), json!(d));
+                }
+                f.insert("parameters".into(), t.schema.clone());
+                json!({"type": "function", "function": f})
+            })
+            .collect();
+        out.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(choice) = &req.tool_choice {
+        out.insert(
+            "tool_choice".into(),
+            match choice {
+                ToolChoice::Auto => json!("auto"),
+                ToolChoice::None => json!("none"),
+                ToolChoice::Required => json!("required"),
+                ToolChoice::Named(name) => json!({"type": "function", "function": {"name": name}}),
+            },
+        );
+    }
+    if let Some(p) = req.parallel_tool_calls {
+        out.insert("parallel_tool_calls".into(), json!(p));
+    }
+    if req.stream {
+        out.insert("stream".into(), json!(true));
+        out.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    serde_json::to_vec(&Value::Object(out)).map_err(|e| bad("messages", e.to_string()))
+}
+
+pub fn decode_response(body: &[u8]) -> Result<Response, GatewayError> {
+    let v = Value::Object(parse_object(body)?);
+    let choice = v
+        .get("choices")
+        .and_then(|c| c.get(0))
+        .ok_or_else(|| bad("choices", "the provider's response has no choices"))?;
+    let message = choice.get("message").unwrap_or(&Value::Null);
+    let mut parts = Vec::new();
+    if let Some(r) = str_field(message, "reasoning_content").filter(|r| !r.is_empty()) {
+        parts.push(Part::Thinking {
+            text: r.to_owned(),
+            signature: None,
+        });
+    }
+    if let Some(text) = str_field(message, "content").filter(|t| !t.is_empty()) {
+        parts.push(Part::Text(TextBlock {
+            text: text.to_owned(),
+            cache_control: None,
+        }));
+    }
+    if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
+        for call in calls {
+            let f = call.get("function").unwrap_or(&Value::Null);
+            parts.push(Part::ToolCall {
+                id: str_field(call, "id").unwrap_or_default().to_owned(),
+                name: str_field(f, "name").unwrap_or_default().to_owned(),
+                arguments: str_field(f, "arguments").unwrap_or("{}").to_owned(),
+            });
+        }
+    }
+    let stop = match str_field(choice, "finish_reason") {
+        Some("stop") | None => StopReason::EndTurn,
+        Some("length") => StopReason::MaxTokens,
+        Some("tool_calls") | Some("function_call") => StopReason::ToolUse,
+        Some("content_filter") => StopReason::ContentFilter,
+        Some(other) => StopReason::Other(other.to_owned()),
+    };
+    Ok(Response {
+        id: str_field(&v, "id").unwrap_or_default().to_owned(),
+        model: str_field(&v, "model").unwrap_or_default().to_owned(),
+        parts,
+        stop,
+        usage: v
+            .get("usage")
+            .and_then(|u| from_usage_value(Dialect::OpenAiChat, u))
+            .unwrap_or_default(),
+    })
+}
+
+pub fn encode_response(resp: &Response, created: u64) -> Vec<u8> {
+    let mut text = String::new();
+    let mut reasoning = String::new();
+    let mut calls = Vec::new();
+    for p in &resp.parts {
+        match p {
+            Part::Text(t) => text.push_str(&t.text),
+            Part::Thinking { text, .. } => reasoning.push_str(text),
+            Part::ToolCall {
+                id,
+                name,
+                arguments,
+            } => calls.push(json!({
+                "id": id, "type": "function", "function": {"name": name, "arguments": arguments},
+            })),
+            _ => {}
+        }
+    }
+    let mut message = Map::new();
+    message.insert("role".into(), json!("assistant"));
+    message.insert(
+        "content".into(),
+        if text.is_empty() {
+            Value::Null
+        } else {
+            json!(text)
+        },
+    );
+    if !reasoning.is_empty() {
+        message.insert("reasoning_content".into(), json!(reasoning));
+    }
+    if !calls.is_empty() {
+        message.insert("tool_calls".into(), Value::Array(calls));
+    }
+    message.insert("refusal".into(), Value::Null);
+    let finish = match &resp.stop {
+        StopReason::EndTurn | StopReason::StopSequence(_) => "stop",
+        StopReason::MaxTokens => "length",
+        StopReason::ToolUse => "tool_calls",
+        StopReason::ContentFilter => "content_filter",
+        StopReason::Other(_) => "stop",
+    };
+    let u = resp.usage;
+    let body = json!({
+        "id": resp.id,
+        "object": "chat.completion",
+        "created": created,
+        "model": resp.model,
+        "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": u.input,
+            "completion_tokens": u.output,
+            "total_tokens": u.input + u.output,
+            "prompt_tokens_details": {"cached_tokens": u.cache_read},
+            "completion_tokens_details": {"reasoning_tokens": u.reasoning},
+        },
+    });
+    serde_json::to_vec(&body).unwrap_or_default()
+}

@@ -1,0 +1,156 @@
+//! The canonical form every dialect decodes to and encodes from (hub and spoke): a
+//! request, a response, and what each can carry. Fields a dialect has no place for are
+//! either mapped, refused with a 400 that names them, or — where the provider documents
+//! them as optional and dropping cannot change the answer — listed in the docs as dropped.
+
+use serde_json::Value;
+
+use crate::usage::Usage;
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Request {
+    pub model: String,
+    /// System and developer prompts, in order.
+    pub system: Vec<TextBlock>,
+    pub messages: Vec<Message>,
+    pub tools: Vec<Tool>,
+    pub tool_choice: Option<ToolChoice>,
+    pub parallel_tool_calls: Option<bool>,
+    pub max_tokens: Option<u64>,
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub stop: Vec<String>,
+    pub stream: bool,
+    /// An end-user id (OpenAI `user`, Anthropic `metadata.user_id`).
+    pub user: Option<String>,
+    pub reasoning: Option<Reasoning>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextBlock {
+    pub text: String,
+    /// Anthropic prompt-cache marker, kept so it survives a round trip through the IR.
+    pub cache_control: Option<Value>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Message {
+    pub role: Role,
+    pub parts: Vec<Part>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ImageSource {
+    Url(String),
+    Base64 { media_type: String, data: String },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Part {
+    Text(TextBlock),
+    Image {
+        source: ImageSource,
+        cache_control: Option<Value>,
+    },
+    /// A call the assistant made; `arguments` is the JSON text as the model wrote it.
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: String,
+    },
+    ToolResult {
+        call_id: String,
+        content: Vec<Part>,
+        is_error: bool,
+        cache_control: Option<Value>,
+    },
+    Thinking {
+        text: String,
+        signature: Option<String>,
+    },
+    RedactedThinking {
+        data: String,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tool {
+    pub name: String,
+    pub description: Option<String>,
+    /// JSON Schema of the arguments.
+    pub schema: Value,
+    pub cache_control: Option<Value>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolChoice {
+    Auto,
+    None,
+    Required,
+    Named(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reasoning {
+    /// OpenAI's `reasoning_effort`: minimal, low, medium, high.
+    Effort(String),
+    /// Anthropic's extended thinking budget in tokens.
+    Budget(u64),
+}
+
+impl Reasoning {
+    /// Anthropic needs a token budget; OpenAI's efforts map to budgets in this ratio.
+    pub fn budget(&self) -> u64 {
+        match self {
+            Reasoning::Budget(b) => *b,
+            Reasoning::Effort(e) => match e.as_str() {
+                "minimal" | "low" => 1024,
+                "medium" => 4096,
+                _ => 16384,
+            },
+        }
+    }
+
+    /// OpenAI needs an effort; budgets map back to the nearest one.
+    pub fn effort(&self) -> &str {
+        match self {
+            Reasoning::Effort(e) => e,
+            Reasoning::Budget(b) if *b <= 2048 => "low",
+            Reasoning::Budget(b) if *b <= 8192 => "medium",
+            Reasoning::Budget(_) => "high",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    EndTurn,
+    MaxTokens,
+    StopSequence(Option<String>),
+    ToolUse,
+    ContentFilter,
+    /// Anything else, by the provider's own name.
+    Other(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Response {
+    pub id: String,
+    pub model: String,
+    pub parts: Vec<Part>,
+    pub stop: StopReason,
+    pub usage: Usage,
+}
+
+/// A provider's error, read from its own shape, to be written in the client's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProviderError {
+    pub kind: String,
+    pub message: String,
+}

@@ -1,0 +1,477 @@
+//! The Anthropic Messages codec: requests and responses to and from the IR.
+
+use serde_json::{json, Map, Value};
+
+use super::ir::{
+    ImageSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock, Tool,
+    ToolChoice,
+};
+use super::{bad, cannot, parse_object, str_field};
+use crate::dialect::Dialect;
+use crate::error::GatewayError;
+use crate::usage::from_usage_value;
+
+/// Messages request fields the IR carries. `anthropic-beta` features ride in headers and
+/// are not the body's concern.
+const KNOWN: &[&str] = &[
+    "model",
+    "messages",
+    "system",
+    "tools",
+    "tool_choice",
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "stop_sequences",
+    "stream",
+    "metadata",
+    "thinking",
+];
+
+/// Anthropic requires `max_tokens`; a Chat client that left it out gets this.
+pub const DEFAULT_MAX_TOKENS: u64 = 8192;
+
+fn blocks(content: &Value, param: &'static str) -> Result<Vec<Part>, GatewayError> {
+    match content {
+        Value::String(s) => Ok(vec![Part::Text(TextBlock {
+            text: s.clone(),
+            cache_control: None,
+        })]),
+        Value::Array(items) => items.iter().map(|b| block(b, param)).collect(),
+        _ => Err(bad(
+            param,
+            "`content` must be a string or an array of blocks",
+        )),
+    }
+}
+
+fn block(b: &Value, param: &'static str) -> Result<Part, GatewayError> {
+    let cache_control = b.get("cache_control").cloned();
+    match str_field(b, "type") {
+        Some("text") => Ok(Part::Text(TextBlock {
+            text: str_field(b, "text").unwrap_or_default().to_owned(),
+            cache_control,
+        })),
+        Some("image") => {
+            let source = b.get("source").unwrap_or(&Value::Null);
+            let source = match str_field(source, "type") {
+                Some("base64") => ImageSource::Base64 {
+                    media_type: str_field(source, "media_type")
+                        .unwrap_or("image/png")
+                        .to_owned(),
+                    data: str_field(source, "data").unwrap_or_default().to_owned(),
+                },
+                Some("url") => {
+                    ImageSource::Url(str_field(source, "url").unwrap_or_default().to_owned())
+                }
+                other => {
+                    return Err(cannot(
+                        format!("an image with source type `{}`", other.unwrap_or("none")),
+                        Dialect::OpenAiChat,
+                        "send images as base64 or URL",
+                    ))
+                }
+            };
+            Ok(Part::Image {
+                source,
+                cache_control,
+            })
+        }
+        Some("tool_use") => Ok(Part::ToolCall {
+            id: str_field(b, "id").unwrap_or_default().to_owned(),
+            name: str_field(b, "name").unwrap_or_default().to_owned(),
+            arguments: serde_json::to_string(b.get("input").unwrap_or(&json!({})))
+                .unwrap_or_else(|_| "{}".into()),
+        }),
+        Some("tool_result") => Ok(Part::ToolResult {
+            call_id: str_field(b, "tool_use_id").unwrap_or_default().to_owned(),
+            content: match b.get("content") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(c) => blocks(c, param)?,
+            },
+            is_error: b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+            cache_control,
+        }),
+        Some("thinking") => Ok(Part::Thinking {
+            text: str_field(b, "thinking").unwrap_or_default().to_owned(),
+            signature: str_field(b, "signature").map(str::to_owned),
+        }),
+        Some("redacted_thinking") => Ok(Part::RedactedThinking {
+            data: str_field(b, "data").unwrap_or_default().to_owned(),
+        }),
+        Some(other) => Err(cannot(
+            format!("a `{other}` content block"),
+            Dialect::OpenAiChat,
+            "send text, images, tool use and tool results",
+        )),
+        None => Err(bad(param, "a content block needs a `type`")),
+    }
+}
+
+pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
+    let obj = parse_object(body)?;
+    if let Some(key) = obj.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        return Err(cannot(
+            format!("the Messages field `{key}`"),
+            Dialect::OpenAiChat,
+            "remove it, or route this model to an Anthropic-compatible provider",
+        ));
+    }
+    let mut req = Request {
+        model: obj
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        stream: obj.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        max_tokens: obj.get("max_tokens").and_then(Value::as_u64),
+        temperature: obj.get("temperature").and_then(Value::as_f64),
+        top_p: obj.get("top_p").and_then(Value::as_f64),
+        stop: obj
+            .get("stop_sequences")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        user: obj
+            .get("metadata")
+            .and_then(|m| str_field(m, "user_id"))
+            .map(str::to_owned),
+        ..Request::default()
+    };
+    if let Some(thinking) = obj.get("thinking") {
+        if str_field(thinking, "type") == Some("enabled") {
+            req.reasoning = Some(Reasoning::Budget(
+                thinking
+                    .get("budget_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(1024),
+            ));
+        }
+    }
+    match obj.get("system") {
+        None | Some(Value::Null) => {}
+        Some(system) => {
+            for part in blocks(system, "system")? {
+                if let Part::Text(t) = part {
+                    req.system.push(t);
+                }
+            }
+        }
+    }
+    let messages = obj
+        .get("messages")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("messages", "`messages` must be an array"))?;
+    for m in messages {
+        let role = match str_field(m, "role") {
+            Some("user") => Role::User,
+            Some("assistant") => Role::Assistant,
+            // Claude Code puts its system prompt inside `messages` at times.
+            Some("system") => {
+                for part in blocks(m.get("content").unwrap_or(&Value::Null), "messages")? {
+                    if let Part::Text(t) = part {
+                        req.system.push(t);
+                    }
+                }
+                continue;
+            }
+            _ => {
+                return Err(bad(
+                    "messages",
+                    "each message needs role `user` or `assistant`",
+                ))
+            }
+        };
+        let parts = blocks(m.get("content").unwrap_or(&Value::Null), "messages")?;
+        match req.messages.last_mut() {
+            Some(last) if last.role == role => last.parts.extend(parts),
+            _ => req.messages.push(Message { role, parts }),
+        }
+    }
+    if let Some(tools) = obj.get("tools").and_then(Value::as_array) {
+        for t in tools {
+            if let Some(kind) = str_field(t, "type").filter(|k| *k != "custom") {
+                return Err(cannot(
+                    format!("the server tool `{kind}`"),
+                    Dialect::OpenAiChat,
+                    "only client tools with an input_schema translate",
+                ));
+            }
+            req.tools.push(Tool {
+                name: str_field(t, "name").unwrap_or_default().to_owned(),
+                description: str_field(t, "description").map(str::to_owned),
+                schema: t
+                    .get("input_schema")
+                    .cloned()
+                    .unwrap_or_else(|| json!({"type": "object"})),
+                cache_control: t.get("cache_control").cloned(),
+            });
+        }
+    }
+    if let Some(choice) = obj.get("tool_choice") {
+        req.tool_choice = Some(match str_field(choice, "type") {
+            Some("any") => ToolChoice::Required,
+            Some("none") => ToolChoice::None,
+            Some("tool") => {
+                ToolChoice::Named(str_field(choice, "name").unwrap_or_default().to_owned())
+            }
+            _ => ToolChoice::Auto,
+        });
+        if choice
+            .get("disable_parallel_tool_use")
+            .and_then(Value::as_bool)
+            == Some(true)
+        {
+            req.parallel_tool_calls = Some(false);
+        }
+    }
+    Ok(req)
+}
+
+fn with_cache(mut block: Map<String, Value>, cache_control: &Option<Value>) -> Value {
+    if let Some(cc) = cache_control {
+        block.insert("cache_control".into(), cc.clone());
+    }
+    Value::Object(block)
+}
+
+fn encode_part(p: &Part) -> Result<Value, GatewayError> {
+    Ok(match p {
+        Part::Text(t) => {
+            let mut b = Map::new();
+            b.insert("type".into(), json!("text"));
+            b.insert("text".into(), json!(t.text));
+            with_cache(b, &t.cache_control)
+        }
+        Part::Image {
+            source,
+            cache_control,
+        } => {
+            let source = match source {
+                ImageSource::Url(url) => json!({"type": "url", "url": url}),
+                ImageSource::Base64 { media_type, data } => {
+                    json!({"type": "base64", "media_type": media_type, "data": data})
+                }
+            };
+            let mut b = Map::new();
+            b.insert("type".into(), json!("image"));
+            b.insert("source".into(), source);
+            with_cache(b, cache_control)
+        }
+        Part::ToolCall {
+            id,
+            name,
+            arguments,
+        } => {
+            let input: Value = if arguments.trim().is_empty() {
+                json!({})
+            } else {
+                serde_json::from_str(arguments).map_err(|_| {
+                    cannot(
+                        format!("tool call {id}'s arguments, which are not valid JSON,"),
+                        Dialect::AnthropicMessages,
+                        "Anthropic takes tool input as a JSON object",
+                    )
+                })?
+            };
+            json!({"type": "tool_use", "id": id, "name": name, "input": input})
+        }
+        Part::ToolResult {
+            call_id,
+            content,
+            is_error,
+            cache_control,
+        } => {
+            let content: Result<Vec<Value>, GatewayError> =
+                content.iter().map(encode_part).collect();
+            let mut b = Map::new();
+            b.insert("type".into(), json!("tool_result"));
+            b.insert("tool_use_id".into(), json!(call_id));
+            b.insert("content".into(), Value::Array(content?));
+            if *is_error {
+                b.insert("is_error".into(), json!(true));
+            }
+            with_cache(b, cache_control)
+        }
+        Part::Thinking { text, signature } => match signature {
+            Some(sig) => json!({"type": "thinking", "thinking": text, "signature": sig}),
+            // Anthropic verifies signatures; unsigned reasoning (from another provider) has
+            // none to give and is left out, as the API would refuse it.
+            None => Value::Null,
+        },
+        Part::RedactedThinking { data } => json!({"type": "redacted_thinking", "data": data}),
+    })
+}
+
+pub fn encode_request(req: &Request) -> Result<Vec<u8>, GatewayError> {
+    let mut out = Map::new();
+    out.insert("model".into(), json!(req.model));
+    out.insert(
+        "max_tokens".into(),
+        json!(req.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
+    );
+    if !req.system.is_empty() {
+        let system: Vec<Value> = req
+            .system
+            .iter()
+            .map(|t| {
+                let mut b = Map::new();
+                b.insert("type".into(), json!("text"));
+                b.insert("text".into(), json!(t.text));
+                with_cache(b, &t.cache_control)
+            })
+            .collect();
+        out.insert("system".into(), Value::Array(system));
+    }
+    let mut messages = Vec::new();
+    for m in &req.messages {
+        let mut content = Vec::new();
+        for p in &m.parts {
+            let v = encode_part(p)?;
+            if !v.is_null() {
+                content.push(v);
+            }
+        }
+        if content.is_empty() {
+            continue;
+        }
+        let role = match m.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        messages.push(json!({"role": role, "content": content}));
+    }
+    out.insert("messages".into(), Value::Array(messages));
+    if let Some(t) = req.temperature {
+        out.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = req.top_p {
+        out.insert("top_p".into(), json!(p));
+    }
+    if !req.stop.is_empty() {
+        out.insert("stop_sequences".into(), json!(req.stop));
+    }
+    if let Some(user) = &req.user {
+        out.insert("metadata".into(), json!({"user_id": user}));
+    }
+    if let Some(r) = &req.reasoning {
+        out.insert(
+            "thinking".into(),
+            json!({"type": "enabled", "budget_tokens": r.budget()}),
+        );
+    }
+    if !req.tools.is_empty() {
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| {
+                let mut b = Map::new();
+                b.insert("name".into(), json!(t.name));
+                if let Some(d) = &t.description {
+                    b.insert("description".into(), json!(d));
+                }
+                b.insert("input_schema".into(), t.schema.clone());
+                with_cache(b, &t.cache_control)
+            })
+            .collect();
+        out.insert("tools".into(), Value::Array(tools));
+    }
+    let disable_parallel = req.parallel_tool_calls == Some(false);
+    let choice = match &req.tool_choice {
+        Some(ToolChoice::Auto) => Some(json!({"type": "auto"})),
+        Some(ToolChoice::None) => Some(json!({"type": "none"})),
+        Some(ToolChoice::Required) => Some(json!({"type": "any"})),
+        Some(ToolChoice::Named(name)) => Some(json!({"type": "tool", "name": name})),
+        None if disable_parallel && !req.tools.is_empty() => Some(json!({"type": "auto"})),
+        None => None,
+    };
+    if let Some(mut choice) = choice {
+        if disable_parallel {
+            if let Some(obj) = choice.as_object_mut() {
+                obj.insert("disable_parallel_tool_use".into(), json!(true));
+            }
+        }
+        out.insert("tool_choice".into(), choice);
+    }
+    if req.stream {
+        out.insert("stream".into(), json!(true));
+    }
+    serde_json::to_vec(&Value::Object(out)).map_err(|e| bad("messages", e.to_string()))
+}
+
+pub fn decode_response(body: &[u8]) -> Result<Response, GatewayError> {
+    let v = Value::Object(parse_object(body)?);
+    let parts = match v.get("content") {
+        Some(c) => blocks(c, "content")?,
+        None => Vec::new(),
+    };
+    let stop = match str_field(&v, "stop_reason") {
+        Some("end_turn") | None => StopReason::EndTurn,
+        Some("max_tokens") => StopReason::MaxTokens,
+        Some("stop_sequence") => {
+            StopReason::StopSequence(str_field(&v, "stop_sequence").map(str::to_owned))
+        }
+        Some("tool_use") => StopReason::ToolUse,
+        Some("refusal") => StopReason::ContentFilter,
+        Some(other) => StopReason::Other(other.to_owned()),
+    };
+    Ok(Response {
+        id: str_field(&v, "id").unwrap_or_default().to_owned(),
+        model: str_field(&v, "model").unwrap_or_default().to_owned(),
+        parts,
+        stop,
+        usage: v
+            .get("usage")
+            .and_then(|u| from_usage_value(Dialect::AnthropicMessages, u))
+            .unwrap_or_default(),
+    })
+}
+
+pub fn encode_response(resp: &Response) -> Result<Vec<u8>, GatewayError> {
+    let mut content = Vec::new();
+    for p in &resp.parts {
+        let v = match p {
+            // Reasoning from a provider that does not sign it is shown as thinking with an
+            // empty signature, as DeepSeek's own Anthropic endpoint does.
+            Part::Thinking { text, signature } => json!({
+                "type": "thinking", "thinking": text, "signature": signature.clone().unwrap_or_default(),
+            }),
+            other => encode_part(other)?,
+        };
+        content.push(v);
+    }
+    let (stop_reason, stop_sequence) = match &resp.stop {
+        StopReason::EndTurn | StopReason::Other(_) => ("end_turn", Value::Null),
+        StopReason::MaxTokens => ("max_tokens", Value::Null),
+        StopReason::StopSequence(s) => ("stop_sequence", json!(s)),
+        StopReason::ToolUse => ("tool_use", Value::Null),
+        StopReason::ContentFilter => ("refusal", Value::Null),
+    };
+    let u = resp.usage;
+    let id = if resp.id.starts_with("msg_") {
+        resp.id.clone()
+    } else {
+        format!("msg_{}", resp.id)
+    };
+    let body = json!({
+        "id": id,
+        "type": "message",
+        "role": "assistant",
+        "model": resp.model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": stop_sequence,
+        "usage": {
+            "input_tokens": u.input.saturating_sub(u.cache_read + u.cache_write),
+            "cache_creation_input_tokens": u.cache_write,
+            "cache_read_input_tokens": u.cache_read,
+            "output_tokens": u.output,
+        },
+    });
+    serde_json::to_vec(&body).map_err(|e| bad("content", e.to_string()))
+}

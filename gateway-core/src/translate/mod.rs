@@ -1,0 +1,263 @@
+//! Translation between dialects through one canonical IR ([`ir`]): each dialect has a
+//! codec that decodes to the IR and encodes from it, so adding a dialect adds one codec,
+//! never a converter per pair. Used only when the client's dialect is not one the
+//! provider speaks; same-dialect requests stay bytes end to end.
+//!
+//! Done so far: OpenAI Chat ⇄ Anthropic Messages for whole (non-streamed) requests and
+//! responses, and provider errors re-shaped for the client. Streams and the Responses
+//! dialect are refused with a 400 that says so.
+
+pub mod chat;
+pub mod ir;
+pub mod messages;
+
+use serde_json::{json, Map, Value};
+
+use crate::dialect::Dialect;
+use crate::error::GatewayError;
+use ir::ProviderError;
+
+/// The client-side error for a body whose structure is wrong.
+pub(crate) fn bad(param: &'static str, message: impl Into<String>) -> GatewayError {
+    GatewayError::InvalidField {
+        param,
+        message: message.into(),
+    }
+}
+
+/// The 400 for a feature the target dialect cannot carry.
+pub(crate) fn cannot(
+    feature: impl Into<String>,
+    target: Dialect,
+    hint: &'static str,
+) -> GatewayError {
+    GatewayError::Untranslatable {
+        feature: feature.into(),
+        target,
+        hint,
+    }
+}
+
+pub(crate) fn parse_object(body: &[u8]) -> Result<Map<String, Value>, GatewayError> {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(GatewayError::InvalidJson(
+            "expected a JSON object at the top level".into(),
+        )),
+        Err(e) => Err(GatewayError::InvalidJson(e.to_string())),
+    }
+}
+
+pub(crate) fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// Which dialects this build can translate between.
+pub fn can_translate(from: Dialect, to: Dialect) -> bool {
+    matches!(
+        (from, to),
+        (Dialect::OpenAiChat, Dialect::AnthropicMessages)
+            | (Dialect::AnthropicMessages, Dialect::OpenAiChat)
+    )
+}
+
+/// Reads a provider's error body in its own shape; `None` when it is not one.
+pub fn decode_error(dialect: Dialect, body: &[u8]) -> Option<ProviderError> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let e = v.get("error")?;
+    let message = str_field(e, "message")?.to_owned();
+    let kind = match dialect {
+        Dialect::AnthropicMessages => str_field(e, "type")?.to_owned(),
+        _ => str_field(e, "type")
+            .or_else(|| str_field(e, "code"))
+            .unwrap_or("api_error")
+            .to_owned(),
+    };
+    Some(ProviderError { kind, message })
+}
+
+/// Writes a provider's error in the client's shape, keeping its meaning through the
+/// HTTP status (which is relayed unchanged).
+pub fn encode_error(client: Dialect, status: u16, e: &ProviderError) -> Vec<u8> {
+    let body = if client.is_anthropic() {
+        let kind = match status {
+            400 => "invalid_request_error",
+            401 => "authentication_error",
+            403 => "permission_error",
+            404 => "not_found_error",
+            413 => "request_too_large",
+            429 => "rate_limit_error",
+            503 | 529 => "overloaded_error",
+            _ => "api_error",
+        };
+        json!({"type": "error", "error": {"type": kind, "message": e.message}})
+    } else {
+        let kind = match status {
+            400..=499 => "invalid_request_error",
+            _ => "api_error",
+        };
+        json!({"error": {"message": e.message, "type": kind, "param": null, "code": e.kind}})
+    };
+    serde_json::to_vec(&body).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ir::{ImageSource, Part, StopReason};
+    use super::*;
+    use crate::config::ProviderKind;
+    use serde_json::json;
+
+    fn bytes(v: Value) -> Vec<u8> {
+        serde_json::to_vec(&v).unwrap()
+    }
+
+    const CHAT: &str = r#"{"model":"m","messages":[
+        {"role":"system","content":"sys"},
+        {"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]},
+        {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}},{"id":"c2","type":"function","function":{"name":"g","arguments":"{}"}}]},
+        {"role":"tool","tool_call_id":"c1","content":"one"},
+        {"role":"tool","tool_call_id":"c2","content":"two"}],
+        "tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],
+        "tool_choice":{"type":"function","function":{"name":"f"}},"max_tokens":50,"stop":"END","temperature":0.2}"#;
+
+    #[test]
+    fn chat_round_trips_through_the_ir() {
+        let ir = chat::decode_request(CHAT.as_bytes()).unwrap();
+        let again = chat::decode_request(
+            &chat::encode_request(&ir, ProviderKind::OpenAiCompatible).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(ir, again);
+        // Parallel tool results stay together in one user turn, calls in one assistant turn.
+        assert_eq!(ir.messages.len(), 3);
+        assert_eq!(ir.messages[2].parts.len(), 2);
+    }
+
+    #[test]
+    fn chat_becomes_messages_without_losing_images_calls_or_results() {
+        let ir = chat::decode_request(CHAT.as_bytes()).unwrap();
+        let out: Value = serde_json::from_slice(&messages::encode_request(&ir).unwrap()).unwrap();
+        assert_eq!(out["system"][0]["text"], "sys");
+        assert_eq!(
+            out["messages"][0]["content"][1]["source"],
+            json!({"type":"base64","media_type":"image/png","data":"AAAA"})
+        );
+        assert_eq!(out["messages"][1]["content"][0]["input"], json!({"a": 1}));
+        assert_eq!(out["messages"][2]["content"][1]["tool_use_id"], "c2");
+        assert_eq!(out["tool_choice"], json!({"type": "tool", "name": "f"}));
+        assert_eq!(out["stop_sequences"], json!(["END"]));
+        // And back: the Messages decoder reads what the encoder wrote.
+        let back = messages::decode_request(&serde_json::to_vec(&out).unwrap()).unwrap();
+        assert_eq!(back.messages, ir.messages);
+    }
+
+    #[test]
+    fn messages_keep_signatures_cache_control_and_error_flags() {
+        let body = json!({"model":"m","max_tokens":9,
+            "system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],
+            "messages":[
+              {"role":"user","content":"q"},
+              {"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"sig=="},{"type":"tool_use","id":"u1","name":"f","input":{"x":[1]}}]},
+              {"role":"user","content":[{"type":"tool_result","tool_use_id":"u1","is_error":true,"content":"boom"}]}]});
+        let ir = messages::decode_request(&bytes(body)).unwrap();
+        let out: Value = serde_json::from_slice(&messages::encode_request(&ir).unwrap()).unwrap();
+        assert_eq!(
+            out["system"][0]["cache_control"],
+            json!({"type":"ephemeral"})
+        );
+        assert_eq!(
+            out["messages"][1]["content"][0],
+            json!({"type":"thinking","thinking":"t","signature":"sig=="})
+        );
+        assert_eq!(out["messages"][2]["content"][0]["is_error"], true);
+        // To Chat, the error flag survives as a marker in the tool message's text.
+        let chat: Value =
+            serde_json::from_slice(&chat::encode_request(&ir, ProviderKind::OpenAi).unwrap())
+                .unwrap();
+        let tool = chat["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap();
+        assert_eq!(tool["content"], format!("{}boom", chat::TOOL_ERROR_MARKER));
+    }
+
+    #[test]
+    fn tool_arguments_that_are_not_json_are_refused_not_dropped() {
+        let mut ir = chat::decode_request(CHAT.as_bytes()).unwrap();
+        if let Part::ToolCall { arguments, .. } = &mut ir.messages[1].parts[0] {
+            *arguments = "{not json".into();
+        }
+        let err = messages::encode_request(&ir)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("c1"), "{err}");
+    }
+
+    #[test]
+    fn images_in_tool_results_cannot_go_to_chat() {
+        let mut ir = chat::decode_request(CHAT.as_bytes()).unwrap();
+        if let Part::ToolResult { content, .. } = &mut ir.messages[2].parts[0] {
+            content.push(Part::Image {
+                source: ImageSource::Url("http://x/y.png".into()),
+                cache_control: None,
+            });
+        }
+        assert!(chat::encode_request(&ir, ProviderKind::OpenAi).is_err());
+    }
+
+    #[test]
+    fn responses_carry_usage_buckets_and_stop_reasons_across() {
+        let anthropic = json!({"id":"msg_1","type":"message","role":"assistant","model":"claude-x",
+            "content":[{"type":"text","text":"hi"}],"stop_reason":"max_tokens","stop_sequence":null,
+            "usage":{"input_tokens":10,"cache_read_input_tokens":90,"cache_creation_input_tokens":5,"output_tokens":3}});
+        let ir = messages::decode_response(&bytes(anthropic)).unwrap();
+        assert_eq!(ir.stop, StopReason::MaxTokens);
+        let chat: Value = serde_json::from_slice(&chat::encode_response(&ir, 1)).unwrap();
+        assert_eq!(chat["choices"][0]["finish_reason"], "length");
+        assert_eq!(chat["usage"]["prompt_tokens"], 105);
+        assert_eq!(chat["usage"]["prompt_tokens_details"]["cached_tokens"], 90);
+        let back: Value = serde_json::from_slice(
+            &messages::encode_response(
+                &chat::decode_response(&serde_json::to_vec(&chat).unwrap()).unwrap(),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(back["usage"]["cache_read_input_tokens"], 90);
+        assert_eq!(back["usage"]["input_tokens"], 15);
+    }
+
+    #[test]
+    fn deepseek_reasoning_becomes_thinking_for_anthropic_clients() {
+        let chat = json!({"id":"x","model":"deepseek-reasoner","choices":[{"index":0,"message":{"role":"assistant",
+            "reasoning_content":"let me think","content":"42"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2}});
+        let ir = chat::decode_response(&bytes(chat)).unwrap();
+        let out: Value = serde_json::from_slice(&messages::encode_response(&ir).unwrap()).unwrap();
+        assert_eq!(out["content"][0]["type"], "thinking");
+        assert_eq!(out["content"][0]["thinking"], "let me think");
+        assert_eq!(out["content"][1]["text"], "42");
+    }
+
+    #[test]
+    fn provider_errors_are_reshaped() {
+        let e = decode_error(
+            Dialect::AnthropicMessages,
+            br#"{"type":"error","error":{"type":"overloaded_error","message":"busy"}}"#,
+        )
+        .unwrap();
+        let v: Value = serde_json::from_slice(&encode_error(Dialect::OpenAiChat, 529, &e)).unwrap();
+        assert_eq!(v["error"]["message"], "busy");
+        let e = decode_error(
+            Dialect::OpenAiChat,
+            br#"{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}"#,
+        )
+        .unwrap();
+        let v: Value =
+            serde_json::from_slice(&encode_error(Dialect::AnthropicMessages, 429, &e)).unwrap();
+        assert_eq!(v["error"]["type"], "rate_limit_error");
+    }
+}
