@@ -197,21 +197,7 @@ async fn an_unknown_model_is_a_404_listing_what_is_served() {
 async fn what_cannot_be_translated_yet_is_a_clear_400() {
     let mock = start_mock(MockConfig::default()).await;
     let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
-    // Streams across dialects are not translated yet.
-    let (s, b) = post(
-        &gw.url,
-        "/v1/messages",
-        "application/json",
-        r#"{"model":"gpt-5","max_tokens":1,"stream":true,"messages":[{"role":"user","content":"x"}]}"#,
-    )
-    .await;
-    assert_eq!(s, 400);
-    let (_, message) = anthropic_error(&b);
-    assert!(
-        message.contains("streamed request") && message.contains("openai_chat"),
-        "{message}"
-    );
-    // Nor is the Responses dialect.
+    // The Responses dialect is not translated yet.
     let (s, b) = post(
         &gw.url,
         "/v1/responses",

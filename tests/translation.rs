@@ -174,3 +174,132 @@ async fn provider_errors_come_back_in_the_clients_shape() {
         "{b}"
     );
 }
+
+#[tokio::test]
+async fn a_chat_stream_becomes_an_anthropic_event_stream() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = start_inprocess(&crossed(&mock.url)).await;
+    let body = json!({"model": "claude-x", "max_tokens": 100, "stream": true,
+        "messages": [{"role": "user", "content": "say something"}]});
+    let res = post_json(
+        &format!("{}/v1/messages", gw.url),
+        body.to_string(),
+        &[("x-mock-frame-interval-ms", "20")],
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    assert!(res.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
+    let events = sse_events(&res.text().await.unwrap());
+    let names: Vec<&str> = events
+        .iter()
+        .map(|(e, _)| e.as_deref().unwrap_or(""))
+        .collect();
+    assert_eq!(names.first(), Some(&"message_start"));
+    assert_eq!(
+        &names[names.len() - 2..],
+        &["message_delta", "message_stop"]
+    );
+    assert!(names.contains(&"content_block_start") && names.contains(&"content_block_stop"));
+    let text: String = events
+        .iter()
+        .filter(|(e, _)| e.as_deref() == Some("content_block_delta"))
+        .map(|(_, d)| {
+            serde_json::from_str::<Value>(d).unwrap()["delta"]["text"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect();
+    assert!(text.contains("say something"), "{text}");
+    let delta: Value = serde_json::from_str(&events[events.len() - 2].1).unwrap();
+    assert_eq!(delta["delta"]["stop_reason"], "end_turn");
+    assert!(delta["usage"]["output_tokens"].as_u64().unwrap() > 0);
+    assert!(delta["usage"]["input_tokens"].as_u64().unwrap() > 0);
+    // The Chat provider was asked to stream with usage.
+    let sent: Value = serde_json::from_slice(&mock.state.requests()[0].body).unwrap();
+    assert_eq!(sent["stream_options"]["include_usage"], true);
+    let records = gw.records.clone();
+    assert!(
+        eventually(std::time::Duration::from_secs(5), || !records
+            .records()
+            .is_empty())
+        .await
+    );
+    let usage = gw.records.records()[0].usage.expect("usage recorded");
+    assert!(usage.input > 0 && usage.output > 0);
+}
+
+#[tokio::test]
+async fn an_anthropic_stream_becomes_chat_chunks_with_tool_call_deltas() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = start_inprocess(&crossed(&mock.url)).await;
+    let body = json!({"model": "gpt-5", "stream": true, "stream_options": {"include_usage": true},
+        "messages": [{"role": "user", "content": "find it"}],
+        "tools": [{"type": "function", "function": {"name": "grep", "parameters":
+            {"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]}}}]});
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        body.to_string(),
+        &[],
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    let data = sse_data(&res.text().await.unwrap());
+    assert_eq!(data.last().map(String::as_str), Some("[DONE]"));
+    let chunks: Vec<Value> = data[..data.len() - 1]
+        .iter()
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    assert!(chunks
+        .iter()
+        .all(|c| c["object"] == "chat.completion.chunk"));
+    let mut args = String::new();
+    let mut name = None;
+    for c in &chunks {
+        for tc in c["choices"][0]["delta"]["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            assert_eq!(tc["index"], 0);
+            if let Some(n) = tc["function"]["name"].as_str() {
+                name = Some(n.to_owned());
+            }
+            args.push_str(tc["function"]["arguments"].as_str().unwrap_or(""));
+        }
+    }
+    assert_eq!(name.as_deref(), Some("grep"));
+    assert_eq!(
+        serde_json::from_str::<Value>(&args).unwrap(),
+        json!({"pattern": "mock"})
+    );
+    let finish = chunks
+        .iter()
+        .find_map(|c| c["choices"][0]["finish_reason"].as_str())
+        .unwrap();
+    assert_eq!(finish, "tool_calls");
+    let usage = &chunks.last().unwrap()["usage"];
+    assert!(chunks.last().unwrap()["choices"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    assert!(usage["prompt_tokens"].as_u64().unwrap() > 0);
+}
+
+#[tokio::test]
+async fn a_provider_error_mid_stream_crosses_as_the_clients_error_event() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = start_inprocess(&crossed(&mock.url)).await;
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        r#"{"model":"gpt-5","stream":true,"messages":[{"role":"user","content":"a b c d e f"}]}"#,
+        &[("x-mock-stream-error-after", "3")],
+    )
+    .await;
+    let data = sse_data(&res.text().await.unwrap());
+    let last: Value = serde_json::from_str(data.last().unwrap()).unwrap();
+    assert_eq!(last["error"]["type"], "overloaded_error", "{last}");
+}

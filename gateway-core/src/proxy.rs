@@ -25,10 +25,11 @@ use crate::headers::{
     X_UPSTREAM_REQUEST_ID,
 };
 use crate::record::{Outcome, Pending, RequestRecord};
-use crate::relay::{read_whole, relay_stream, RelayParams};
+use crate::relay::{read_whole, relay_stream, RelayParams, Translator};
 use crate::server::AppState;
 use crate::sniff::{sniff, Edits};
 use crate::translate;
+use crate::translate::stream::{Decoder, Encoder};
 
 /// Per-request facts the stages share.
 struct Ctx {
@@ -197,13 +198,6 @@ async fn run(
                 model: sniffed.model.clone(),
             });
         };
-        if stream {
-            return Err(GatewayError::Untranslatable {
-                feature: "a streamed request".into(),
-                target: provider_dialect,
-                hint: "stream translation is not available yet; send it without `stream`, or route the model to a provider of your dialect",
-            });
-        }
         let model = target.rewrite.unwrap_or(&sniffed.model).to_owned();
         return translated(
             state,
@@ -246,14 +240,9 @@ async fn run(
     // 5. relay
     let status = response.status();
     pending.record().status = status.as_u16();
-    let is_event_stream = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
     let upstream_headers = response.headers().clone();
 
-    if is_event_stream {
+    if is_event_stream(&upstream_headers) {
         let mut out = Response::new(Body::empty());
         *out.status_mut() = status;
         copy_headers(&upstream_headers, out.headers_mut());
@@ -266,6 +255,7 @@ async fn run(
             idle: provider.timeouts.idle,
             hide_usage,
             abort: state.abort_streams(),
+            translate: None,
         };
         *out.body_mut() = relay_stream(response, params, pending.hand_over());
         return Ok(out);
@@ -341,9 +331,31 @@ async fn translated(
             Bytes::from(upstream_body),
         )
         .await?;
+    let headers_at = Instant::now();
     let status = response.status();
     pending.record().status = status.as_u16();
     let upstream_headers = response.headers().clone();
+    if status.is_success() && is_event_stream(response.headers()) {
+        let mut out = Response::new(Body::empty());
+        copy_headers(&upstream_headers, out.headers_mut());
+        ctx.overhead += headers_at.elapsed();
+        stamp(&mut out, ctx);
+        pending.record().overhead = ctx.overhead;
+        let created = unix_now();
+        let params = RelayParams {
+            dialect: client_dialect,
+            provider: provider.name.clone(),
+            idle: provider.timeouts.idle,
+            hide_usage: false,
+            abort: state.abort_streams(),
+            translate: Some(Translator {
+                decoder: Decoder::new(provider_dialect),
+                encoder: Encoder::new(client_dialect, ir.stream_usage, created),
+            }),
+        };
+        *out.body_mut() = relay_stream(response, params, pending.hand_over());
+        return Ok(out);
+    }
     let bytes = read_whole(
         response,
         &provider.name,
@@ -365,12 +377,7 @@ async fn translated(
         pending.record().model_served = Some(decoded.model.clone());
         match client_dialect {
             Dialect::AnthropicMessages => translate::messages::encode_response(&decoded)?,
-            _ => {
-                let created = SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs());
-                translate::chat::encode_response(&decoded, created)
-            }
+            _ => translate::chat::encode_response(&decoded, unix_now()),
         }
     } else {
         match translate::decode_error(provider_dialect, &bytes) {
@@ -389,6 +396,19 @@ async fn translated(
     stamp(&mut out, ctx);
     pending.record().overhead = ctx.overhead;
     Ok(out)
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"))
 }
 
 fn copy_headers(from: &HeaderMap, to: &mut HeaderMap) {

@@ -16,6 +16,7 @@ use tokio::sync::watch;
 use crate::dialect::Dialect;
 use crate::error::GatewayError;
 use crate::record::{Outcome, Pending};
+use crate::translate::stream::{Decoder, Encoder};
 use crate::upstream::classify;
 use crate::usage::StreamUsage;
 
@@ -31,6 +32,14 @@ pub struct RelayParams {
     pub hide_usage: bool,
     /// Turns true when the shutdown grace period is over: open streams end with an error event.
     pub abort: watch::Receiver<bool>,
+    /// Set when the provider speaks another dialect: its events are rewritten as the client's.
+    pub translate: Option<Translator>,
+}
+
+/// The two halves of a stream translation (see [`crate::translate::stream`]).
+pub struct Translator {
+    pub decoder: Decoder,
+    pub encoder: Encoder,
 }
 
 /// Reads a whole non-streamed body, each chunk within the idle timeout and the total within `limit`.
@@ -150,8 +159,32 @@ impl Relay {
         }
     }
 
+    /// Rewrites complete provider frames as the client's frames.
+    fn translate(&mut self, complete: &[u8]) -> Bytes {
+        let Some(t) = self.params.translate.as_mut() else {
+            return Bytes::new();
+        };
+        let mut out = Vec::with_capacity(complete.len() + 64);
+        let mut events = Vec::new();
+        let mut start = 0;
+        while start < complete.len() {
+            let end = frame_end(complete, start).unwrap_or(complete.len());
+            if let Some(data) = frame_data(&complete[start..end]) {
+                t.decoder.decode(&data, &mut events);
+                for event in events.drain(..) {
+                    t.encoder.encode(event, &mut out);
+                }
+            }
+            start = end;
+        }
+        Bytes::from(out)
+    }
+
     /// Reads usage from each frame and, when asked, hides what the gateway added.
     fn filter(&mut self, complete: Bytes) -> Bytes {
+        if self.params.translate.is_some() {
+            return self.translate(&complete);
+        }
         let mut kept: Option<Vec<u8>> = None;
         let mut start = 0;
         while start < complete.len() {
@@ -186,6 +219,12 @@ impl Relay {
     }
 
     fn finish(&mut self, outcome: Outcome, error: Option<&'static str>) {
+        if let Some(t) = &self.params.translate {
+            self.usage.usage = Some(t.encoder.usage());
+            if !t.encoder.model().is_empty() {
+                self.usage.model = Some(t.encoder.model().to_owned());
+            }
+        }
         if let Some(mut pending) = self.pending.take() {
             let record = pending.record();
             record.usage = self.usage.usage;
@@ -274,8 +313,20 @@ pub fn relay_stream(
                     relay.fail(GatewayError::UpstreamBroken { provider, detail })
                 }
                 Next::Chunk(None) => {
-                    // Forward a trailing partial frame as is: it is the provider's to get right.
                     let rest = relay.buf.split().freeze();
+                    let rest = match relay.params.translate.as_mut() {
+                        // A translated stream is closed the client's way even when the
+                        // provider ended without its own closing event.
+                        Some(_) => {
+                            let mut out = relay.translate(&rest).to_vec();
+                            if let Some(t) = relay.params.translate.as_mut() {
+                                t.encoder.finish(&mut out);
+                            }
+                            Bytes::from(out)
+                        }
+                        // Forward a trailing partial frame as is: it is the provider's to get right.
+                        None => rest,
+                    };
                     relay.finish(Outcome::Completed, None);
                     rest
                 }

@@ -39,6 +39,15 @@ api_key = { env = "NODE_TEST_OPENAI_KEY" }
 kind = "anthropic"
 base_url = "${mock}/v1"
 api_key = { env = "NODE_TEST_ANTHROPIC_KEY" }
+
+# Crossed routes, so the SDKs go through translation between dialects.
+[[routes]]
+match = "claude-on-chat-*"
+provider = "mock-openai"
+
+[[routes]]
+match = "gpt-on-messages-*"
+provider = "mock-anthropic"
 `);
   gateway = await start(['serve', '--config', config, '--listen', '127.0.0.1:0'], 'Trimgate listening on ', {
     NODE_TEST_OPENAI_KEY: 'sk-mock-openai', NODE_TEST_ANTHROPIC_KEY: 'sk-ant-mock', TRIMGATE_LOG: 'warn',
@@ -126,4 +135,35 @@ test('errors are the SDKs typed errors', async () => {
     anthropic().messages.create({ model: 'nope-model', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }),
     (e) => e instanceof Anthropic.NotFoundError,
   );
+});
+
+test('anthropic SDK streams a tool round trip from a Chat provider', async () => {
+  const tools = [{ name: 'lookup', input_schema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } }];
+  const model = 'claude-on-chat-1';
+  const first = await anthropic().messages.stream({ model, max_tokens: 50, tools, messages: [{ role: 'user', content: 'use it' }] }).finalMessage();
+  assert.equal(first.stop_reason, 'tool_use');
+  const use = first.content.find((b) => b.type === 'tool_use');
+  assert.deepEqual(use.input, { q: 'mock' });
+  const second = await anthropic().messages.stream({
+    model, max_tokens: 50, tools,
+    messages: [
+      { role: 'user', content: 'use it' },
+      { role: 'assistant', content: first.content },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'seven' }] },
+    ],
+  }).finalMessage();
+  assert.match(second.content[0].text, /seven/);
+});
+
+test('openai SDK streams a tool round trip from an Anthropic provider', async () => {
+  const model = 'gpt-on-messages-1';
+  const messages = [{ role: 'user', content: 'find it' }];
+  const runner = openai().chat.completions.stream({ model, messages, tools: [tool] });
+  const first = await runner.finalChatCompletion();
+  assert.equal(first.choices[0].finish_reason, 'tool_calls');
+  const call = first.choices[0].message.tool_calls[0];
+  assert.deepEqual(JSON.parse(call.function.arguments), { q: 'mock' });
+  messages.push(first.choices[0].message, { role: 'tool', tool_call_id: call.id, content: 'found: 9' });
+  const second = await openai().chat.completions.stream({ model, messages, tools: [tool] }).finalChatCompletion();
+  assert.match(second.choices[0].message.content, /found: 9/);
 });

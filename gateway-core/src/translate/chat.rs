@@ -123,6 +123,11 @@ pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
             .unwrap_or_default()
             .to_owned(),
         stream: obj.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        stream_usage: obj
+            .get("stream_options")
+            .and_then(|o| o.get("include_usage"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
         max_tokens: obj
             .get("max_completion_tokens")
             .or_else(|| obj.get("max_tokens"))

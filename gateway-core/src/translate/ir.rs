@@ -21,6 +21,8 @@ pub struct Request {
     pub top_p: Option<f64>,
     pub stop: Vec<String>,
     pub stream: bool,
+    /// A Chat client asked for the usage chunk at the end of its stream.
+    pub stream_usage: bool,
     /// An end-user id (OpenAI `user`, Anthropic `metadata.user_id`).
     pub user: Option<String>,
     pub reasoning: Option<Reasoning>,

@@ -3,13 +3,14 @@
 //! never a converter per pair. Used only when the client's dialect is not one the
 //! provider speaks; same-dialect requests stay bytes end to end.
 //!
-//! Done so far: OpenAI Chat ⇄ Anthropic Messages for whole (non-streamed) requests and
-//! responses, and provider errors re-shaped for the client. Streams and the Responses
-//! dialect are refused with a 400 that says so.
+//! Done so far: OpenAI Chat ⇄ Anthropic Messages, whole and streamed ([`stream`]), and
+//! provider errors re-shaped for the client. The Responses dialect is refused with a 400
+//! that says so.
 
 pub mod chat;
 pub mod ir;
 pub mod messages;
+pub mod stream;
 
 use serde_json::{json, Map, Value};
 

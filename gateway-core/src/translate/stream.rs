@@ -1,0 +1,643 @@
+//! Streams across dialects: a decoder turns the provider's events into IR [`Event`]s and
+//! an encoder writes them as the client's events, one provider frame at a time, so a
+//! translated stream is as incremental as a native one.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Map, Value};
+
+use super::ir::{ProviderError, StopReason};
+use super::str_field;
+use crate::dialect::Dialect;
+use crate::usage::{from_usage_value, Usage};
+
+/// What happens in a stream, whatever the dialect.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    Start {
+        id: String,
+        model: String,
+    },
+    Text(String),
+    Thinking(String),
+    Signature(String),
+    /// A tool call begins; `index` is the provider's own numbering of it.
+    ToolStart {
+        index: u64,
+        id: String,
+        name: String,
+    },
+    ToolArgs {
+        index: u64,
+        json: String,
+    },
+    Usage(Usage),
+    Stop(StopReason),
+    Error(ProviderError),
+    Done,
+}
+
+fn chat_stop(reason: &str) -> StopReason {
+    match reason {
+        "stop" => StopReason::EndTurn,
+        "length" => StopReason::MaxTokens,
+        "tool_calls" | "function_call" => StopReason::ToolUse,
+        "content_filter" => StopReason::ContentFilter,
+        other => StopReason::Other(other.to_owned()),
+    }
+}
+
+fn anthropic_stop(reason: &str, sequence: Option<&str>) -> StopReason {
+    match reason {
+        "end_turn" => StopReason::EndTurn,
+        "max_tokens" => StopReason::MaxTokens,
+        "stop_sequence" => StopReason::StopSequence(sequence.map(str::to_owned)),
+        "tool_use" => StopReason::ToolUse,
+        "refusal" => StopReason::ContentFilter,
+        other => StopReason::Other(other.to_owned()),
+    }
+}
+
+fn error_of(v: &Value) -> Option<ProviderError> {
+    let e = v.get("error")?;
+    Some(ProviderError {
+        kind: str_field(e, "type")
+            .or_else(|| str_field(e, "code"))
+            .unwrap_or("api_error")
+            .to_owned(),
+        message: str_field(e, "message")
+            .unwrap_or("the provider reported an error")
+            .to_owned(),
+    })
+}
+
+/// Reads a provider's stream.
+#[derive(Debug)]
+pub struct Decoder {
+    dialect: Dialect,
+    started: bool,
+    /// Anthropic sends input usage at the start and output usage at the end.
+    usage: Usage,
+}
+
+impl Decoder {
+    pub fn new(dialect: Dialect) -> Self {
+        Decoder {
+            dialect,
+            started: false,
+            usage: Usage::default(),
+        }
+    }
+
+    /// Decodes one frame's data into events.
+    pub fn decode(&mut self, data: &[u8], out: &mut Vec<Event>) {
+        if data == b"[DONE]" {
+            out.push(Event::Done);
+            return;
+        }
+        let Ok(v) = serde_json::from_slice::<Value>(data) else {
+            return;
+        };
+        if let Some(e) = error_of(&v) {
+            out.push(Event::Error(e));
+            return;
+        }
+        match self.dialect {
+            Dialect::AnthropicMessages => self.decode_anthropic(&v, out),
+            _ => self.decode_chat(&v, out),
+        }
+    }
+
+    fn decode_chat(&mut self, v: &Value, out: &mut Vec<Event>) {
+        if !self.started {
+            self.started = true;
+            out.push(Event::Start {
+                id: str_field(v, "id").unwrap_or_default().to_owned(),
+                model: str_field(v, "model").unwrap_or_default().to_owned(),
+            });
+        }
+        if let Some(choice) = v.get("choices").and_then(|c| c.get(0)) {
+            let delta = choice.get("delta").unwrap_or(&Value::Null);
+            if let Some(r) = str_field(delta, "reasoning_content").filter(|r| !r.is_empty()) {
+                out.push(Event::Thinking(r.to_owned()));
+            }
+            if let Some(t) = str_field(delta, "content").filter(|t| !t.is_empty()) {
+                out.push(Event::Text(t.to_owned()));
+            }
+            for call in delta
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
+                let f = call.get("function").unwrap_or(&Value::Null);
+                if let Some(id) = str_field(call, "id") {
+                    out.push(Event::ToolStart {
+                        index,
+                        id: id.to_owned(),
+                        name: str_field(f, "name").unwrap_or_default().to_owned(),
+                    });
+                }
+                if let Some(args) = str_field(f, "arguments").filter(|a| !a.is_empty()) {
+                    out.push(Event::ToolArgs {
+                        index,
+                        json: args.to_owned(),
+                    });
+                }
+            }
+            if let Some(reason) = str_field(choice, "finish_reason") {
+                out.push(Event::Stop(chat_stop(reason)));
+            }
+        }
+        if let Some(u) = v
+            .get("usage")
+            .and_then(|u| from_usage_value(Dialect::OpenAiChat, u))
+        {
+            out.push(Event::Usage(u));
+        }
+    }
+
+    fn decode_anthropic(&mut self, v: &Value, out: &mut Vec<Event>) {
+        match str_field(v, "type") {
+            Some("message_start") => {
+                let m = v.get("message").unwrap_or(&Value::Null);
+                out.push(Event::Start {
+                    id: str_field(m, "id").unwrap_or_default().to_owned(),
+                    model: str_field(m, "model").unwrap_or_default().to_owned(),
+                });
+                if let Some(u) = m
+                    .get("usage")
+                    .and_then(|u| from_usage_value(Dialect::AnthropicMessages, u))
+                {
+                    self.usage = u;
+                }
+            }
+            Some("content_block_start") => {
+                let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
+                let b = v.get("content_block").unwrap_or(&Value::Null);
+                match str_field(b, "type") {
+                    Some("tool_use") => out.push(Event::ToolStart {
+                        index,
+                        id: str_field(b, "id").unwrap_or_default().to_owned(),
+                        name: str_field(b, "name").unwrap_or_default().to_owned(),
+                    }),
+                    Some("text") => {
+                        if let Some(t) = str_field(b, "text").filter(|t| !t.is_empty()) {
+                            out.push(Event::Text(t.to_owned()));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Some("content_block_delta") => {
+                let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
+                let d = v.get("delta").unwrap_or(&Value::Null);
+                match str_field(d, "type") {
+                    Some("text_delta") => out.push(Event::Text(
+                        str_field(d, "text").unwrap_or_default().to_owned(),
+                    )),
+                    Some("thinking_delta") => out.push(Event::Thinking(
+                        str_field(d, "thinking").unwrap_or_default().to_owned(),
+                    )),
+                    Some("signature_delta") => out.push(Event::Signature(
+                        str_field(d, "signature").unwrap_or_default().to_owned(),
+                    )),
+                    Some("input_json_delta") => out.push(Event::ToolArgs {
+                        index,
+                        json: str_field(d, "partial_json").unwrap_or_default().to_owned(),
+                    }),
+                    _ => {}
+                }
+            }
+            Some("message_delta") => {
+                let d = v.get("delta").unwrap_or(&Value::Null);
+                if let Some(u) = v.get("usage") {
+                    let read = u
+                        .get("cache_read_input_tokens")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(self.usage.cache_read);
+                    let write = u
+                        .get("cache_creation_input_tokens")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(self.usage.cache_write);
+                    if let Some(input) = u.get("input_tokens").and_then(Value::as_u64) {
+                        self.usage.input = input + read + write;
+                    }
+                    self.usage.cache_read = read;
+                    self.usage.cache_write = write;
+                    if let Some(output) = u.get("output_tokens").and_then(Value::as_u64) {
+                        self.usage.output = output;
+                    }
+                }
+                if let Some(reason) = str_field(d, "stop_reason") {
+                    out.push(Event::Stop(anthropic_stop(
+                        reason,
+                        str_field(d, "stop_sequence"),
+                    )));
+                }
+                out.push(Event::Usage(self.usage));
+            }
+            Some("message_stop") => out.push(Event::Done),
+            _ => {}
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Block {
+    Text,
+    Thinking,
+    Tool(u64),
+}
+
+/// Writes events as the client's stream.
+#[derive(Debug)]
+pub struct Encoder {
+    dialect: Dialect,
+    id: String,
+    model: String,
+    created: u64,
+    /// Chat clients get a usage chunk only when they asked for one.
+    include_usage: bool,
+    started: bool,
+    open: Option<Block>,
+    next_block: u64,
+    /// Provider tool index → the client's (Chat: tool_calls index; Anthropic: block index).
+    tools: HashMap<u64, u64>,
+    stop: Option<StopReason>,
+    usage: Usage,
+    finished: bool,
+}
+
+fn frame(out: &mut Vec<u8>, event: Option<&str>, data: &Value) {
+    if let Some(name) = event {
+        out.extend_from_slice(b"event: ");
+        out.extend_from_slice(name.as_bytes());
+        out.push(b'\n');
+    }
+    out.extend_from_slice(b"data: ");
+    out.extend_from_slice(&serde_json::to_vec(data).unwrap_or_default());
+    out.extend_from_slice(b"\n\n");
+}
+
+impl Encoder {
+    pub fn new(dialect: Dialect, include_usage: bool, created: u64) -> Self {
+        Encoder {
+            dialect,
+            id: String::new(),
+            model: String::new(),
+            created,
+            include_usage,
+            started: false,
+            open: None,
+            next_block: 0,
+            tools: HashMap::new(),
+            stop: None,
+            usage: Usage::default(),
+            finished: false,
+        }
+    }
+
+    /// The usage seen so far, for the record stage.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    pub fn encode(&mut self, event: Event, out: &mut Vec<u8>) {
+        if self.finished {
+            return;
+        }
+        match event {
+            Event::Start { id, model } => {
+                if self.started {
+                    return;
+                }
+                self.started = true;
+                self.id = id;
+                self.model = model;
+                self.start(out);
+            }
+            Event::Usage(u) => self.usage = u,
+            Event::Stop(reason) => self.stop = Some(reason),
+            Event::Done => self.finish(out),
+            Event::Error(e) => {
+                self.finished = true;
+                match self.dialect {
+                    Dialect::AnthropicMessages => frame(
+                        out,
+                        Some("error"),
+                        &json!({"type": "error", "error": {"type": e.kind, "message": e.message}}),
+                    ),
+                    _ => frame(
+                        out,
+                        None,
+                        &json!({"error": {"message": e.message, "type": e.kind, "param": null, "code": null}}),
+                    ),
+                }
+            }
+            other => {
+                if !self.started {
+                    self.started = true;
+                    self.start(out);
+                }
+                match self.dialect {
+                    Dialect::AnthropicMessages => self.anthropic_delta(other, out),
+                    _ => self.chat_delta(other, out),
+                }
+            }
+        }
+    }
+
+    fn start(&mut self, out: &mut Vec<u8>) {
+        match self.dialect {
+            Dialect::AnthropicMessages => {
+                let id = if self.id.starts_with("msg_") {
+                    self.id.clone()
+                } else {
+                    format!("msg_{}", self.id)
+                };
+                frame(
+                    out,
+                    Some("message_start"),
+                    &json!({"type": "message_start", "message": {
+                        "id": id, "type": "message", "role": "assistant", "model": self.model,
+                        "content": [], "stop_reason": null, "stop_sequence": null,
+                        "usage": {"input_tokens": 0, "output_tokens": 0},
+                    }}),
+                );
+            }
+            _ => self.chunk(out, json!({"role": "assistant", "content": ""}), None),
+        }
+    }
+
+    fn chunk(&self, out: &mut Vec<u8>, delta: Value, finish: Option<&str>) {
+        frame(
+            out,
+            None,
+            &json!({
+                "id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
+                "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}],
+            }),
+        );
+    }
+
+    fn chat_delta(&mut self, event: Event, out: &mut Vec<u8>) {
+        match event {
+            Event::Text(t) => self.chunk(out, json!({"content": t}), None),
+            Event::Thinking(t) => self.chunk(out, json!({"reasoning_content": t}), None),
+            Event::ToolStart { index, id, name } => {
+                let n = self.tools.len() as u64;
+                let i = *self.tools.entry(index).or_insert(n);
+                self.chunk(
+                    out,
+                    json!({"tool_calls": [{"index": i, "id": id, "type": "function",
+                    "function": {"name": name, "arguments": ""}}]}),
+                    None,
+                );
+            }
+            Event::ToolArgs { index, json } => {
+                let n = self.tools.len() as u64;
+                let i = *self.tools.entry(index).or_insert(n);
+                self.chunk(
+                    out,
+                    json!({"tool_calls": [{"index": i, "function": {"arguments": json}}]}),
+                    None,
+                );
+            }
+            _ => {}
+        }
+    }
+
+    fn open_block(&mut self, block: Block, content_block: Value, out: &mut Vec<u8>) -> u64 {
+        if self.open == Some(block) {
+            return self.next_block - 1;
+        }
+        self.close_block(out);
+        let index = self.next_block;
+        self.next_block += 1;
+        self.open = Some(block);
+        frame(
+            out,
+            Some("content_block_start"),
+            &json!({"type": "content_block_start", "index": index, "content_block": content_block}),
+        );
+        index
+    }
+
+    fn close_block(&mut self, out: &mut Vec<u8>) {
+        if self.open.take().is_some() {
+            frame(
+                out,
+                Some("content_block_stop"),
+                &json!({"type": "content_block_stop", "index": self.next_block - 1}),
+            );
+        }
+    }
+
+    fn anthropic_delta(&mut self, event: Event, out: &mut Vec<u8>) {
+        let delta = |out: &mut Vec<u8>, index: u64, d: Value| {
+            frame(
+                out,
+                Some("content_block_delta"),
+                &json!({"type": "content_block_delta", "index": index, "delta": d}),
+            );
+        };
+        match event {
+            Event::Text(t) => {
+                let i = self.open_block(Block::Text, json!({"type": "text", "text": ""}), out);
+                delta(out, i, json!({"type": "text_delta", "text": t}));
+            }
+            Event::Thinking(t) => {
+                let i = self.open_block(
+                    Block::Thinking,
+                    json!({"type": "thinking", "thinking": "", "signature": ""}),
+                    out,
+                );
+                delta(out, i, json!({"type": "thinking_delta", "thinking": t}));
+            }
+            Event::Signature(s) if self.open == Some(Block::Thinking) => {
+                delta(
+                    out,
+                    self.next_block - 1,
+                    json!({"type": "signature_delta", "signature": s}),
+                );
+            }
+            Event::ToolStart { index, id, name } => {
+                let i = self.open_block(
+                    Block::Tool(index),
+                    json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
+                    out,
+                );
+                self.tools.insert(index, i);
+            }
+            Event::ToolArgs { index, json } => {
+                if self.open == Some(Block::Tool(index)) {
+                    delta(
+                        out,
+                        self.next_block - 1,
+                        json!({"type": "input_json_delta", "partial_json": json}),
+                    );
+                } else {
+                    // Arguments for a call whose block is already closed cannot be placed:
+                    // end the stream with an error rather than lose them.
+                    self.encode(Event::Error(ProviderError {
+                        kind: "api_error".into(),
+                        message: "the provider interleaved the arguments of parallel tool calls, which an Anthropic stream cannot carry".into(),
+                    }), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Closes the stream the client's way. Called on the provider's end of stream, or when
+    /// the upstream body ends without one.
+    pub fn finish(&mut self, out: &mut Vec<u8>) {
+        if self.finished {
+            return;
+        }
+        if !self.started {
+            self.started = true;
+            self.start(out);
+        }
+        self.finished = true;
+        let stop = self.stop.clone().unwrap_or(StopReason::EndTurn);
+        let u = self.usage;
+        match self.dialect {
+            Dialect::AnthropicMessages => {
+                self.close_block(out);
+                let (reason, sequence) = match &stop {
+                    StopReason::EndTurn | StopReason::Other(_) => ("end_turn", Value::Null),
+                    StopReason::MaxTokens => ("max_tokens", Value::Null),
+                    StopReason::StopSequence(s) => ("stop_sequence", json!(s)),
+                    StopReason::ToolUse => ("tool_use", Value::Null),
+                    StopReason::ContentFilter => ("refusal", Value::Null),
+                };
+                frame(
+                    out,
+                    Some("message_delta"),
+                    &json!({"type": "message_delta",
+                    "delta": {"stop_reason": reason, "stop_sequence": sequence},
+                    "usage": {
+                        "input_tokens": u.input.saturating_sub(u.cache_read + u.cache_write),
+                        "cache_creation_input_tokens": u.cache_write,
+                        "cache_read_input_tokens": u.cache_read,
+                        "output_tokens": u.output,
+                    }}),
+                );
+                frame(out, Some("message_stop"), &json!({"type": "message_stop"}));
+            }
+            _ => {
+                let finish = match &stop {
+                    StopReason::EndTurn | StopReason::StopSequence(_) | StopReason::Other(_) => {
+                        "stop"
+                    }
+                    StopReason::MaxTokens => "length",
+                    StopReason::ToolUse => "tool_calls",
+                    StopReason::ContentFilter => "content_filter",
+                };
+                self.chunk(out, Value::Object(Map::new()), Some(finish));
+                if self.include_usage {
+                    frame(
+                        out,
+                        None,
+                        &json!({
+                            "id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
+                            "choices": [],
+                            "usage": {"prompt_tokens": u.input, "completion_tokens": u.output, "total_tokens": u.input + u.output,
+                                "prompt_tokens_details": {"cached_tokens": u.cache_read},
+                                "completion_tokens_details": {"reasoning_tokens": u.reasoning}},
+                        }),
+                    );
+                }
+                out.extend_from_slice(b"data: [DONE]\n\n");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(from: Dialect, to: Dialect, frames: &[&str]) -> String {
+        let mut decoder = Decoder::new(from);
+        let mut encoder = Encoder::new(to, true, 1);
+        let mut out = Vec::new();
+        let mut events = Vec::new();
+        for f in frames {
+            decoder.decode(f.as_bytes(), &mut events);
+            for e in events.drain(..) {
+                encoder.encode(e, &mut out);
+            }
+        }
+        encoder.finish(&mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn deepseek_reasoning_streams_as_a_thinking_block_before_the_text() {
+        let out = run(
+            Dialect::OpenAiChat,
+            Dialect::AnthropicMessages,
+            &[
+                r#"{"id":"1","model":"deepseek-reasoner","choices":[{"index":0,"delta":{"role":"assistant","reasoning_content":"hmm"}}]}"#,
+                r#"{"id":"1","model":"deepseek-reasoner","choices":[{"index":0,"delta":{"content":"42"}}]}"#,
+                r#"{"id":"1","model":"deepseek-reasoner","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+                "[DONE]",
+            ],
+        );
+        let thinking = out.find("thinking_delta").unwrap();
+        let text = out.find("text_delta").unwrap();
+        assert!(thinking < text, "{out}");
+        // The thinking block is closed before the text block opens.
+        assert_eq!(out.matches("event: content_block_stop").count(), 2);
+        assert!(out.ends_with("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"));
+    }
+
+    #[test]
+    fn anthropic_thinking_and_usage_reach_chat_clients() {
+        let out = run(
+            Dialect::AnthropicMessages,
+            Dialect::OpenAiChat,
+            &[
+                r#"{"type":"message_start","message":{"id":"msg_1","model":"claude-x","usage":{"input_tokens":7,"cache_read_input_tokens":3,"output_tokens":1}}}"#,
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"plan"}}"#,
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig"}}"#,
+                r#"{"type":"content_block_stop","index":0}"#,
+                r#"{"type":"message_delta","delta":{"stop_reason":"max_tokens","stop_sequence":null},"usage":{"output_tokens":12}}"#,
+                r#"{"type":"message_stop"}"#,
+            ],
+        );
+        assert!(out.contains(r#""reasoning_content":"plan""#), "{out}");
+        assert!(out.contains(r#""finish_reason":"length""#));
+        assert!(
+            out.contains(r#""prompt_tokens":10"#)
+                && out.contains(r#""cached_tokens":3"#)
+                && out.contains(r#""completion_tokens":12"#)
+        );
+        assert!(out.ends_with("data: [DONE]\n\n"));
+    }
+
+    #[test]
+    fn a_stream_cut_short_is_still_closed_the_clients_way() {
+        let out = run(
+            Dialect::OpenAiChat,
+            Dialect::AnthropicMessages,
+            &[r#"{"id":"1","model":"m","choices":[{"index":0,"delta":{"content":"par"}}]}"#],
+        );
+        assert!(
+            out.contains("message_delta") && out.ends_with("data: {\"type\":\"message_stop\"}\n\n")
+        );
+    }
+}
