@@ -197,16 +197,16 @@ async fn an_unknown_model_is_a_404_listing_what_is_served() {
 async fn what_cannot_be_translated_yet_is_a_clear_400() {
     let mock = start_mock(MockConfig::default()).await;
     let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
-    // The Responses dialect is not translated yet.
+    // Server-side conversation state exists only at OpenAI.
     let (s, b) = post(
         &gw.url,
         "/v1/responses",
         "application/json",
-        r#"{"model":"claude-sonnet-5-5","input":"x"}"#,
+        r#"{"model":"claude-sonnet-5-5","input":"x","previous_response_id":"resp_1"}"#,
     )
     .await;
     assert_eq!(s, 400);
-    assert!(openai_error(&b).contains("not available yet"));
+    assert!(openai_error(&b).contains("previous_response_id"));
     // A Chat field Anthropic has no place for is named, not dropped.
     let (s, b) = post(
         &gw.url,

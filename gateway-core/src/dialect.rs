@@ -31,6 +31,15 @@ impl Endpoint {
         }
     }
 
+    /// The main endpoint of a dialect.
+    pub fn for_dialect(dialect: Dialect) -> Endpoint {
+        match dialect {
+            Dialect::OpenAiChat => Endpoint::ChatCompletions,
+            Dialect::OpenAiResponses => Endpoint::Responses,
+            Dialect::AnthropicMessages => Endpoint::Messages,
+        }
+    }
+
     /// The path below a provider's base URL (which ends in its API version, e.g. `/v1`).
     pub fn upstream_path(self) -> &'static str {
         match self {

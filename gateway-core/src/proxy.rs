@@ -297,29 +297,10 @@ async fn translated(
     provider_dialect: Dialect,
 ) -> Result<Response, GatewayError> {
     let client_dialect = ctx.dialect();
-    let mut ir = match client_dialect {
-        Dialect::OpenAiChat => translate::chat::decode_request(body)?,
-        Dialect::AnthropicMessages => translate::messages::decode_request(body)?,
-        Dialect::OpenAiResponses => {
-            return Err(GatewayError::DialectUnsupported {
-                provider: provider.name.clone(),
-                provider_dialects: provider.dialect_names(),
-                client: client_dialect,
-                model,
-            })
-        }
-    };
+    let mut ir = translate::decode_request(client_dialect, body)?;
     ir.model = model;
-    let (upstream_body, endpoint) = match provider_dialect {
-        Dialect::AnthropicMessages => (
-            translate::messages::encode_request(&ir)?,
-            Endpoint::Messages,
-        ),
-        _ => (
-            translate::chat::encode_request(&ir, provider.kind)?,
-            Endpoint::ChatCompletions,
-        ),
-    };
+    let upstream_body = translate::encode_request(provider_dialect, &ir, provider.kind)?;
+    let endpoint = Endpoint::for_dialect(provider_dialect);
     ctx.overhead += ctx.started.elapsed();
     let response = state
         .upstream
@@ -365,20 +346,15 @@ async fn translated(
     .await?;
     let body_at = Instant::now();
     let out_body = if status.is_success() {
-        let decoded = match provider_dialect {
-            Dialect::AnthropicMessages => translate::messages::decode_response(&bytes),
-            _ => translate::chat::decode_response(&bytes),
-        }
-        .map_err(|e| GatewayError::UpstreamBroken {
-            provider: provider.name.clone(),
-            detail: format!("its response could not be read: {e}"),
+        let decoded = translate::decode_response(provider_dialect, &bytes).map_err(|e| {
+            GatewayError::UpstreamBroken {
+                provider: provider.name.clone(),
+                detail: format!("its response could not be read: {e}"),
+            }
         })?;
         pending.record().usage = Some(decoded.usage);
         pending.record().model_served = Some(decoded.model.clone());
-        match client_dialect {
-            Dialect::AnthropicMessages => translate::messages::encode_response(&decoded)?,
-            _ => translate::chat::encode_response(&decoded, unix_now()),
-        }
+        translate::encode_response(client_dialect, &decoded, unix_now())?
     } else {
         match translate::decode_error(provider_dialect, &bytes) {
             Some(e) => translate::encode_error(client_dialect, status.as_u16(), &e),

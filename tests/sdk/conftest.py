@@ -64,6 +64,25 @@ provider = "mock-openai"
 [[routes]]
 match = "gpt-on-messages-*"
 provider = "mock-anthropic"
+
+[providers.chat-only]
+kind = "openai_compatible"
+base_url = "{mock_url}/v1"
+api_key = {{ env = "SDK_TEST_OPENAI_KEY" }}
+
+[providers.responses-only]
+kind = "openai_compatible"
+base_url = "{mock_url}/v1"
+api_key = {{ env = "SDK_TEST_OPENAI_KEY" }}
+dialects = ["responses"]
+
+[[routes]]
+match = "chat-only-*"
+provider = "chat-only"
+
+[[routes]]
+match = "responses-only-*"
+provider = "responses-only"
 """
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "config.toml")

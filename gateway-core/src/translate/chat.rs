@@ -76,7 +76,7 @@ fn content_part(item: &Value, param: &'static str) -> Result<Part, GatewayError>
 }
 
 /// A `data:` URL becomes inline base64; anything else stays a URL.
-fn parse_image_url(url: &str) -> ImageSource {
+pub(crate) fn parse_image_url(url: &str) -> ImageSource {
     if let Some(rest) = url.strip_prefix("data:") {
         if let Some((meta, data)) = rest.split_once(',') {
             if let Some(media_type) = meta.strip_suffix(";base64") {

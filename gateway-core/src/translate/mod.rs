@@ -3,13 +3,13 @@
 //! never a converter per pair. Used only when the client's dialect is not one the
 //! provider speaks; same-dialect requests stay bytes end to end.
 //!
-//! Done so far: OpenAI Chat ⇄ Anthropic Messages, whole and streamed ([`stream`]), and
-//! provider errors re-shaped for the client. The Responses dialect is refused with a 400
-//! that says so.
+//! All six directions between OpenAI Chat, OpenAI Responses and Anthropic Messages, whole
+//! and streamed ([`stream`]), and provider errors re-shaped for the client.
 
 pub mod chat;
 pub mod ir;
 pub mod messages;
+pub mod responses;
 pub mod stream;
 
 use serde_json::{json, Map, Value};
@@ -53,13 +53,50 @@ pub(crate) fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
-/// Which dialects this build can translate between.
+/// Whether a request can go from one dialect to another through the IR (every pair can;
+/// the same dialect needs no translation).
 pub fn can_translate(from: Dialect, to: Dialect) -> bool {
-    matches!(
-        (from, to),
-        (Dialect::OpenAiChat, Dialect::AnthropicMessages)
-            | (Dialect::AnthropicMessages, Dialect::OpenAiChat)
-    )
+    from != to
+}
+
+pub fn decode_request(dialect: Dialect, body: &[u8]) -> Result<ir::Request, GatewayError> {
+    match dialect {
+        Dialect::OpenAiChat => chat::decode_request(body),
+        Dialect::OpenAiResponses => responses::decode_request(body),
+        Dialect::AnthropicMessages => messages::decode_request(body),
+    }
+}
+
+pub fn encode_request(
+    dialect: Dialect,
+    req: &ir::Request,
+    kind: crate::config::ProviderKind,
+) -> Result<Vec<u8>, GatewayError> {
+    match dialect {
+        Dialect::OpenAiChat => chat::encode_request(req, kind),
+        Dialect::OpenAiResponses => responses::encode_request(req),
+        Dialect::AnthropicMessages => messages::encode_request(req),
+    }
+}
+
+pub fn decode_response(dialect: Dialect, body: &[u8]) -> Result<ir::Response, GatewayError> {
+    match dialect {
+        Dialect::OpenAiChat => chat::decode_response(body),
+        Dialect::OpenAiResponses => responses::decode_response(body),
+        Dialect::AnthropicMessages => messages::decode_response(body),
+    }
+}
+
+pub fn encode_response(
+    dialect: Dialect,
+    resp: &ir::Response,
+    created: u64,
+) -> Result<Vec<u8>, GatewayError> {
+    match dialect {
+        Dialect::OpenAiChat => Ok(chat::encode_response(resp, created)),
+        Dialect::OpenAiResponses => Ok(responses::encode_response(resp, created)),
+        Dialect::AnthropicMessages => messages::encode_response(resp),
+    }
 }
 
 /// Reads a provider's error body in its own shape; `None` when it is not one.

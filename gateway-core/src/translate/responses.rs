@@ -1,0 +1,564 @@
+//! The OpenAI Responses codec: requests and responses to and from the IR.
+//!
+//! Reasoning crosses as a `reasoning` item whose `encrypted_content` carries the other
+//! provider's signature and whose summary carries the reasoning text, so a Responses
+//! client that sends its items back returns Anthropic's signed thinking intact.
+
+use serde_json::{json, Map, Value};
+
+use super::ir::{
+    ImageSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock, Tool,
+    ToolChoice,
+};
+use super::{bad, cannot, parse_object, str_field};
+use crate::dialect::Dialect;
+use crate::error::GatewayError;
+use crate::usage::from_usage_value;
+
+/// Responses request fields the IR carries, or that only concern OpenAI-side storage and
+/// delivery (`store`, `include`, `truncation`, `service_tier`) and so cannot change the
+/// answer another provider gives.
+const KNOWN: &[&str] = &[
+    "model",
+    "input",
+    "instructions",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "max_output_tokens",
+    "temperature",
+    "top_p",
+    "stream",
+    "user",
+    "reasoning",
+    "metadata",
+    "store",
+    "include",
+    "truncation",
+    "service_tier",
+    "text",
+];
+
+fn push(messages: &mut Vec<Message>, role: Role, parts: Vec<Part>) {
+    match messages.last_mut() {
+        Some(last) if last.role == role => last.parts.extend(parts),
+        _ => messages.push(Message { role, parts }),
+    }
+}
+
+fn content_parts(content: &Value) -> Result<Vec<Part>, GatewayError> {
+    match content {
+        Value::String(s) => Ok(vec![Part::Text(TextBlock {
+            text: s.clone(),
+            cache_control: None,
+        })]),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| match str_field(item, "type") {
+                Some("input_text") | Some("output_text") | Some("text") => {
+                    Ok(Part::Text(TextBlock {
+                        text: str_field(item, "text").unwrap_or_default().to_owned(),
+                        cache_control: None,
+                    }))
+                }
+                Some("input_image") => match str_field(item, "image_url") {
+                    Some(url) => Ok(Part::Image {
+                        source: super::chat::parse_image_url(url),
+                        cache_control: None,
+                    }),
+                    None => Err(cannot(
+                        "an input_image by file_id",
+                        Dialect::AnthropicMessages,
+                        "send images as a URL or a data URL",
+                    )),
+                },
+                Some(other) => Err(cannot(
+                    format!("a `{other}` content part"),
+                    Dialect::AnthropicMessages,
+                    "send text or images",
+                )),
+                None => Err(bad("input", "a content part needs a `type`")),
+            })
+            .collect(),
+        _ => Err(bad(
+            "input",
+            "`content` must be a string or an array of parts",
+        )),
+    }
+}
+
+pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
+    let obj = parse_object(body)?;
+    if let Some(key) = obj.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        return Err(cannot(
+            format!("the Responses field `{key}`"),
+            Dialect::OpenAiChat,
+            "remove it, or route this model to an OpenAI provider",
+        ));
+    }
+    if let Some(format) = obj.get("text").and_then(|t| t.get("format")) {
+        if str_field(format, "type").is_some_and(|t| t != "text") {
+            return Err(cannot(
+                "a structured `text.format`",
+                Dialect::AnthropicMessages,
+                "route this model to an OpenAI provider",
+            ));
+        }
+    }
+    let mut req = Request {
+        model: obj
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        stream: obj.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        max_tokens: obj.get("max_output_tokens").and_then(Value::as_u64),
+        temperature: obj.get("temperature").and_then(Value::as_f64),
+        top_p: obj.get("top_p").and_then(Value::as_f64),
+        user: obj.get("user").and_then(Value::as_str).map(str::to_owned),
+        parallel_tool_calls: obj.get("parallel_tool_calls").and_then(Value::as_bool),
+        reasoning: obj
+            .get("reasoning")
+            .and_then(|r| str_field(r, "effort"))
+            .map(|e| Reasoning::Effort(e.to_owned())),
+        ..Request::default()
+    };
+    if let Some(instructions) = obj.get("instructions").and_then(Value::as_str) {
+        req.system.push(TextBlock {
+            text: instructions.to_owned(),
+            cache_control: None,
+        });
+    }
+    match obj.get("input") {
+        Some(Value::String(s)) => push(&mut req.messages, Role::User, content_parts(&json!(s))?),
+        Some(Value::Array(items)) => {
+            for item in items {
+                match str_field(item, "type").unwrap_or("message") {
+                    "message" => {
+                        let content = item.get("content").unwrap_or(&Value::Null);
+                        match str_field(item, "role") {
+                            Some("user") => {
+                                push(&mut req.messages, Role::User, content_parts(content)?)
+                            }
+                            Some("assistant") => {
+                                push(&mut req.messages, Role::Assistant, content_parts(content)?)
+                            }
+                            Some("system") | Some("developer") => {
+                                for p in content_parts(content)? {
+                                    if let Part::Text(t) = p {
+                                        req.system.push(t);
+                                    }
+                                }
+                            }
+                            _ => return Err(bad("input", "each message item needs a `role`")),
+                        }
+                    }
+                    "function_call" => push(
+                        &mut req.messages,
+                        Role::Assistant,
+                        vec![Part::ToolCall {
+                            id: str_field(item, "call_id").unwrap_or_default().to_owned(),
+                            name: str_field(item, "name").unwrap_or_default().to_owned(),
+                            arguments: str_field(item, "arguments").unwrap_or("{}").to_owned(),
+                        }],
+                    ),
+                    "function_call_output" => {
+                        let content = match item.get("output") {
+                            Some(Value::String(s)) => content_parts(&json!(s))?,
+                            Some(v @ Value::Array(_)) => content_parts(v)?,
+                            _ => Vec::new(),
+                        };
+                        push(
+                            &mut req.messages,
+                            Role::User,
+                            vec![Part::ToolResult {
+                                call_id: str_field(item, "call_id").unwrap_or_default().to_owned(),
+                                content,
+                                is_error: false,
+                                cache_control: None,
+                            }],
+                        );
+                    }
+                    "reasoning" => {
+                        let text: String = item
+                            .get("summary")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|s| str_field(s, "text"))
+                            .collect();
+                        push(
+                            &mut req.messages,
+                            Role::Assistant,
+                            vec![Part::Thinking {
+                                text,
+                                signature: str_field(item, "encrypted_content").map(str::to_owned),
+                            }],
+                        );
+                    }
+                    other => {
+                        return Err(cannot(
+                            format!("a `{other}` input item"),
+                            Dialect::AnthropicMessages,
+                            "send messages, function calls and their outputs",
+                        ))
+                    }
+                }
+            }
+        }
+        _ => {
+            return Err(bad(
+                "input",
+                "`input` must be a string or an array of items",
+            ))
+        }
+    }
+    if let Some(tools) = obj.get("tools").and_then(Value::as_array) {
+        for t in tools {
+            if str_field(t, "type") != Some("function") {
+                return Err(cannot(
+                    format!(
+                        "the built-in tool `{}`",
+                        str_field(t, "type").unwrap_or("untyped")
+                    ),
+                    Dialect::AnthropicMessages,
+                    "only function tools translate",
+                ));
+            }
+            req.tools.push(Tool {
+                name: str_field(t, "name").unwrap_or_default().to_owned(),
+                description: str_field(t, "description").map(str::to_owned),
+                schema: t
+                    .get("parameters")
+                    .cloned()
+                    .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+                cache_control: None,
+            });
+        }
+    }
+    req.tool_choice = match obj.get("tool_choice") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(match s.as_str() {
+            "none" => ToolChoice::None,
+            "required" => ToolChoice::Required,
+            _ => ToolChoice::Auto,
+        }),
+        Some(v) => Some(ToolChoice::Named(
+            str_field(v, "name")
+                .ok_or_else(|| bad("tool_choice", "a named tool_choice needs `name`"))?
+                .to_owned(),
+        )),
+    };
+    Ok(req)
+}
+
+fn image_url(source: &ImageSource) -> String {
+    match source {
+        ImageSource::Url(url) => url.clone(),
+        ImageSource::Base64 { media_type, data } => format!("data:{media_type};base64,{data}"),
+    }
+}
+
+pub(crate) fn reasoning_item(id: &str, text: &str, signature: &Option<String>) -> Value {
+    let mut item = Map::new();
+    item.insert("type".into(), json!("reasoning"));
+    item.insert("id".into(), json!(id));
+    item.insert(
+        "summary".into(),
+        json!([{"type": "summary_text", "text": text}]),
+    );
+    if let Some(sig) = signature {
+        item.insert("encrypted_content".into(), json!(sig));
+    }
+    Value::Object(item)
+}
+
+pub fn encode_request(req: &Request) -> Result<Vec<u8>, GatewayError> {
+    let mut input = Vec::new();
+    for (i, m) in req.messages.iter().enumerate() {
+        let role = match m.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        let mut content = Vec::new();
+        let flush = |content: &mut Vec<Value>, input: &mut Vec<Value>| {
+            if !content.is_empty() {
+                input.push(json!({"role": role, "content": std::mem::take(content)}));
+            }
+        };
+        for (j, p) in m.parts.iter().enumerate() {
+            match p {
+                Part::Text(t) => {
+                    let kind = if m.role == Role::User {
+                        "input_text"
+                    } else {
+                        "output_text"
+                    };
+                    content.push(json!({"type": kind, "text": t.text}));
+                }
+                Part::Image { source, .. } => {
+                    content.push(json!({"type": "input_image", "image_url": image_url(source)}))
+                }
+                Part::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } => {
+                    flush(&mut content, &mut input);
+                    input.push(json!({"type": "function_call", "call_id": id, "name": name, "arguments": arguments}));
+                }
+                Part::ToolResult {
+                    call_id,
+                    content: result,
+                    is_error,
+                    ..
+                } => {
+                    flush(&mut content, &mut input);
+                    let mut text = String::new();
+                    for r in result {
+                        match r {
+                            Part::Text(t) => text.push_str(&t.text),
+                            _ => {
+                                return Err(cannot(
+                                    "an image inside a tool result",
+                                    Dialect::OpenAiResponses,
+                                    "function_call_output carries text here",
+                                ))
+                            }
+                        }
+                    }
+                    if *is_error {
+                        text.insert_str(0, super::chat::TOOL_ERROR_MARKER);
+                    }
+                    input.push(
+                        json!({"type": "function_call_output", "call_id": call_id, "output": text}),
+                    );
+                }
+                Part::Thinking { text, signature } => {
+                    flush(&mut content, &mut input);
+                    input.push(reasoning_item(&format!("rs_{i}_{j}"), text, signature));
+                }
+                Part::RedactedThinking { .. } => {}
+            }
+        }
+        flush(&mut content, &mut input);
+    }
+    let mut out = Map::new();
+    out.insert("model".into(), json!(req.model));
+    if !req.system.is_empty() {
+        let text: Vec<&str> = req.system.iter().map(|t| t.text.as_str()).collect();
+        out.insert("instructions".into(), json!(text.join("\n\n")));
+    }
+    out.insert("input".into(), Value::Array(input));
+    if let Some(n) = req.max_tokens {
+        out.insert("max_output_tokens".into(), json!(n));
+    }
+    if let Some(t) = req.temperature {
+        out.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = req.top_p {
+        out.insert("top_p".into(), json!(p));
+    }
+    if !req.stop.is_empty() {
+        return Err(cannot(
+            "stop sequences",
+            Dialect::OpenAiResponses,
+            "the Responses API has no stop parameter",
+        ));
+    }
+    if let Some(user) = &req.user {
+        out.insert("user".into(), json!(user));
+    }
+    if let Some(r) = &req.reasoning {
+        out.insert("reasoning".into(), json!({"effort": r.effort()}));
+    }
+    if !req.tools.is_empty() {
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| {
+                let mut f = Map::new();
+                f.insert("type".into(), json!("function"));
+                f.insert("name".into(), json!(t.name));
+                if let Some(d) = &t.description {
+                    f.insert("description".into(), json!(d));
+                }
+                f.insert("parameters".into(), t.schema.clone());
+                Value::Object(f)
+            })
+            .collect();
+        out.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(choice) = &req.tool_choice {
+        out.insert(
+            "tool_choice".into(),
+            match choice {
+                ToolChoice::Auto => json!("auto"),
+                ToolChoice::None => json!("none"),
+                ToolChoice::Required => json!("required"),
+                ToolChoice::Named(name) => json!({"type": "function", "name": name}),
+            },
+        );
+    }
+    if let Some(p) = req.parallel_tool_calls {
+        out.insert("parallel_tool_calls".into(), json!(p));
+    }
+    // The gateway keeps no conversation state at the provider for a client of another dialect.
+    out.insert("store".into(), json!(false));
+    if req.stream {
+        out.insert("stream".into(), json!(true));
+    }
+    serde_json::to_vec(&Value::Object(out)).map_err(|e| bad("input", e.to_string()))
+}
+
+pub fn decode_response(body: &[u8]) -> Result<Response, GatewayError> {
+    let v = Value::Object(parse_object(body)?);
+    let mut parts = Vec::new();
+    let mut has_call = false;
+    for item in v
+        .get("output")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        match str_field(item, "type") {
+            Some("message") => {
+                for c in item
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(text) = str_field(c, "text") {
+                        parts.push(Part::Text(TextBlock {
+                            text: text.to_owned(),
+                            cache_control: None,
+                        }));
+                    }
+                }
+            }
+            Some("function_call") => {
+                has_call = true;
+                parts.push(Part::ToolCall {
+                    id: str_field(item, "call_id").unwrap_or_default().to_owned(),
+                    name: str_field(item, "name").unwrap_or_default().to_owned(),
+                    arguments: str_field(item, "arguments").unwrap_or("{}").to_owned(),
+                });
+            }
+            Some("reasoning") => {
+                let text: String = item
+                    .get("summary")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|s| str_field(s, "text"))
+                    .collect();
+                parts.push(Part::Thinking {
+                    text,
+                    signature: str_field(item, "encrypted_content").map(str::to_owned),
+                });
+            }
+            _ => {}
+        }
+    }
+    let stop = match str_field(&v, "status") {
+        Some("incomplete") => match v
+            .get("incomplete_details")
+            .and_then(|d| str_field(d, "reason"))
+        {
+            Some("max_output_tokens") => StopReason::MaxTokens,
+            Some("content_filter") => StopReason::ContentFilter,
+            other => StopReason::Other(other.unwrap_or("incomplete").to_owned()),
+        },
+        _ if has_call => StopReason::ToolUse,
+        _ => StopReason::EndTurn,
+    };
+    Ok(Response {
+        id: str_field(&v, "id").unwrap_or_default().to_owned(),
+        model: str_field(&v, "model").unwrap_or_default().to_owned(),
+        parts,
+        stop,
+        usage: v
+            .get("usage")
+            .and_then(|u| from_usage_value(Dialect::OpenAiResponses, u))
+            .unwrap_or_default(),
+    })
+}
+
+/// The `usage` object of a Responses response.
+pub fn usage_json(u: &crate::usage::Usage) -> Value {
+    json!({
+        "input_tokens": u.input,
+        "input_tokens_details": {"cached_tokens": u.cache_read},
+        "output_tokens": u.output,
+        "output_tokens_details": {"reasoning_tokens": u.reasoning},
+        "total_tokens": u.input + u.output,
+    })
+}
+
+/// The whole response object, also the payload of the stream's `response.completed`.
+pub fn response_json(
+    id: &str,
+    model: &str,
+    created: u64,
+    output: Vec<Value>,
+    stop: &StopReason,
+    usage: Option<Value>,
+) -> Value {
+    let (status, incomplete) = match stop {
+        StopReason::MaxTokens => ("incomplete", json!({"reason": "max_output_tokens"})),
+        StopReason::ContentFilter => ("incomplete", json!({"reason": "content_filter"})),
+        _ => ("completed", Value::Null),
+    };
+    let id = if id.starts_with("resp_") {
+        id.to_owned()
+    } else {
+        format!("resp_{id}")
+    };
+    json!({
+        "id": id, "object": "response", "created_at": created, "status": status,
+        "error": null, "incomplete_details": incomplete, "model": model,
+        "output": output, "parallel_tool_calls": true, "tool_choice": "auto", "tools": [],
+        "usage": usage,
+    })
+}
+
+/// Output items in the order a Responses client reads them: reasoning, the message, calls.
+pub fn encode_response(resp: &Response, created: u64) -> Vec<u8> {
+    let mut reasoning = Vec::new();
+    let mut text = Vec::new();
+    let mut calls = Vec::new();
+    for (i, p) in resp.parts.iter().enumerate() {
+        match p {
+            Part::Text(t) => {
+                text.push(json!({"type": "output_text", "text": t.text, "annotations": []}))
+            }
+            Part::Thinking { text: t, signature } => {
+                reasoning.push(reasoning_item(&format!("rs_{i}"), t, signature))
+            }
+            Part::ToolCall {
+                id,
+                name,
+                arguments,
+            } => calls.push(json!({
+                "type": "function_call", "id": format!("fc_{id}"), "call_id": id, "name": name,
+                "arguments": arguments, "status": "completed",
+            })),
+            _ => {}
+        }
+    }
+    let mut output = reasoning;
+    if !text.is_empty() {
+        output.push(json!({"type": "message", "id": format!("msg_{}", resp.id), "status": "completed", "role": "assistant", "content": text}));
+    }
+    output.extend(calls);
+    let body = response_json(
+        &resp.id,
+        &resp.model,
+        created,
+        output,
+        &resp.stop,
+        Some(usage_json(&resp.usage)),
+    );
+    serde_json::to_vec(&body).unwrap_or_default()
+}
