@@ -303,3 +303,33 @@ async fn a_provider_error_mid_stream_crosses_as_the_clients_error_event() {
     let last: Value = serde_json::from_str(data.last().unwrap()).unwrap();
     assert_eq!(last["error"]["type"], "overloaded_error", "{last}");
 }
+
+#[tokio::test]
+async fn count_tokens_for_a_chat_provider_is_answered_locally() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&crossed(&mock.url));
+    let short = post_json(
+        &format!("{}/v1/messages/count_tokens", gw.url),
+        r#"{"model":"claude-x","messages":[{"role":"user","content":"hello world"}]}"#,
+        &[],
+    )
+    .await;
+    assert_eq!(short.status(), 200);
+    let short: Value = short.json().await.unwrap();
+    let long = post_json(
+        &format!("{}/v1/messages/count_tokens", gw.url),
+        json!({"model": "claude-x", "messages": [{"role": "user", "content": "hello world ".repeat(100)}]}).to_string(),
+        &[],
+    )
+    .await;
+    let long: Value = long.json().await.unwrap();
+    let (s, l) = (
+        short["input_tokens"].as_u64().unwrap(),
+        long["input_tokens"].as_u64().unwrap(),
+    );
+    assert!(s > 0 && l > s + 150, "{s} {l}");
+    assert!(
+        mock.state.requests().is_empty(),
+        "nothing went to the provider"
+    );
+}

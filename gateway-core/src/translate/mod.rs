@@ -7,6 +7,7 @@
 //! and streamed ([`stream`]), and provider errors re-shaped for the client.
 
 pub mod chat;
+pub mod count;
 pub mod ir;
 pub mod messages;
 pub mod responses;
