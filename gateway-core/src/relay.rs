@@ -92,7 +92,7 @@ pub async fn read_whole(
 }
 
 /// Where the next frame ends (just past its blank line), searching from `from`.
-fn frame_end(buf: &[u8], from: usize) -> Option<usize> {
+pub fn frame_end(buf: &[u8], from: usize) -> Option<usize> {
     let mut at = from;
     while let Some(i) = memchr::memchr(b'\n', &buf[at..]) {
         let nl = at + i;
@@ -106,7 +106,7 @@ fn frame_end(buf: &[u8], from: usize) -> Option<usize> {
 }
 
 /// The `data` payload of one frame (single-line data borrows; multi-line data is joined).
-fn frame_data(frame: &[u8]) -> Option<std::borrow::Cow<'_, [u8]>> {
+pub fn frame_data(frame: &[u8]) -> Option<std::borrow::Cow<'_, [u8]>> {
     let mut found: Option<std::borrow::Cow<'_, [u8]>> = None;
     for line in frame.split(|b| *b == b'\n') {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
