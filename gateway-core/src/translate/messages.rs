@@ -347,23 +347,31 @@ pub fn encode_request(req: &Request) -> Result<Vec<u8>, GatewayError> {
         messages.push(json!({"role": role, "content": content}));
     }
     out.insert("messages".into(), Value::Array(messages));
-    if let Some(t) = req.temperature {
-        out.insert("temperature".into(), json!(t));
-    }
-    if let Some(p) = req.top_p {
-        out.insert("top_p".into(), json!(p));
+    // Anthropic's extended thinking takes its budget out of max_tokens, which must exceed
+    // it, and accepts no temperature or top_p change: both are adjusted rather than sent to
+    // a certain 400.
+    if let Some(budget) = req.reasoning.as_ref().map(Reasoning::budget) {
+        out.insert(
+            "thinking".into(),
+            json!({"type": "enabled", "budget_tokens": budget}),
+        );
+        let max = req.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+        if max <= budget {
+            out.insert("max_tokens".into(), json!(max + budget));
+        }
+    } else {
+        if let Some(t) = req.temperature {
+            out.insert("temperature".into(), json!(t));
+        }
+        if let Some(p) = req.top_p {
+            out.insert("top_p".into(), json!(p));
+        }
     }
     if !req.stop.is_empty() {
         out.insert("stop_sequences".into(), json!(req.stop));
     }
     if let Some(user) = &req.user {
         out.insert("metadata".into(), json!({"user_id": user}));
-    }
-    if let Some(r) = &req.reasoning {
-        out.insert(
-            "thinking".into(),
-            json!({"type": "enabled", "budget_tokens": r.budget()}),
-        );
     }
     if !req.tools.is_empty() {
         let tools: Vec<Value> = req

@@ -549,7 +549,12 @@ pub fn encode_response(resp: &Response, created: u64) -> Vec<u8> {
     }
     let mut output = reasoning;
     if !text.is_empty() {
-        output.push(json!({"type": "message", "id": format!("msg_{}", resp.id), "status": "completed", "role": "assistant", "content": text}));
+        let id = if resp.id.starts_with("msg_") {
+            resp.id.clone()
+        } else {
+            format!("msg_{}", resp.id)
+        };
+        output.push(json!({"type": "message", "id": id, "status": "completed", "role": "assistant", "content": text}));
     }
     output.extend(calls);
     let body = response_json(

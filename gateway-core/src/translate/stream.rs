@@ -140,10 +140,14 @@ impl Decoder {
             | Some("response.reasoning_text.delta") => out.push(Event::Thinking(
                 str_field(v, "delta").unwrap_or_default().to_owned(),
             )),
-            Some("response.function_call_arguments.delta") => out.push(Event::ToolArgs {
-                index: output_index,
-                json: str_field(v, "delta").unwrap_or_default().to_owned(),
-            }),
+            Some("response.function_call_arguments.delta") => {
+                if let Some(json) = str_field(v, "delta").filter(|j| !j.is_empty()) {
+                    out.push(Event::ToolArgs {
+                        index: output_index,
+                        json: json.to_owned(),
+                    });
+                }
+            }
             Some("response.output_item.done") => {
                 let item = v.get("item").unwrap_or(&Value::Null);
                 if let Some(sig) = str_field(item, "encrypted_content")
@@ -290,10 +294,14 @@ impl Decoder {
                     Some("signature_delta") => out.push(Event::Signature(
                         str_field(d, "signature").unwrap_or_default().to_owned(),
                     )),
-                    Some("input_json_delta") => out.push(Event::ToolArgs {
-                        index,
-                        json: str_field(d, "partial_json").unwrap_or_default().to_owned(),
-                    }),
+                    Some("input_json_delta") => {
+                        if let Some(json) = str_field(d, "partial_json").filter(|j| !j.is_empty()) {
+                            out.push(Event::ToolArgs {
+                                index,
+                                json: json.to_owned(),
+                            });
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -533,13 +541,16 @@ impl Encoder {
     }
 
     fn responses_delta(&mut self, event: Event, out: &mut Vec<u8>) {
-        let index = self.items.len();
+        // The item being written sits after every finished one; opening a new item closes
+        // the current one first, so the index is read after that.
         match event {
             Event::Text(t) => {
                 if !matches!(self.item, Some(Item::Message { .. })) {
-                    let id = format!("msg_{}_{index}", self.id.trim_start_matches("msg_"));
+                    let n = self.items.len() + usize::from(self.item.is_some());
+                    let id = format!("msg_{}_{n}", self.id.trim_start_matches("msg_"));
                     self.open_item(Item::Message { id, text: String::new() }, out);
                 }
+                let index = self.items.len();
                 if let Some(Item::Message { id, text }) = &mut self.item {
                     text.push_str(&t);
                     let id = id.clone();
@@ -548,9 +559,11 @@ impl Encoder {
             }
             Event::Thinking(t) => {
                 if !matches!(self.item, Some(Item::Reasoning { .. })) {
-                    let id = format!("rs_{}_{index}", self.id.trim_start_matches("msg_"));
+                    let n = self.items.len() + usize::from(self.item.is_some());
+                    let id = format!("rs_{}_{n}", self.id.trim_start_matches("msg_"));
                     self.open_item(Item::Reasoning { id, text: String::new(), signature: None }, out);
                 }
+                let index = self.items.len();
                 if let Some(Item::Reasoning { id, text, .. }) = &mut self.item {
                     text.push_str(&t);
                     let id = id.clone();
@@ -568,6 +581,7 @@ impl Encoder {
             }
             Event::ToolArgs { index: provider_index, json: delta } => match &mut self.item {
                 Some(Item::Call { provider_index: p, id, arguments, .. }) if *p == provider_index => {
+                    let index = self.items.len();
                     arguments.push_str(&delta);
                     let id = id.clone();
                     self.event(out, "response.function_call_arguments.delta", json!({"item_id": id, "output_index": index, "delta": delta}));
