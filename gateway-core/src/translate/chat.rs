@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::ir::{
-    ImageSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock, Tool,
+    MediaSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock, Tool,
     ToolChoice,
 };
 use super::{bad, cannot, parse_object, str_field};
@@ -66,28 +66,67 @@ fn content_part(item: &Value, param: &'static str) -> Result<Part, GatewayError>
                 cache_control: None,
             })
         }
+        Some("file") => {
+            let file = item.get("file").unwrap_or(&Value::Null);
+            let data = str_field(file, "file_data").ok_or_else(|| {
+                cannot(
+                    "a file part by `file_id`",
+                    Dialect::AnthropicMessages,
+                    "send the file inline as `file_data`",
+                )
+            })?;
+            Ok(Part::Document {
+                source: parse_image_url(data),
+                filename: str_field(file, "filename").map(str::to_owned),
+                cache_control: None,
+            })
+        }
         Some(other) => Err(cannot(
             format!("a `{other}` content part"),
             Dialect::AnthropicMessages,
-            "send text or images",
+            "send text, images or files",
         )),
         None => Err(bad(param, "a content part needs a `type`")),
     }
 }
 
+/// A document as Chat's `file` part, which carries files inline only.
+pub(crate) fn file_part(
+    source: &MediaSource,
+    filename: &Option<String>,
+    target: Dialect,
+) -> Result<(String, String), GatewayError> {
+    match source {
+        MediaSource::Base64 { .. } => Ok((
+            filename.clone().unwrap_or_else(|| "document.pdf".into()),
+            image_url(source),
+        )),
+        MediaSource::Url(_) => Err(cannot(
+            "a document given by URL",
+            target,
+            "send it inline as base64",
+        )),
+        MediaSource::Text(_) => Err(cannot(
+            "a plain-text document",
+            target,
+            "send its text as a text part",
+        )),
+    }
+}
+
 /// A `data:` URL becomes inline base64; anything else stays a URL.
-pub(crate) fn parse_image_url(url: &str) -> ImageSource {
+pub(crate) fn parse_image_url(url: &str) -> MediaSource {
     if let Some(rest) = url.strip_prefix("data:") {
         if let Some((meta, data)) = rest.split_once(',') {
             if let Some(media_type) = meta.strip_suffix(";base64") {
-                return ImageSource::Base64 {
+                return MediaSource::Base64 {
                     media_type: media_type.to_owned(),
                     data: data.to_owned(),
                 };
             }
         }
     }
-    ImageSource::Url(url.to_owned())
+    MediaSource::Url(url.to_owned())
 }
 
 /// Appends `part` to the last message when it has `role`, else starts a new message:
@@ -249,10 +288,11 @@ pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
     Ok(req)
 }
 
-fn image_url(source: &ImageSource) -> String {
+pub(crate) fn image_url(source: &MediaSource) -> String {
     match source {
-        ImageSource::Url(url) => url.clone(),
-        ImageSource::Base64 { media_type, data } => format!("data:{media_type};base64,{data}"),
+        MediaSource::Url(url) => url.clone(),
+        MediaSource::Base64 { media_type, data } => format!("data:{media_type};base64,{data}"),
+        MediaSource::Text(text) => text.clone(),
     }
 }
 
@@ -269,7 +309,7 @@ fn tool_text(content: &[Part]) -> Result<String, GatewayError> {
             }
             _ => {
                 return Err(cannot(
-                    "an image inside a tool result",
+                    "an image or document inside a tool result",
                     TARGET,
                     "Chat tool messages carry text only",
                 ))
@@ -309,6 +349,12 @@ pub fn encode_request(req: &Request, kind: ProviderKind) -> Result<Vec<u8>, Gate
                             );
                         }
                         Part::Text(t) => parts.push(json!({"type": "text", "text": t.text})),
+                        Part::Document {
+                            source, filename, ..
+                        } => {
+                            let (filename, data) = file_part(source, filename, TARGET)?;
+                            parts.push(json!({"type": "file", "file": {"filename": filename, "file_data": data}}));
+                        }
                         Part::Image { source, .. } => parts.push(
                             json!({"type": "image_url", "image_url": {"url": image_url(source)}}),
                         ),
@@ -347,7 +393,7 @@ pub fn encode_request(req: &Request, kind: ProviderKind) -> Result<Vec<u8>, Gate
                         // Earlier turns' reasoning is not sent back: DeepSeek documents that it
                         // must be left out of the input, and OpenAI's Chat has no field for it.
                         Part::Thinking { .. } | Part::RedactedThinking { .. } => {}
-                        Part::Image { .. } | Part::ToolResult { .. } => {
+                        Part::Image { .. } | Part::Document { .. } | Part::ToolResult { .. } => {
                             return Err(cannot(
                                 "an image or tool result in an assistant turn",
                                 TARGET,

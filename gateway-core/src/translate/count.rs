@@ -2,7 +2,7 @@
 //! real BPE tokenizer (o200k_base, the one OpenAI's current models use) over everything
 //! the request would send, rather than forwarded to an endpoint that does not exist.
 
-use super::ir::{Part, Request};
+use super::ir::{MediaSource, Part, Request};
 
 /// Per-message framing tokens (role and separators), as OpenAI's counting guide adds.
 const PER_MESSAGE: u64 = 3;
@@ -20,6 +20,13 @@ fn part_tokens(part: &Part) -> u64 {
     match part {
         Part::Text(t) => text_tokens(&t.text),
         Part::Image { .. } => PER_IMAGE,
+        Part::Document {
+            source: MediaSource::Text(text),
+            ..
+        } => text_tokens(text),
+        // A PDF is billed per page as text plus page images; without parsing it, count it
+        // like an image — a floor, not an estimate of a long document.
+        Part::Document { .. } => PER_IMAGE,
         Part::ToolCall {
             name, arguments, ..
         } => text_tokens(name) + text_tokens(arguments),

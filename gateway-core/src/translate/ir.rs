@@ -47,17 +47,29 @@ pub struct Message {
     pub parts: Vec<Part>,
 }
 
+/// Where an image's or a document's bytes are.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ImageSource {
+pub enum MediaSource {
     Url(String),
-    Base64 { media_type: String, data: String },
+    Base64 {
+        media_type: String,
+        data: String,
+    },
+    /// A plain-text document given inline (Anthropic's `text` source).
+    Text(String),
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Part {
     Text(TextBlock),
     Image {
-        source: ImageSource,
+        source: MediaSource,
+        cache_control: Option<Value>,
+    },
+    /// A file for the model to read (a PDF, say).
+    Document {
+        source: MediaSource,
+        filename: Option<String>,
         cache_control: Option<Value>,
     },
     /// A call the assistant made; `arguments` is the JSON text as the model wrote it.

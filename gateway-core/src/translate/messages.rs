@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::ir::{
-    ImageSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock, Tool,
+    MediaSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock, Tool,
     ToolChoice,
 };
 use super::{bad, cannot, parse_object, str_field};
@@ -55,14 +55,14 @@ fn block(b: &Value, param: &'static str) -> Result<Part, GatewayError> {
         Some("image") => {
             let source = b.get("source").unwrap_or(&Value::Null);
             let source = match str_field(source, "type") {
-                Some("base64") => ImageSource::Base64 {
+                Some("base64") => MediaSource::Base64 {
                     media_type: str_field(source, "media_type")
                         .unwrap_or("image/png")
                         .to_owned(),
                     data: str_field(source, "data").unwrap_or_default().to_owned(),
                 },
                 Some("url") => {
-                    ImageSource::Url(str_field(source, "url").unwrap_or_default().to_owned())
+                    MediaSource::Url(str_field(source, "url").unwrap_or_default().to_owned())
                 }
                 other => {
                     return Err(cannot(
@@ -74,6 +74,35 @@ fn block(b: &Value, param: &'static str) -> Result<Part, GatewayError> {
             };
             Ok(Part::Image {
                 source,
+                cache_control,
+            })
+        }
+        Some("document") => {
+            let source = b.get("source").unwrap_or(&Value::Null);
+            let source = match str_field(source, "type") {
+                Some("base64") => MediaSource::Base64 {
+                    media_type: str_field(source, "media_type")
+                        .unwrap_or("application/pdf")
+                        .to_owned(),
+                    data: str_field(source, "data").unwrap_or_default().to_owned(),
+                },
+                Some("url") => {
+                    MediaSource::Url(str_field(source, "url").unwrap_or_default().to_owned())
+                }
+                Some("text") => {
+                    MediaSource::Text(str_field(source, "data").unwrap_or_default().to_owned())
+                }
+                other => {
+                    return Err(cannot(
+                        format!("a document with source type `{}`", other.unwrap_or("none")),
+                        Dialect::OpenAiChat,
+                        "send documents as base64, a URL or text",
+                    ))
+                }
+            };
+            Ok(Part::Document {
+                source,
+                filename: str_field(b, "title").map(str::to_owned),
                 cache_control,
             })
         }
@@ -240,6 +269,18 @@ fn with_cache(mut block: Map<String, Value>, cache_control: &Option<Value>) -> V
     Value::Object(block)
 }
 
+fn source_json(source: &MediaSource) -> Value {
+    match source {
+        MediaSource::Url(url) => json!({"type": "url", "url": url}),
+        MediaSource::Base64 { media_type, data } => {
+            json!({"type": "base64", "media_type": media_type, "data": data})
+        }
+        MediaSource::Text(text) => {
+            json!({"type": "text", "media_type": "text/plain", "data": text})
+        }
+    }
+}
+
 fn encode_part(p: &Part) -> Result<Value, GatewayError> {
     Ok(match p {
         Part::Text(t) => {
@@ -252,15 +293,29 @@ fn encode_part(p: &Part) -> Result<Value, GatewayError> {
             source,
             cache_control,
         } => {
-            let source = match source {
-                ImageSource::Url(url) => json!({"type": "url", "url": url}),
-                ImageSource::Base64 { media_type, data } => {
-                    json!({"type": "base64", "media_type": media_type, "data": data})
-                }
-            };
+            if matches!(source, MediaSource::Text(_)) {
+                return Err(cannot(
+                    "an image given as text",
+                    Dialect::AnthropicMessages,
+                    "send it as base64 or a URL",
+                ));
+            }
             let mut b = Map::new();
             b.insert("type".into(), json!("image"));
-            b.insert("source".into(), source);
+            b.insert("source".into(), source_json(source));
+            with_cache(b, cache_control)
+        }
+        Part::Document {
+            source,
+            filename,
+            cache_control,
+        } => {
+            let mut b = Map::new();
+            b.insert("type".into(), json!("document"));
+            b.insert("source".into(), source_json(source));
+            if let Some(title) = filename {
+                b.insert("title".into(), json!(title));
+            }
             with_cache(b, cache_control)
         }
         Part::ToolCall {

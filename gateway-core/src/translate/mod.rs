@@ -142,7 +142,7 @@ pub fn encode_error(client: Dialect, status: u16, e: &ProviderError) -> Vec<u8> 
 
 #[cfg(test)]
 mod tests {
-    use super::ir::{ImageSource, Part, StopReason};
+    use super::ir::{MediaSource, Part, StopReason};
     use super::*;
     use crate::config::ProviderKind;
     use serde_json::json;
@@ -241,7 +241,7 @@ mod tests {
         let mut ir = chat::decode_request(CHAT.as_bytes()).unwrap();
         if let Part::ToolResult { content, .. } = &mut ir.messages[2].parts[0] {
             content.push(Part::Image {
-                source: ImageSource::Url("http://x/y.png".into()),
+                source: MediaSource::Url("http://x/y.png".into()),
                 cache_control: None,
             });
         }

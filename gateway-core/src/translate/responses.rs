@@ -7,7 +7,7 @@
 use serde_json::{json, Map, Value};
 
 use super::ir::{
-    ImageSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock, Tool,
+    MediaSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock, Tool,
     ToolChoice,
 };
 use super::{bad, cannot, parse_object, str_field};
@@ -60,6 +60,24 @@ fn content_parts(content: &Value) -> Result<Vec<Part>, GatewayError> {
                         text: str_field(item, "text").unwrap_or_default().to_owned(),
                         cache_control: None,
                     }))
+                }
+                Some("input_file") => {
+                    let source = match (str_field(item, "file_data"), str_field(item, "file_url")) {
+                        (Some(data), _) => super::chat::parse_image_url(data),
+                        (None, Some(url)) => MediaSource::Url(url.to_owned()),
+                        _ => {
+                            return Err(cannot(
+                                "an input_file by file_id",
+                                Dialect::AnthropicMessages,
+                                "send the file inline or by URL",
+                            ))
+                        }
+                    };
+                    Ok(Part::Document {
+                        source,
+                        filename: str_field(item, "filename").map(str::to_owned),
+                        cache_control: None,
+                    })
                 }
                 Some("input_image") => match str_field(item, "image_url") {
                     Some(url) => Ok(Part::Image {
@@ -252,13 +270,6 @@ pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
     Ok(req)
 }
 
-fn image_url(source: &ImageSource) -> String {
-    match source {
-        ImageSource::Url(url) => url.clone(),
-        ImageSource::Base64 { media_type, data } => format!("data:{media_type};base64,{data}"),
-    }
-}
-
 pub(crate) fn reasoning_item(id: &str, text: &str, signature: &Option<String>) -> Value {
     let mut item = Map::new();
     item.insert("type".into(), json!("reasoning"));
@@ -296,8 +307,22 @@ pub fn encode_request(req: &Request) -> Result<Vec<u8>, GatewayError> {
                     };
                     content.push(json!({"type": kind, "text": t.text}));
                 }
-                Part::Image { source, .. } => {
-                    content.push(json!({"type": "input_image", "image_url": image_url(source)}))
+                Part::Image { source, .. } => content.push(
+                    json!({"type": "input_image", "image_url": super::chat::image_url(source)}),
+                ),
+                Part::Document {
+                    source, filename, ..
+                } => {
+                    match source {
+                        MediaSource::Url(url) => {
+                            content.push(json!({"type": "input_file", "file_url": url}))
+                        }
+                        _ => {
+                            let (filename, data) =
+                                super::chat::file_part(source, filename, Dialect::OpenAiResponses)?;
+                            content.push(json!({"type": "input_file", "filename": filename, "file_data": data}));
+                        }
+                    }
                 }
                 Part::ToolCall {
                     id,
@@ -320,7 +345,7 @@ pub fn encode_request(req: &Request) -> Result<Vec<u8>, GatewayError> {
                             Part::Text(t) => text.push_str(&t.text),
                             _ => {
                                 return Err(cannot(
-                                    "an image inside a tool result",
+                                    "an image or document inside a tool result",
                                     Dialect::OpenAiResponses,
                                     "function_call_output carries text here",
                                 ))
