@@ -40,6 +40,14 @@ fn span_of(outer: &[u8], inner: &str) -> Range<usize> {
 /// Reads `model` and `stream` from `body`. A body that is not a JSON object, or whose
 /// `model` is missing or not a string, or whose `stream` is not a boolean, is the client's error.
 pub fn sniff(body: &[u8]) -> Result<Sniffed, GatewayError> {
+    // serde_json skips the fields it ignores without checking their UTF-8, so check the
+    // whole body here: JSON is UTF-8, and a provider would reject it anyway.
+    if let Err(e) = std::str::from_utf8(body) {
+        return Err(GatewayError::InvalidJson(format!(
+            "the body is not UTF-8 (invalid byte at offset {})",
+            e.valid_up_to()
+        )));
+    }
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     if first != Some(&b'{') {
         return Err(GatewayError::InvalidJson(
@@ -226,6 +234,14 @@ mod tests {
         let mut e = Edits::default();
         e.request_stream_usage(&body, &s);
         assert!(!e.injected_usage && e.is_empty());
+    }
+
+    /// Found by the `sniff_edit` fuzz target: invalid UTF-8 inside a field the sniffer
+    /// skips used to pass as JSON.
+    #[test]
+    fn invalid_utf8_anywhere_is_refused() {
+        let body = include_bytes!("../fuzz/regressions/sniff_edit/invalid-utf8-in-ignored-string");
+        assert_eq!(sniff(body).err().map(|e| e.metric_label()), Some("invalid_json"));
     }
 
     #[test]
