@@ -242,27 +242,18 @@ async fn run(
     // 5. relay
     let status = response.status();
     pending.record().status = status.as_u16();
-    let upstream_headers = response.headers().clone();
-
-    if is_event_stream(&upstream_headers) {
-        let mut out = Response::new(Body::empty());
-        *out.status_mut() = status;
-        copy_headers(&upstream_headers, out.headers_mut());
-        ctx.overhead += headers_at.elapsed();
-        stamp(&mut out, ctx);
-        pending.record().overhead = ctx.overhead;
-        let params = RelayParams {
-            dialect: ctx.dialect(),
-            provider: provider.name.clone(),
-            idle: provider.timeouts.idle,
+    if is_event_stream(response.headers()) {
+        let streamed = Streamed {
+            headers_at,
             hide_usage,
-            abort: state.abort_streams(),
             translate: None,
         };
-        *out.body_mut() = relay_stream(response, params, pending.hand_over());
-        return Ok(out);
+        return Ok(stream_out(
+            state, ctx, pending, &provider, response, streamed,
+        ));
     }
 
+    let upstream_headers = response.headers().clone();
     let bytes = read_whole(
         response,
         &provider.name,
@@ -283,6 +274,42 @@ async fn run(
     stamp(&mut out, ctx);
     pending.record().overhead = ctx.overhead;
     Ok(out)
+}
+
+/// How a streamed answer is relayed.
+struct Streamed {
+    /// When the provider's headers arrived, to count the gateway's time from there.
+    headers_at: Instant,
+    hide_usage: bool,
+    translate: Option<Translator>,
+}
+
+/// The client's response for a provider's event stream: status and headers now, frames
+/// as they come; the record goes with the body and is finished when the stream ends.
+fn stream_out(
+    state: &Arc<AppState>,
+    ctx: &mut Ctx,
+    pending: &mut Pending,
+    provider: &Provider,
+    response: http::Response<hyper::body::Incoming>,
+    streamed: Streamed,
+) -> Response {
+    let mut out = Response::new(Body::empty());
+    *out.status_mut() = response.status();
+    copy_headers(response.headers(), out.headers_mut());
+    ctx.overhead += streamed.headers_at.elapsed();
+    stamp(&mut out, ctx);
+    pending.record().overhead = ctx.overhead;
+    let params = RelayParams {
+        dialect: ctx.dialect(),
+        provider: provider.name.clone(),
+        idle: provider.timeouts.idle,
+        hide_usage: streamed.hide_usage,
+        abort: state.abort_streams(),
+        translate: streamed.translate,
+    };
+    *out.body_mut() = relay_stream(response, params, pending.hand_over());
+    out
 }
 
 /// The exchange when the provider speaks another dialect: the body goes through the IR
@@ -317,28 +344,20 @@ async fn translated(
     let headers_at = Instant::now();
     let status = response.status();
     pending.record().status = status.as_u16();
-    let upstream_headers = response.headers().clone();
     if status.is_success() && is_event_stream(response.headers()) {
-        let mut out = Response::new(Body::empty());
-        copy_headers(&upstream_headers, out.headers_mut());
-        ctx.overhead += headers_at.elapsed();
-        stamp(&mut out, ctx);
-        pending.record().overhead = ctx.overhead;
-        let created = unix_now();
-        let params = RelayParams {
-            dialect: client_dialect,
-            provider: provider.name.clone(),
-            idle: provider.timeouts.idle,
+        let streamed = Streamed {
+            headers_at,
             hide_usage: false,
-            abort: state.abort_streams(),
             translate: Some(Translator {
                 decoder: Decoder::new(provider_dialect),
-                encoder: Encoder::new(client_dialect, ir.stream_usage, created),
+                encoder: Encoder::new(client_dialect, ir.stream_usage, unix_now()),
             }),
         };
-        *out.body_mut() = relay_stream(response, params, pending.hand_over());
-        return Ok(out);
+        return Ok(stream_out(
+            state, ctx, pending, provider, response, streamed,
+        ));
     }
+    let upstream_headers = response.headers().clone();
     let bytes = read_whole(
         response,
         &provider.name,

@@ -3,10 +3,10 @@
 use serde_json::{json, Map, Value};
 
 use super::ir::{
-    MediaSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock, Tool,
+    MediaSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock,
     ToolChoice,
 };
-use super::{bad, cannot, parse_object, str_field};
+use super::{bad, cannot, function_tool, openai_tool_choice, parse_object, str_field};
 use crate::config::ProviderKind;
 use crate::dialect::Dialect;
 use crate::error::GatewayError;
@@ -259,32 +259,13 @@ pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
                     "only function tools translate",
                 ));
             }
-            let f = t.get("function").unwrap_or(&Value::Null);
-            req.tools.push(Tool {
-                name: str_field(f, "name").unwrap_or_default().to_owned(),
-                description: str_field(f, "description").map(str::to_owned),
-                schema: f
-                    .get("parameters")
-                    .cloned()
-                    .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
-                cache_control: None,
-            });
+            req.tools
+                .push(function_tool(t.get("function").unwrap_or(&Value::Null)));
         }
     }
-    req.tool_choice = match obj.get("tool_choice") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(match s.as_str() {
-            "none" => ToolChoice::None,
-            "required" => ToolChoice::Required,
-            _ => ToolChoice::Auto,
-        }),
-        Some(v) => Some(ToolChoice::Named(
-            v.get("function")
-                .and_then(|f| str_field(f, "name"))
-                .ok_or_else(|| bad("tool_choice", "a named tool_choice needs `function.name`"))?
-                .to_owned(),
-        )),
-    };
+    req.tool_choice = openai_tool_choice(obj.get("tool_choice"), |v| {
+        v.get("function").and_then(|f| str_field(f, "name"))
+    })?;
     Ok(req)
 }
 

@@ -40,6 +40,40 @@ pub(crate) fn cannot(
     }
 }
 
+/// An OpenAI function tool's definition; Chat nests it under `function`, Responses does not.
+pub(crate) fn function_tool(def: &Value) -> ir::Tool {
+    ir::Tool {
+        name: str_field(def, "name").unwrap_or_default().to_owned(),
+        description: str_field(def, "description").map(str::to_owned),
+        schema: def
+            .get("parameters")
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+        cache_control: None,
+    }
+}
+
+/// OpenAI's `tool_choice`: a mode string, or an object naming a tool (where the name sits
+/// differs between Chat and Responses, hence `name_of`).
+pub(crate) fn openai_tool_choice(
+    v: Option<&Value>,
+    name_of: fn(&Value) -> Option<&str>,
+) -> Result<Option<ir::ToolChoice>, GatewayError> {
+    Ok(match v {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(match s.as_str() {
+            "none" => ir::ToolChoice::None,
+            "required" => ir::ToolChoice::Required,
+            _ => ir::ToolChoice::Auto,
+        }),
+        Some(v) => Some(ir::ToolChoice::Named(
+            name_of(v)
+                .ok_or_else(|| bad("tool_choice", "a named tool_choice needs the tool's name"))?
+                .to_owned(),
+        )),
+    })
+}
+
 pub(crate) fn parse_object(body: &[u8]) -> Result<Map<String, Value>, GatewayError> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(map)) => Ok(map),
