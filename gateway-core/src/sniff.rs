@@ -241,7 +241,10 @@ mod tests {
     #[test]
     fn invalid_utf8_anywhere_is_refused() {
         let body = include_bytes!("../fuzz/regressions/sniff_edit/invalid-utf8-in-ignored-string");
-        assert_eq!(sniff(body).err().map(|e| e.metric_label()), Some("invalid_json"));
+        assert_eq!(
+            sniff(body).err().map(|e| e.metric_label()),
+            Some("invalid_json")
+        );
     }
 
     #[test]
