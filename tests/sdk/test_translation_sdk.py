@@ -154,3 +154,58 @@ def test_chat_and_anthropic_clients_reach_a_responses_only_provider(openai_clien
         text = openai_client.chat.completions.create(model="responses-only-1", messages=[{"role": "user", "content": "via responses"}]).choices[0].message.content
         atext = anthropic_client.messages.create(model="responses-only-1", max_tokens=50, messages=[{"role": "user", "content": "via responses"}]).content[0].text
     assert "via responses" in text and "via responses" in atext
+
+
+def test_reasoning_crosses_to_anthropic_clients_as_thinking(anthropic_client):
+    """DeepSeek-style reasoning_content from a Chat provider reaches an Anthropic client as
+    a thinking block ahead of the text, streamed and not."""
+    kwargs = dict(model="claude-on-chat-1", max_tokens=2048, thinking={"type": "enabled", "budget_tokens": 1024},
+                  messages=[{"role": "user", "content": "why is the sky blue"}])
+    whole = anthropic_client.messages.create(**kwargs)
+    with anthropic_client.messages.stream(**kwargs) as s:
+        streamed = s.get_final_message()
+    for m in (whole, streamed):
+        assert [b.type for b in m.content] == ["thinking", "text"]
+        assert m.content[0].thinking.startswith("Thinking about: why is the sky blue")
+        assert "why is the sky blue" in m.content[1].text
+
+
+def test_reasoning_crosses_to_chat_clients_as_reasoning_content(openai_client):
+    r = openai_client.chat.completions.create(model="gpt-on-messages-1", reasoning_effort="low",
+                                              messages=[{"role": "user", "content": "plan the fix"}])
+    extra = r.choices[0].message.model_dump()
+    assert extra.get("reasoning_content", "").startswith("Thinking about: plan the fix")
+    chunks = openai_client.chat.completions.create(model="gpt-on-messages-1", reasoning_effort="low", stream=True,
+                                                   messages=[{"role": "user", "content": "plan the fix"}])
+    reasoning = "".join((c.choices[0].delta.model_dump().get("reasoning_content") or "") for c in chunks if c.choices)
+    assert reasoning.startswith("Thinking about: plan the fix")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_anthropic_signatures_survive_a_responses_client_round_trip(openai_client, stream):
+    """A Responses client talking to Claude gets thinking as a reasoning item carrying the
+    signature; sending its items back, the provider sees the signature intact (the mock
+    refuses a thinking block whose signature it did not issue)."""
+    kwargs = dict(model="gpt-on-messages-1", reasoning={"effort": "low"}, tools=[RESPONSES_TOOL])
+    if stream:
+        with openai_client.responses.stream(input="list files", **kwargs) as s:
+            first = s.get_final_response()
+    else:
+        first = openai_client.responses.create(input="list files", **kwargs)
+    kinds = [i.type for i in first.output]
+    assert kinds[0] == "reasoning" and "function_call" in kinds
+    reasoning = first.output[0]
+    assert reasoning.encrypted_content, "the signature rides in encrypted_content"
+    call = [i for i in first.output if i.type == "function_call"][0]
+    second = openai_client.responses.create(input=[
+        {"role": "user", "content": "list files"},
+        reasoning.model_dump(exclude_none=True),
+        {"type": "function_call", "call_id": call.call_id, "name": call.name, "arguments": call.arguments},
+        {"type": "function_call_output", "call_id": call.call_id, "output": "a.txt"},
+    ], **kwargs)
+    assert "a.txt" in second.output_text
+    # And a tampered signature is refused by the provider, in the client's error type.
+    bad = reasoning.model_dump(exclude_none=True)
+    bad["encrypted_content"] = "tampered"
+    with pytest.raises(openai.BadRequestError):
+        openai_client.responses.create(input=[{"role": "user", "content": "list files"}, bad, {"role": "user", "content": "go on"}], **kwargs)

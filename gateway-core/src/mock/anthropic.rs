@@ -10,7 +10,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::reply::{input_tokens, joined_text, last_text, Answer, Conversation, ToolDecl, Usage};
+use super::reply::{
+    input_tokens, joined_text, last_text, signature, Answer, Conversation, Reasoning, ToolDecl,
+    Usage,
+};
 use super::{
     admit, bytes_response, header_str, json_response, random_id, sse, Controls, MockState,
 };
@@ -89,6 +92,24 @@ struct MessagesRequest<'a> {
     #[serde(borrow)]
     max_tokens: Option<&'a RawValue>,
     stream: Option<bool>,
+    #[serde(borrow)]
+    thinking: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct ThinkingIn {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+}
+
+impl MessagesRequest<'_> {
+    /// `thinking: {"type": "enabled"}` (or `"adaptive"`) asks for a thinking block.
+    fn thinks(&self) -> bool {
+        self.thinking
+            .and_then(|raw| serde_json::from_str::<ThinkingIn>(raw.get()).ok())
+            .and_then(|t| t.kind)
+            .is_some_and(|kind| kind == "enabled" || kind == "adaptive")
+    }
 }
 
 #[derive(Deserialize)]
@@ -180,15 +201,23 @@ fn messages(
     if request.max_tokens.is_none() {
         return invalid_request("max_tokens: Field required", request_id);
     }
-    let answer = Answer::decide(
-        conversation(messages, request.tools.as_deref().unwrap_or(&[])),
-        controls.reply.as_deref(),
-    );
-    let usage = Usage::new(body.len(), controls.cached_tokens, answer.output_tokens());
+    let thinks = request.thinks();
+    if thinks {
+        if let Some(message) = unsigned_thinking(messages) {
+            return invalid_request(&message, request_id);
+        }
+    }
+    let conversation = conversation(messages, request.tools.as_deref().unwrap_or(&[]));
+    let reasoning = thinks.then(|| Reasoning::about(&conversation));
+    let answer = Answer::decide(conversation, controls.reply.as_deref());
+    let usage = Usage::new(body.len(), controls.cached_tokens, answer.output_tokens())
+        .with_reasoning(reasoning.as_ref());
     let id = random_id("msg_01", 22);
     let tool_id = random_id("toolu_01", 22);
+    let signature = reasoning.as_ref().map(Reasoning::signature);
+    let thinking = reasoning.as_ref().zip(signature.as_deref());
     if request.stream == Some(true) {
-        let mut frames = events(model, &id, &tool_id, &answer, usage);
+        let mut frames = events(model, &id, &tool_id, thinking, &answer, usage);
         sse::inject_error(&mut frames, controls.stream_error_after, |_| {
             vec![sse::frame(
                 Some("error"),
@@ -205,7 +234,15 @@ fn messages(
         sse::response(state, frames, controls.frame_interval)
     } else {
         let arguments = tool_input(&answer);
-        let content = [block(&answer, &tool_id, arguments)];
+        let mut content = Vec::with_capacity(2);
+        if let Some((reasoning, signature)) = thinking {
+            content.push(Block::Thinking {
+                kind: "thinking",
+                thinking: &reasoning.text,
+                signature,
+            });
+        }
+        content.push(block(&answer, &tool_id, arguments));
         let message = MessageOut {
             model,
             id: &id,
@@ -260,6 +297,30 @@ fn count_tokens(
     )
 }
 
+/// Where the first `thinking` block of an assistant turn lacks the signature the mock would
+/// have given its text, the API's complaint about it.
+fn unsigned_thinking(messages: &[&RawValue]) -> Option<String> {
+    messages.iter().enumerate().find_map(|(i, raw)| {
+        let message = serde_json::from_str::<MessageIn>(raw.get()).ok()?;
+        if message.role.as_deref() != Some("assistant") {
+            return None;
+        }
+        let Some(Value::Array(blocks)) = message.content else {
+            return None;
+        };
+        blocks.iter().enumerate().find_map(|(j, block)| {
+            if block.get("type").and_then(Value::as_str) != Some("thinking") {
+                return None;
+            }
+            let text = block.get("thinking").and_then(Value::as_str).unwrap_or("");
+            let signed = block.get("signature").and_then(Value::as_str);
+            (signed != Some(signature(text).as_str())).then(|| {
+                format!("messages.{i}.content.{j}: Invalid `signature` in `thinking` block")
+            })
+        })
+    })
+}
+
 /// A user turn carrying a `tool_result` block is a tool result; otherwise tools get called.
 fn conversation(messages: &[&RawValue], tools: &[&RawValue]) -> Conversation {
     let last = messages
@@ -275,12 +336,7 @@ fn conversation(messages: &[&RawValue], tools: &[&RawValue]) -> Conversation {
             ..Conversation::default()
         };
     }
-    if let Some(tool) = first_custom_tool(tools) {
-        return Conversation {
-            tool: Some(tool),
-            ..Conversation::default()
-        };
-    }
+    let tool = first_custom_tool(tools);
     let user_text = messages.iter().rev().find_map(|m| {
         let message = serde_json::from_str::<MessageIn>(m.get()).ok()?;
         (message.role.as_deref() == Some("user"))
@@ -288,8 +344,9 @@ fn conversation(messages: &[&RawValue], tools: &[&RawValue]) -> Conversation {
             .flatten()
     });
     Conversation {
+        tool_result: None,
+        tool,
         user_text,
-        ..Conversation::default()
     }
 }
 
@@ -360,6 +417,12 @@ struct MessageOut<'a> {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Block<'a> {
+    Thinking {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        thinking: &'a str,
+        signature: &'a str,
+    },
     Text {
         #[serde(rename = "type")]
         kind: &'static str,
@@ -440,6 +503,16 @@ struct BlockDelta<'a> {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Delta<'a> {
+    Thinking {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        thinking: &'a str,
+    },
+    Signature {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        signature: &'a str,
+    },
     Text {
         #[serde(rename = "type")]
         kind: &'static str,
@@ -488,10 +561,22 @@ struct TypeOnly {
 }
 
 /// message_start, content_block_start, ping, the deltas, content_block_stop, message_delta,
-/// message_stop: the sequence the Messages API streams for one content block.
-fn events(model: &str, id: &str, tool_id: &str, answer: &Answer, usage: Usage) -> Vec<Bytes> {
+/// message_stop: the sequence the Messages API streams for one content block. A thinking
+/// block, when there is one, comes first (its deltas, then its signature), the answer's
+/// block after it at index 1.
+fn events(
+    model: &str,
+    id: &str,
+    tool_id: &str,
+    thinking: Option<(&Reasoning, &str)>,
+    answer: &Answer,
+    usage: Usage,
+) -> Vec<Bytes> {
     let pieces = answer.pieces();
-    let mut frames = Vec::with_capacity(pieces.len() + 8);
+    let thoughts = thinking
+        .map(|(reasoning, _)| reasoning.pieces())
+        .unwrap_or_default();
+    let mut frames = Vec::with_capacity(thoughts.len() + pieces.len() + 12);
     let start = MessageStart {
         kind: "message_start",
         message: MessageOut {
@@ -506,6 +591,67 @@ fn events(model: &str, id: &str, tool_id: &str, answer: &Answer, usage: Usage) -
         },
     };
     frames.push(sse::frame(Some("message_start"), &start));
+    let block_start = |index: u32, content_block: Block<'_>| {
+        sse::frame(
+            Some("content_block_start"),
+            &BlockStart {
+                kind: "content_block_start",
+                index,
+                content_block,
+            },
+        )
+    };
+    let delta = |index: u32, delta: Delta<'_>| {
+        sse::frame(
+            Some("content_block_delta"),
+            &BlockDelta {
+                kind: "content_block_delta",
+                index,
+                delta,
+            },
+        )
+    };
+    let block_stop = |index: u32| {
+        sse::frame(
+            Some("content_block_stop"),
+            &BlockStop {
+                kind: "content_block_stop",
+                index,
+            },
+        )
+    };
+    // The API's ping carries a space after the colon; clients must accept any JSON spacing.
+    let ping = || sse::raw_frame(Some("ping"), r#"{"type": "ping"}"#);
+    let mut index = 0;
+    if let Some((_, signature)) = thinking {
+        frames.push(block_start(
+            index,
+            Block::Thinking {
+                kind: "thinking",
+                thinking: "",
+                signature: "",
+            },
+        ));
+        frames.push(ping());
+        for thinking in thoughts {
+            frames.push(delta(
+                index,
+                Delta::Thinking {
+                    kind: "thinking_delta",
+                    thinking,
+                },
+            ));
+        }
+        frames.push(delta(
+            index,
+            Delta::Signature {
+                kind: "signature_delta",
+                signature,
+            },
+        ));
+        frames.push(block_stop(index));
+        index += 1;
+    }
     let content_block = match answer {
         Answer::Text(_) => Block::Text {
             kind: "text",
@@ -518,52 +664,36 @@ fn events(model: &str, id: &str, tool_id: &str, answer: &Answer, usage: Usage) -
             input: Input::Empty(super::EmptyObject),
         },
     };
-    frames.push(sse::frame(
-        Some("content_block_start"),
-        &BlockStart {
-            kind: "content_block_start",
-            index: 0,
-            content_block,
-        },
-    ));
-    // The API's ping carries a space after the colon; clients must accept any JSON spacing.
-    frames.push(sse::raw_frame(Some("ping"), r#"{"type": "ping"}"#));
-    let delta = |delta: Delta<'_>| {
-        sse::frame(
-            Some("content_block_delta"),
-            &BlockDelta {
-                kind: "content_block_delta",
-                index: 0,
-                delta,
-            },
-        )
-    };
+    frames.push(block_start(index, content_block));
+    if thinking.is_none() {
+        frames.push(ping());
+    }
     match answer {
         Answer::Text(_) => {
             for text in pieces {
-                frames.push(delta(Delta::Text {
-                    kind: "text_delta",
-                    text,
-                }));
+                frames.push(delta(
+                    index,
+                    Delta::Text {
+                        kind: "text_delta",
+                        text,
+                    },
+                ));
             }
         }
         Answer::Tool(_) => {
             // The API opens every tool input with an empty fragment.
             for partial_json in std::iter::once("").chain(pieces) {
-                frames.push(delta(Delta::InputJson {
-                    kind: "input_json_delta",
-                    partial_json,
-                }));
+                frames.push(delta(
+                    index,
+                    Delta::InputJson {
+                        kind: "input_json_delta",
+                        partial_json,
+                    },
+                ));
             }
         }
     }
-    frames.push(sse::frame(
-        Some("content_block_stop"),
-        &BlockStop {
-            kind: "content_block_stop",
-            index: 0,
-        },
-    ));
+    frames.push(block_stop(index));
     let start_usage = MessageUsage::new(usage, usage.output);
     frames.push(sse::frame(
         Some("message_delta"),

@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::openai::{self, ErrorBody};
-use super::reply::{joined_text, last_text, Answer, Conversation, ToolDecl, Usage};
+use super::reply::{joined_text, last_text, Answer, Conversation, Reasoning, ToolDecl, Usage};
 use super::{admit, json_response, random_id, sse, unix_now, Controls, EmptyArray, MockState};
 
 const FINGERPRINT: &str = "fp_mock0c0ffee";
@@ -37,6 +37,9 @@ struct ChatRequest<'a> {
     tools: Option<Vec<&'a RawValue>>,
     stream: Option<bool>,
     stream_options: Option<StreamOptions>,
+    /// Any effort but `"none"` gets reasoning, DeepSeek-style in `reasoning_content`.
+    #[serde(borrow)]
+    reasoning_effort: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -80,11 +83,14 @@ fn respond(state: &MockState, controls: &Controls, headers: &HeaderMap, body: &B
     let Some(messages) = request.messages.as_deref() else {
         return openai::missing_parameter("messages");
     };
-    let answer = Answer::decide(
-        conversation(messages, request.tools.as_deref()),
-        controls.reply.as_deref(),
-    );
-    let usage = Usage::new(body.len(), controls.cached_tokens, answer.output_tokens());
+    let conversation = conversation(messages, request.tools.as_deref());
+    let reasoning = request
+        .reasoning_effort
+        .is_some_and(|effort| effort.get() != r#""none""#)
+        .then(|| Reasoning::about(&conversation));
+    let answer = Answer::decide(conversation, controls.reply.as_deref());
+    let usage = Usage::new(body.len(), controls.cached_tokens, answer.output_tokens())
+        .with_reasoning(reasoning.as_ref());
     let id = random_id("chatcmpl-", 29);
     let call_id = random_id("call_", 24);
     if request.stream == Some(true) {
@@ -92,7 +98,12 @@ fn respond(state: &MockState, controls: &Controls, headers: &HeaderMap, body: &B
             .stream_options
             .and_then(|o| o.include_usage)
             .unwrap_or(false);
-        let mut frames = chunks(&id, model, &answer, &call_id, usage, include_usage);
+        let reply = Reply {
+            reasoning: reasoning.as_ref(),
+            answer: &answer,
+            call_id: &call_id,
+        };
+        let mut frames = chunks(&id, model, &reply, usage, include_usage);
         sse::inject_error(&mut frames, controls.stream_error_after, |_| {
             vec![sse::frame(
                 None,
@@ -103,14 +114,16 @@ fn respond(state: &MockState, controls: &Controls, headers: &HeaderMap, body: &B
         });
         sse::response(state, frames, controls.frame_interval)
     } else {
-        json_response(
-            StatusCode::OK,
-            &completion(&id, model, &answer, &call_id, usage),
-        )
+        let reply = Reply {
+            reasoning: reasoning.as_ref(),
+            answer: &answer,
+            call_id: &call_id,
+        };
+        json_response(StatusCode::OK, &completion(&id, model, &reply, usage))
     }
 }
 
-/// Reads only as far back as the decision needs: the last message, then tools, then the user.
+/// Reads only as far back as the decision needs: the last message, then tools and the user.
 fn conversation(messages: &[&RawValue], tools: Option<&[&RawValue]>) -> Conversation {
     let last = messages
         .last()
@@ -121,12 +134,7 @@ fn conversation(messages: &[&RawValue], tools: Option<&[&RawValue]>) -> Conversa
             ..Conversation::default()
         };
     }
-    if let Some(tool) = first_function_tool(tools.unwrap_or(&[])) {
-        return Conversation {
-            tool: Some(tool),
-            ..Conversation::default()
-        };
-    }
+    let tool = first_function_tool(tools.unwrap_or(&[]));
     let user_text = messages.iter().rev().find_map(|m| {
         let message = serde_json::from_str::<MessageIn>(m.get()).ok()?;
         (message.role.as_deref() == Some("user"))
@@ -134,8 +142,9 @@ fn conversation(messages: &[&RawValue], tools: Option<&[&RawValue]>) -> Conversa
             .flatten()
     });
     Conversation {
+        tool_result: None,
+        tool,
         user_text,
-        ..Conversation::default()
     }
 }
 
@@ -173,9 +182,18 @@ struct Choice<'a> {
     finish_reason: &'static str,
 }
 
+/// What one reply holds: the optional reasoning, then the answer.
+struct Reply<'a> {
+    reasoning: Option<&'a Reasoning>,
+    answer: &'a Answer,
+    call_id: &'a str,
+}
+
 #[derive(Serialize)]
 struct Message<'a> {
     role: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_content: Option<&'a str>,
     content: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_calls: Option<[ToolCallOut<'a>; 1]>,
@@ -231,7 +249,7 @@ impl From<Usage> for ChatUsage {
                 audio_tokens: 0,
             },
             completion_tokens_details: CompletionDetails {
-                reasoning_tokens: 0,
+                reasoning_tokens: usage.reasoning,
                 audio_tokens: 0,
                 accepted_prediction_tokens: 0,
                 rejected_prediction_tokens: 0,
@@ -240,17 +258,13 @@ impl From<Usage> for ChatUsage {
     }
 }
 
-fn completion<'a>(
-    id: &'a str,
-    model: &'a str,
-    answer: &'a Answer,
-    call_id: &'a str,
-    usage: Usage,
-) -> Completion<'a> {
-    let (message, finish_reason) = match answer {
+fn completion<'a>(id: &'a str, model: &'a str, reply: &Reply<'a>, usage: Usage) -> Completion<'a> {
+    let reasoning_content = reply.reasoning.map(|r| r.text.as_str());
+    let (message, finish_reason) = match reply.answer {
         Answer::Text(text) => (
             Message {
                 role: "assistant",
+                reasoning_content,
                 content: Some(text),
                 tool_calls: None,
                 refusal: (),
@@ -261,9 +275,10 @@ fn completion<'a>(
         Answer::Tool(call) => (
             Message {
                 role: "assistant",
+                reasoning_content,
                 content: None,
                 tool_calls: Some([ToolCallOut {
-                    id: call_id,
+                    id: reply.call_id,
                     kind: "function",
                     function: FunctionOut {
                         name: &call.name,
@@ -319,6 +334,8 @@ struct ChunkChoice<'a> {
 struct Delta<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     role: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_content: Option<&'a str>,
     // `Some(None)` is the explicit `"content":null` of a tool call's first chunk.
     #[serde(skip_serializing_if = "Option::is_none")]
     content: Option<Option<&'a str>>,
@@ -351,15 +368,16 @@ struct StreamError {
 }
 
 /// The chunks OpenAI streams: a role chunk, one chunk per delta, the finish chunk, the usage
-/// chunk when asked for, then `[DONE]`.
+/// chunk when asked for, then `[DONE]`. Reasoning comes first, one `reasoning_content` chunk
+/// per delta as DeepSeek streams it, the first of them carrying the role instead.
 fn chunks(
     id: &str,
     model: &str,
-    answer: &Answer,
-    call_id: &str,
+    reply: &Reply<'_>,
     usage: Usage,
     include_usage: bool,
 ) -> Vec<Bytes> {
+    let (answer, call_id) = (reply.answer, reply.call_id);
     let created = unix_now();
     let chunk = |delta: Delta<'_>, finish_reason: Option<&'static str>| {
         let choices = [ChunkChoice {
@@ -383,12 +401,24 @@ fn chunks(
         )
     };
     let pieces = answer.pieces();
-    let mut frames = Vec::with_capacity(pieces.len() + 4);
+    let thoughts = reply.reasoning.map(Reasoning::pieces).unwrap_or_default();
+    let mut frames = Vec::with_capacity(thoughts.len() + pieces.len() + 4);
+    for (i, thought) in thoughts.iter().enumerate() {
+        frames.push(chunk(
+            Delta {
+                role: (i == 0).then_some("assistant"),
+                reasoning_content: Some(thought),
+                ..Delta::default()
+            },
+            None,
+        ));
+    }
+    let role = thoughts.is_empty().then_some("assistant");
     match answer {
         Answer::Text(_) => {
             frames.push(chunk(
                 Delta {
-                    role: Some("assistant"),
+                    role,
                     content: Some(Some("")),
                     refusal: Some(()),
                     ..Delta::default()
@@ -409,7 +439,8 @@ fn chunks(
         Answer::Tool(call) => {
             frames.push(chunk(
                 Delta {
-                    role: Some("assistant"),
+                    role,
+                    reasoning_content: None,
                     content: Some(None),
                     tool_calls: Some([DeltaToolCall {
                         index: 0,

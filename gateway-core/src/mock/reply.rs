@@ -17,7 +17,8 @@ pub(super) struct Conversation {
     pub tool_result: Option<String>,
     /// The first declared function tool; read only when `tool_result` is `None`.
     pub tool: Option<ToolDecl>,
-    /// The last text the user sent; read only when there is neither of the above.
+    /// The last text the user sent: the echo quotes it when there is neither of the above,
+    /// the reasoning whenever it does not think about a tool result.
     pub user_text: Option<String>,
 }
 
@@ -74,13 +75,88 @@ impl Answer {
     }
 }
 
+/// The reasoning a reply opens with when the request asks for it, before its text or call.
+pub(super) struct Reasoning {
+    pub text: String,
+}
+
+impl Reasoning {
+    /// What the mock "thinks": the tool result it is about to quote, or the user's words.
+    pub fn about(conversation: &Conversation) -> Self {
+        let text = if conversation.tool_result.is_some() {
+            "Thinking about the tool result.".to_owned()
+        } else {
+            format!(
+                "Thinking about: {}",
+                truncate(conversation.user_text.as_deref().unwrap_or(""), QUOTE_CHARS)
+            )
+        };
+        Self { text }
+    }
+
+    /// Word-sized deltas, like a text answer's; they concatenate to the whole.
+    pub fn pieces(&self) -> Vec<&str> {
+        word_deltas(&self.text)
+    }
+
+    /// One token per delta, as for text.
+    pub fn tokens(&self) -> u64 {
+        word_deltas(&self.text).len() as u64
+    }
+
+    /// The signature the mock puts on this reasoning (see [`signature`]).
+    pub fn signature(&self) -> String {
+        signature(&self.text)
+    }
+}
+
+/// A deterministic stand-in for a provider's reasoning signature: `sig-` and the base64 of
+/// four FNV-1a hashes of the text, so a round trip can prove the text and signature survived.
+pub(super) fn signature(thinking: &str) -> String {
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut digest = Vec::with_capacity(32);
+    for seed in 0..4u64 {
+        let mut hash = 0xcbf2_9ce4_8422_2325 ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        for byte in thinking.bytes() {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(PRIME);
+        }
+        digest.extend_from_slice(&hash.to_be_bytes());
+    }
+    format!("sig-{}", base64(&digest))
+}
+
+/// Standard base64 with padding.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 /// Token counts every dialect reports, each in its own shape.
 #[derive(Clone, Copy)]
 pub(super) struct Usage {
     /// All prompt tokens, cached ones included.
     pub input: u64,
     pub cached: u64,
+    /// All output tokens, reasoning ones included.
     pub output: u64,
+    pub reasoning: u64,
 }
 
 impl Usage {
@@ -89,6 +165,17 @@ impl Usage {
             input: input_tokens(body_len),
             cached,
             output,
+            reasoning: 0,
+        }
+    }
+
+    /// Adds the reasoning's tokens, which the providers count as output too.
+    pub fn with_reasoning(self, reasoning: Option<&Reasoning>) -> Self {
+        let tokens = reasoning.map_or(0, Reasoning::tokens);
+        Self {
+            output: self.output + tokens,
+            reasoning: tokens,
+            ..self
         }
     }
 }
@@ -225,6 +312,18 @@ fn text_of<'v>(part: &'v Value, kinds: &[&str]) -> Option<&'v str> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn signatures_are_base64_of_a_hash_and_depend_only_on_the_text() {
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+        assert_eq!(base64(b"fooba"), "Zm9vYmE=");
+        assert_eq!(base64(b"foob"), "Zm9vYg==");
+        let sig = signature("Thinking about: x");
+        assert_eq!(sig, signature("Thinking about: x"));
+        assert_ne!(sig, signature("Thinking about: y"));
+        assert_eq!(sig.len(), "sig-".len() + 44);
+        assert!(sig.ends_with('='));
+    }
 
     #[test]
     fn word_deltas_keep_every_space_so_they_concatenate_to_the_text() {

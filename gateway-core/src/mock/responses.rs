@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::openai::{self, STREAM_ERROR_MESSAGE};
-use super::reply::{joined_text, last_text, Answer, Conversation, ToolDecl, Usage};
+use super::reply::{joined_text, last_text, Answer, Conversation, Reasoning, ToolDecl, Usage};
 use super::{
     admit, json_response, random_id, sse, unix_now, Controls, EmptyArray, EmptyObject, MockState,
 };
@@ -55,6 +55,28 @@ struct ResponsesRequest<'a> {
     metadata: Option<&'a RawValue>,
     store: Option<bool>,
     parallel_tool_calls: Option<bool>,
+    /// An object asks for reasoning (unless its effort is `"none"`); echoed back.
+    #[serde(borrow)]
+    reasoning: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+struct ReasoningIn<'a> {
+    #[serde(borrow)]
+    effort: Option<&'a RawValue>,
+    #[serde(borrow)]
+    summary: Option<&'a RawValue>,
+}
+
+impl<'a> ResponsesRequest<'a> {
+    /// The `reasoning` object, when there is one.
+    fn reasoning(&self) -> Option<ReasoningIn<'a>> {
+        let raw = self.reasoning?;
+        if !raw.get().trim_start().starts_with('{') {
+            return None;
+        }
+        Some(serde_json::from_str(raw.get()).unwrap_or_default())
+    }
 }
 
 #[derive(Deserialize)]
@@ -93,13 +115,18 @@ fn respond(state: &MockState, controls: &Controls, headers: &HeaderMap, body: &B
     let Some(input) = request.input else {
         return openai::missing_parameter("input");
     };
-    let answer = Answer::decide(
-        conversation(input, request.tools.as_deref().unwrap_or(&[])),
-        controls.reply.as_deref(),
-    );
-    let usage = Usage::new(body.len(), controls.cached_tokens, answer.output_tokens());
+    let conversation = conversation(input, request.tools.as_deref().unwrap_or(&[]));
+    let settings = request.reasoning();
+    let reasoning = settings
+        .as_ref()
+        .filter(|r| r.effort.is_none_or(|effort| effort.get() != r#""none""#))
+        .map(|_| Reasoning::about(&conversation));
+    let answer = Answer::decide(conversation, controls.reply.as_deref());
+    let usage = Usage::new(body.len(), controls.cached_tokens, answer.output_tokens())
+        .with_reasoning(reasoning.as_ref());
     let ids = Ids {
         response: random_id("resp_", 48),
+        reasoning: reasoning.as_ref().map(|_| random_id("rs_", 48)),
         item: match answer {
             Answer::Text(_) => random_id("msg_", 48),
             Answer::Tool(_) => random_id("fc_", 48),
@@ -110,16 +137,22 @@ fn respond(state: &MockState, controls: &Controls, headers: &HeaderMap, body: &B
         model,
         created_at: unix_now(),
         request: &request,
+        reasoning: settings,
+    };
+    let reply = Reply {
+        reasoning: reasoning.as_ref().zip(ids.reasoning.as_deref()),
+        answer: &answer,
     };
     if request.stream == Some(true) {
-        let mut frames = events(&echo, &ids, &answer, usage);
+        let mut frames = events(&echo, &ids, &reply, usage);
         sse::inject_error(&mut frames, controls.stream_error_after, |sent| {
             failure_frames(&echo, &ids, sent)
         });
         sse::response(state, frames, controls.frame_interval)
     } else {
         let content = text_parts(&answer);
-        let output = [done_item(&answer, &ids, &content)];
+        let summary = summary_parts(&reply);
+        let output = done_items(&reply, &ids, &content, &summary);
         let object = echo.object(&ids, Status::Completed, &output, Some(usage.into()));
         json_response(StatusCode::OK, &object)
     }
@@ -130,16 +163,10 @@ fn conversation(input: &RawValue, tools: &[&RawValue]) -> Conversation {
     let items: Vec<&RawValue> = if input.get().trim_start().starts_with('[') {
         serde_json::from_str(input.get()).unwrap_or_default()
     } else {
-        let text = serde_json::from_str::<String>(input.get()).ok();
-        return match first_function_tool(tools) {
-            Some(tool) => Conversation {
-                tool: Some(tool),
-                ..Conversation::default()
-            },
-            None => Conversation {
-                user_text: text,
-                ..Conversation::default()
-            },
+        return Conversation {
+            tool_result: None,
+            tool: first_function_tool(tools),
+            user_text: serde_json::from_str::<String>(input.get()).ok(),
         };
     };
     let last = items
@@ -151,12 +178,7 @@ fn conversation(input: &RawValue, tools: &[&RawValue]) -> Conversation {
             ..Conversation::default()
         };
     }
-    if let Some(tool) = first_function_tool(tools) {
-        return Conversation {
-            tool: Some(tool),
-            ..Conversation::default()
-        };
-    }
+    let tool = first_function_tool(tools);
     let user_text = items.iter().rev().find_map(|raw| {
         let item = serde_json::from_str::<ItemIn>(raw.get()).ok()?;
         (item.role.as_deref() == Some("user"))
@@ -164,8 +186,9 @@ fn conversation(input: &RawValue, tools: &[&RawValue]) -> Conversation {
             .flatten()
     });
     Conversation {
+        tool_result: None,
+        tool,
         user_text,
-        ..Conversation::default()
     }
 }
 
@@ -184,8 +207,23 @@ fn first_function_tool(tools: &[&RawValue]) -> Option<ToolDecl> {
 
 struct Ids {
     response: String,
+    /// The reasoning item's, when there is one.
+    reasoning: Option<String>,
     item: String,
     call: String,
+}
+
+/// What one reply holds: the optional reasoning (with its item id), then the answer.
+struct Reply<'a> {
+    reasoning: Option<(&'a Reasoning, &'a str)>,
+    answer: &'a Answer,
+}
+
+impl Reply<'_> {
+    /// The answer's item comes after the reasoning item.
+    fn answer_index(&self) -> u32 {
+        u32::from(self.reasoning.is_some())
+    }
 }
 
 /// What every copy of the response object in one reply has in common.
@@ -193,6 +231,7 @@ struct Echo<'a> {
     model: &'a str,
     created_at: u64,
     request: &'a ResponsesRequest<'a>,
+    reasoning: Option<ReasoningIn<'a>>,
 }
 
 #[derive(Clone, Copy)]
@@ -243,9 +282,9 @@ impl Echo<'_> {
             previous_response_id: r.previous_response_id,
             prompt_cache_key: r.prompt_cache_key,
             prompt_cache_retention: (),
-            reasoning: Reasoning {
-                effort: (),
-                summary: (),
+            reasoning: ReasoningEcho {
+                effort: self.reasoning.as_ref().and_then(|r| r.effort),
+                summary: self.reasoning.as_ref().and_then(|r| r.summary),
             },
             safety_identifier: (),
             service_tier: if matches!(status, "completed") {
@@ -295,7 +334,7 @@ struct ResponseObject<'a> {
     previous_response_id: Option<&'a RawValue>,
     prompt_cache_key: Option<&'a RawValue>,
     prompt_cache_retention: (),
-    reasoning: Reasoning,
+    reasoning: ReasoningEcho<'a>,
     safety_identifier: (),
     service_tier: &'static str,
     store: bool,
@@ -336,10 +375,11 @@ struct FailedError {
     message: &'static str,
 }
 
+/// The request's reasoning settings, `null`s when it had none.
 #[derive(Serialize)]
-struct Reasoning {
-    effort: (),
-    summary: (),
+struct ReasoningEcho<'a> {
+    effort: Option<&'a RawValue>,
+    summary: Option<&'a RawValue>,
 }
 
 #[derive(Serialize)]
@@ -382,7 +422,7 @@ impl From<Usage> for ResponsesUsage {
             },
             output_tokens: usage.output,
             output_tokens_details: OutputDetails {
-                reasoning_tokens: 0,
+                reasoning_tokens: usage.reasoning,
             },
             total_tokens: usage.input + usage.output,
         }
@@ -409,6 +449,58 @@ enum OutputItem<'a> {
         call_id: &'a str,
         name: &'a str,
     },
+    Reasoning {
+        id: &'a str,
+        #[serde(rename = "type")]
+        kind: &'static str,
+        summary: &'a [SummaryText<'a>],
+    },
+}
+
+#[derive(Serialize)]
+struct SummaryText<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+}
+
+fn summary_text(text: &str) -> SummaryText<'_> {
+    SummaryText {
+        kind: "summary_text",
+        text,
+    }
+}
+
+/// The summary of a finished reasoning item; empty without reasoning.
+fn summary_parts<'a>(reply: &Reply<'a>) -> Vec<SummaryText<'a>> {
+    reply
+        .reasoning
+        .map(|(reasoning, _)| summary_text(&reasoning.text))
+        .into_iter()
+        .collect()
+}
+
+/// The finished output: the reasoning item when there is one, then the answer's item.
+fn done_items<'a>(
+    reply: &Reply<'a>,
+    ids: &'a Ids,
+    content: &'a [OutputText<'a>],
+    summary: &'a [SummaryText<'a>],
+) -> Vec<OutputItem<'a>> {
+    let mut output = Vec::with_capacity(2);
+    if let Some((_, id)) = reply.reasoning {
+        output.push(reasoning_item(id, summary));
+    }
+    output.push(done_item(reply.answer, ids, content));
+    output
+}
+
+fn reasoning_item<'a>(id: &'a str, summary: &'a [SummaryText<'a>]) -> OutputItem<'a> {
+    OutputItem::Reasoning {
+        id,
+        kind: "reasoning",
+        summary,
+    }
 }
 
 #[derive(Serialize)]
@@ -546,6 +638,39 @@ struct ArgumentsDoneEvent<'a> {
 }
 
 #[derive(Serialize)]
+struct SummaryPartEvent<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    item_id: &'a str,
+    output_index: u32,
+    part: SummaryText<'a>,
+    sequence_number: u64,
+    summary_index: u32,
+}
+
+#[derive(Serialize)]
+struct SummaryDeltaEvent<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    delta: &'a str,
+    item_id: &'a str,
+    output_index: u32,
+    sequence_number: u64,
+    summary_index: u32,
+}
+
+#[derive(Serialize)]
+struct SummaryDoneEvent<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    item_id: &'a str,
+    output_index: u32,
+    sequence_number: u64,
+    summary_index: u32,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
 struct ErrorEvent {
     #[serde(rename = "type")]
     kind: &'static str,
@@ -559,10 +684,16 @@ fn named(kind: &'static str, payload: &impl Serialize) -> Bytes {
     sse::frame(Some(kind), payload)
 }
 
-/// The full event sequence for one output item, `sequence_number` counting from 0.
-fn events(echo: &Echo<'_>, ids: &Ids, answer: &Answer, usage: Usage) -> Vec<Bytes> {
+/// The full event sequence: the reasoning item's events when there is reasoning, then the
+/// answer's item; `sequence_number` counts from 0.
+fn events(echo: &Echo<'_>, ids: &Ids, reply: &Reply<'_>, usage: Usage) -> Vec<Bytes> {
+    let answer = reply.answer;
     let pieces = answer.pieces();
-    let mut frames = Vec::with_capacity(pieces.len() + 9);
+    let thoughts = reply
+        .reasoning
+        .map(|(reasoning, _)| reasoning.pieces())
+        .unwrap_or_default();
+    let mut frames = Vec::with_capacity(thoughts.len() + pieces.len() + 15);
     let mut seq = 0u64..;
     let mut next = || seq.next().unwrap_or_default();
     for (kind, status) in [
@@ -579,6 +710,10 @@ fn events(echo: &Echo<'_>, ids: &Ids, answer: &Answer, usage: Usage) -> Vec<Byte
             },
         ));
     }
+    if let Some((reasoning, item_id)) = reply.reasoning {
+        reasoning_events(&mut frames, &mut next, reasoning, item_id, &thoughts);
+    }
+    let index = reply.answer_index();
     let kind = "response.output_item.added";
     let item_added = item(answer, ids, "in_progress", &[], false);
     frames.push(named(
@@ -586,7 +721,7 @@ fn events(echo: &Echo<'_>, ids: &Ids, answer: &Answer, usage: Usage) -> Vec<Byte
         &ItemEvent {
             kind,
             item: item_added,
-            output_index: 0,
+            output_index: index,
             sequence_number: next(),
         },
     ));
@@ -599,7 +734,7 @@ fn events(echo: &Echo<'_>, ids: &Ids, answer: &Answer, usage: Usage) -> Vec<Byte
                     kind,
                     content_index: 0,
                     item_id: &ids.item,
-                    output_index: 0,
+                    output_index: index,
                     part: output_text(""),
                     sequence_number: next(),
                 },
@@ -614,7 +749,7 @@ fn events(echo: &Echo<'_>, ids: &Ids, answer: &Answer, usage: Usage) -> Vec<Byte
                         delta,
                         item_id: &ids.item,
                         logprobs: EmptyArray,
-                        output_index: 0,
+                        output_index: index,
                         sequence_number: next(),
                     },
                 ));
@@ -627,7 +762,7 @@ fn events(echo: &Echo<'_>, ids: &Ids, answer: &Answer, usage: Usage) -> Vec<Byte
                     content_index: 0,
                     item_id: &ids.item,
                     logprobs: EmptyArray,
-                    output_index: 0,
+                    output_index: index,
                     sequence_number: next(),
                     text,
                 },
@@ -639,7 +774,7 @@ fn events(echo: &Echo<'_>, ids: &Ids, answer: &Answer, usage: Usage) -> Vec<Byte
                     kind,
                     content_index: 0,
                     item_id: &ids.item,
-                    output_index: 0,
+                    output_index: index,
                     part: output_text(text),
                     sequence_number: next(),
                 },
@@ -654,7 +789,7 @@ fn events(echo: &Echo<'_>, ids: &Ids, answer: &Answer, usage: Usage) -> Vec<Byte
                         kind,
                         delta,
                         item_id: &ids.item,
-                        output_index: 0,
+                        output_index: index,
                         sequence_number: next(),
                     },
                 ));
@@ -666,7 +801,7 @@ fn events(echo: &Echo<'_>, ids: &Ids, answer: &Answer, usage: Usage) -> Vec<Byte
                     kind,
                     arguments: &call.arguments,
                     item_id: &ids.item,
-                    output_index: 0,
+                    output_index: index,
                     sequence_number: next(),
                 },
             ));
@@ -680,11 +815,12 @@ fn events(echo: &Echo<'_>, ids: &Ids, answer: &Answer, usage: Usage) -> Vec<Byte
         &ItemEvent {
             kind,
             item: item_done,
-            output_index: 0,
+            output_index: index,
             sequence_number: next(),
         },
     ));
-    let output = [done_item(answer, ids, &content)];
+    let summary = summary_parts(reply);
+    let output = done_items(reply, ids, &content, &summary);
     let kind = "response.completed";
     let response = echo.object(ids, Status::Completed, &output, Some(usage.into()));
     frames.push(named(
@@ -696,6 +832,89 @@ fn events(echo: &Echo<'_>, ids: &Ids, answer: &Answer, usage: Usage) -> Vec<Byte
         },
     ));
     frames
+}
+
+/// The reasoning item at output index 0: added with an empty summary, one summary part
+/// streamed in word-sized deltas, then everything done.
+fn reasoning_events(
+    frames: &mut Vec<Bytes>,
+    next: &mut impl FnMut() -> u64,
+    reasoning: &Reasoning,
+    item_id: &str,
+    thoughts: &[&str],
+) {
+    let text = reasoning.text.as_str();
+    let kind = "response.output_item.added";
+    frames.push(named(
+        kind,
+        &ItemEvent {
+            kind,
+            item: reasoning_item(item_id, &[]),
+            output_index: 0,
+            sequence_number: next(),
+        },
+    ));
+    let kind = "response.reasoning_summary_part.added";
+    frames.push(named(
+        kind,
+        &SummaryPartEvent {
+            kind,
+            item_id,
+            output_index: 0,
+            part: summary_text(""),
+            sequence_number: next(),
+            summary_index: 0,
+        },
+    ));
+    let kind = "response.reasoning_summary_text.delta";
+    for delta in thoughts {
+        frames.push(named(
+            kind,
+            &SummaryDeltaEvent {
+                kind,
+                delta,
+                item_id,
+                output_index: 0,
+                sequence_number: next(),
+                summary_index: 0,
+            },
+        ));
+    }
+    let kind = "response.reasoning_summary_text.done";
+    frames.push(named(
+        kind,
+        &SummaryDoneEvent {
+            kind,
+            item_id,
+            output_index: 0,
+            sequence_number: next(),
+            summary_index: 0,
+            text,
+        },
+    ));
+    let kind = "response.reasoning_summary_part.done";
+    frames.push(named(
+        kind,
+        &SummaryPartEvent {
+            kind,
+            item_id,
+            output_index: 0,
+            part: summary_text(text),
+            sequence_number: next(),
+            summary_index: 0,
+        },
+    ));
+    let summary = [summary_text(text)];
+    let kind = "response.output_item.done";
+    frames.push(named(
+        kind,
+        &ItemEvent {
+            kind,
+            item: reasoning_item(item_id, &summary),
+            output_index: 0,
+            sequence_number: next(),
+        },
+    ));
 }
 
 /// A mid-stream failure: the `error` event, then `response.failed`, numbered after the

@@ -919,3 +919,504 @@ fn the_capture_keeps_only_the_most_recent_ten_thousand_requests() {
     assert_eq!(requests[0].body, "5");
     assert_eq!(requests.last().unwrap().body, "10004");
 }
+
+// Reasoning: emitted first, only when the request asks for it.
+
+const REASONING_OF_HELLO: &str = "Thinking about: hello mock";
+
+/// The raw body's `a` key comes before its `b` key.
+fn key_before(bytes: &[u8], a: &str, b: &str) -> bool {
+    let text = std::str::from_utf8(bytes).unwrap();
+    let (a, b) = (format!("\"{a}\":"), format!("\"{b}\":"));
+    matches!((text.find(&a), text.find(&b)), (Some(i), Some(j)) if i < j)
+}
+
+#[tokio::test]
+async fn chat_with_reasoning_effort_answers_reasoning_content_before_content() {
+    let s = state();
+    let request = json!({"model": "deepseek-reasoner", "reasoning_effort": "low",
+        "messages": [{"role": "user", "content": "hello mock"}]});
+    let (status, _, bytes) = call(
+        &s,
+        "POST",
+        "/v1/chat/completions",
+        &[OPENAI],
+        &request.to_string(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(key_before(&bytes, "reasoning_content", "content"));
+    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    let message = &body["choices"][0]["message"];
+    assert_eq!(message["reasoning_content"], REASONING_OF_HELLO);
+    assert_eq!(
+        message["content"],
+        "Hello from the mock. You said: hello mock"
+    );
+    let usage = &body["usage"];
+    assert_eq!(usage["completion_tokens_details"]["reasoning_tokens"], 4);
+    assert_eq!(usage["completion_tokens"], 8 + 4);
+
+    // A tool call thinks about the user's words; `"none"` and no effort at all do not think.
+    let (_, _, body) = post_json(
+        &s,
+        "/v1/chat/completions",
+        &[OPENAI],
+        json!({
+        "model": "m", "reasoning_effort": "high", "tools": chat_tools(),
+        "messages": [{"role": "user", "content": "hello mock"}]}),
+    )
+    .await;
+    let message = &body["choices"][0]["message"];
+    assert_eq!(message["reasoning_content"], REASONING_OF_HELLO);
+    assert_eq!(message["tool_calls"][0]["function"]["name"], "edit");
+    assert_eq!(body["usage"]["completion_tokens"], 10 + 4);
+    for effort in [json!("none"), Value::Null] {
+        let (_, _, body) = post_json(
+            &s,
+            "/v1/chat/completions",
+            &[OPENAI],
+            json!({
+            "model": "m", "reasoning_effort": effort,
+            "messages": [{"role": "user", "content": "hello mock"}]}),
+        )
+        .await;
+        assert!(body["choices"][0]["message"]
+            .get("reasoning_content")
+            .is_none());
+        assert_eq!(
+            body["usage"]["completion_tokens_details"]["reasoning_tokens"],
+            0
+        );
+    }
+}
+
+#[tokio::test]
+async fn chat_stream_sends_reasoning_content_chunks_before_the_text() {
+    let (_, _, bytes) = call(
+        &state(),
+        "POST",
+        "/v1/chat/completions",
+        &[OPENAI],
+        &json!({"model": "m", "stream": true, "reasoning_effort": "medium",
+                "stream_options": {"include_usage": true},
+                "messages": [{"role": "user", "content": "hello mock"}]})
+        .to_string(),
+    )
+    .await;
+    let chunks = data_json(&sse_frames(&bytes));
+    let (usage_chunk, rest) = chunks.split_last().unwrap();
+    let deltas: Vec<&Value> = rest.iter().map(|c| &c["choices"][0]["delta"]).collect();
+    let thinking = deltas
+        .iter()
+        .take_while(|d| d.get("reasoning_content").is_some())
+        .count();
+    assert_eq!(thinking, 4, "{deltas:?}");
+    assert_eq!(
+        deltas[0],
+        &json!({"role": "assistant", "reasoning_content": "Thinking"})
+    );
+    for delta in &deltas[1..thinking] {
+        let keys: Vec<&String> = delta.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["reasoning_content"]);
+    }
+    let reasoning: String = deltas[..thinking]
+        .iter()
+        .map(|d| d["reasoning_content"].as_str().unwrap())
+        .collect();
+    assert_eq!(reasoning, REASONING_OF_HELLO);
+    assert!(deltas[thinking..]
+        .iter()
+        .all(|d| d.get("reasoning_content").is_none() && d.get("role").is_none()));
+    let text: String = deltas[thinking..]
+        .iter()
+        .filter_map(|d| d["content"].as_str())
+        .collect();
+    assert_eq!(text, "Hello from the mock. You said: hello mock");
+    let usage = &usage_chunk["usage"];
+    assert_eq!(usage["completion_tokens_details"]["reasoning_tokens"], 4);
+    assert_eq!(usage["completion_tokens"], 8 + 4);
+}
+
+#[tokio::test]
+async fn chat_stream_reasons_about_a_tool_result_before_the_tool_call_chunks_too() {
+    let s = state();
+    let (_, _, bytes) = call(
+        &s,
+        "POST",
+        "/v1/chat/completions",
+        &[OPENAI],
+        &json!({"model": "m", "stream": true, "reasoning_effort": "low", "tools": chat_tools(),
+                "messages": [{"role": "user", "content": "go"}]})
+        .to_string(),
+    )
+    .await;
+    let chunks = data_json(&sse_frames(&bytes));
+    let deltas: Vec<&Value> = chunks.iter().map(|c| &c["choices"][0]["delta"]).collect();
+    assert_eq!(deltas[0]["role"], "assistant");
+    let first_call = deltas
+        .iter()
+        .position(|d| d.get("tool_calls").is_some())
+        .unwrap();
+    let reasoning: String = deltas[..first_call]
+        .iter()
+        .map(|d| d["reasoning_content"].as_str().unwrap())
+        .collect();
+    assert_eq!(reasoning, "Thinking about: go");
+    assert_eq!(
+        deltas[first_call]["tool_calls"][0]["function"]["name"],
+        "edit"
+    );
+    assert!(deltas[first_call..]
+        .iter()
+        .all(|d| d.get("reasoning_content").is_none()));
+
+    let (_, _, body) = post_json(
+        &s,
+        "/v1/chat/completions",
+        &[OPENAI],
+        json!({
+        "model": "m", "reasoning_effort": "low", "tools": chat_tools(), "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "tool", "tool_call_id": "call_1", "content": "done"}]}),
+    )
+    .await;
+    let message = &body["choices"][0]["message"];
+    assert_eq!(
+        message["reasoning_content"],
+        "Thinking about the tool result."
+    );
+    assert_eq!(message["content"], "tool result: done");
+}
+
+#[tokio::test]
+async fn responses_with_reasoning_puts_a_reasoning_item_first() {
+    let (status, _, body) = post_json(
+        &state(),
+        "/v1/responses",
+        &[OPENAI],
+        json!({"model": "gpt-5", "reasoning": {"effort": "low", "summary": "auto"},
+               "input": [{"role": "user", "content": "hello mock"}]}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let output = body["output"].as_array().unwrap();
+    assert_eq!(output.len(), 2);
+    let reasoning = &output[0];
+    assert!(reasoning["id"].as_str().unwrap().starts_with("rs_"));
+    assert_eq!(
+        reasoning,
+        &json!({"id": reasoning["id"], "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": REASONING_OF_HELLO}]})
+    );
+    assert_eq!(output[1]["type"], "message");
+    assert_eq!(
+        output[1]["content"][0]["text"],
+        "Hello from the mock. You said: hello mock"
+    );
+    assert_eq!(
+        body["reasoning"],
+        json!({"effort": "low", "summary": "auto"})
+    );
+    let usage = &body["usage"];
+    assert_eq!(usage["output_tokens_details"]["reasoning_tokens"], 4);
+    assert_eq!(usage["output_tokens"], 8 + 4);
+
+    let (_, _, body) = post_json(
+        &state(),
+        "/v1/responses",
+        &[OPENAI],
+        json!({"model": "gpt-5", "input": "hello mock"}),
+    )
+    .await;
+    assert_eq!(body["output"].as_array().unwrap().len(), 1);
+    assert_eq!(body["output"][0]["type"], "message");
+    assert_eq!(body["reasoning"], json!({"effort": null, "summary": null}));
+    assert_eq!(
+        body["usage"]["output_tokens_details"]["reasoning_tokens"],
+        0
+    );
+}
+
+#[tokio::test]
+async fn responses_stream_sends_the_reasoning_summary_events_at_index_0_then_the_answer_at_1() {
+    let (_, _, bytes) = call(
+        &state(),
+        "POST",
+        "/v1/responses",
+        &[OPENAI],
+        &json!({"model": "gpt-5", "stream": true, "reasoning": {"effort": "low"}, "input": "hello mock",
+                "tools": [{"type": "function", "name": "edit", "parameters": chat_tools()[0]["function"]["parameters"]}]})
+        .to_string(),
+    )
+    .await;
+    let frames = sse_frames(&bytes);
+    let events = data_json(&frames);
+    for (i, ((name, _), event)) in frames.iter().zip(&events).enumerate() {
+        assert_eq!(name.as_deref(), event["type"].as_str());
+        assert_eq!(event["sequence_number"], i);
+    }
+    let names: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let delta = "response.reasoning_summary_text.delta";
+    assert_eq!(
+        names[..4],
+        [
+            "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.reasoning_summary_part.added",
+        ]
+    );
+    assert_eq!(names[4..8], [delta; 4]);
+    assert_eq!(
+        names[8..12],
+        [
+            "response.reasoning_summary_text.done",
+            "response.reasoning_summary_part.done",
+            "response.output_item.done",
+            "response.output_item.added",
+        ]
+    );
+    let added = &events[2];
+    let rs_id = added["item"]["id"].as_str().unwrap();
+    assert!(rs_id.starts_with("rs_"));
+    assert_eq!(
+        added["item"],
+        json!({"id": rs_id, "type": "reasoning", "summary": []})
+    );
+    assert_eq!(added["output_index"], 0);
+    assert_eq!(
+        events[3],
+        json!({"type": "response.reasoning_summary_part.added", "item_id": rs_id, "output_index": 0,
+               "part": {"type": "summary_text", "text": ""}, "sequence_number": 3, "summary_index": 0})
+    );
+    let mut reasoning = String::new();
+    for event in &events[4..8] {
+        assert_eq!(event["item_id"], rs_id);
+        assert_eq!(event["output_index"], 0);
+        assert_eq!(event["summary_index"], 0);
+        reasoning.push_str(event["delta"].as_str().unwrap());
+    }
+    assert_eq!(reasoning, REASONING_OF_HELLO);
+    let summary = json!({"type": "summary_text", "text": REASONING_OF_HELLO});
+    assert_eq!(events[8]["text"], REASONING_OF_HELLO);
+    assert_eq!(
+        (&events[8]["item_id"], &events[8]["summary_index"]),
+        (&json!(rs_id), &json!(0))
+    );
+    assert_eq!(events[9]["part"], summary);
+    assert_eq!(events[9]["summary_index"], 0);
+    assert_eq!(
+        events[10]["item"],
+        json!({"id": rs_id, "type": "reasoning", "summary": [summary]})
+    );
+    assert_eq!(events[10]["output_index"], 0);
+    // The function call: index 1 on every event that carries one.
+    assert_eq!(events[11]["item"]["type"], "function_call");
+    for event in &events[11..events.len() - 1] {
+        assert_eq!(event["output_index"], 1, "{event}");
+        assert_ne!(event["item_id"], rs_id);
+    }
+    let completed = &events.last().unwrap()["response"];
+    assert_eq!(completed["output"][0]["type"], "reasoning");
+    assert_eq!(
+        completed["output"][0]["summary"][0]["text"],
+        REASONING_OF_HELLO
+    );
+    assert_eq!(completed["output"][1]["type"], "function_call");
+    assert_eq!(completed["usage"]["output_tokens"], 10 + 4);
+    assert_eq!(
+        completed["usage"]["output_tokens_details"]["reasoning_tokens"],
+        4
+    );
+}
+
+fn thinking_request(messages: Value) -> Value {
+    json!({"model": "claude-x", "max_tokens": 2048,
+           "thinking": {"type": "enabled", "budget_tokens": 1024}, "messages": messages})
+}
+
+#[tokio::test]
+async fn anthropic_with_thinking_answers_a_signed_thinking_block_first() {
+    let s = state();
+    let anthropic = [ANTHROPIC_KEY, ANTHROPIC_VERSION];
+    let (status, _, body) = post_json(
+        &s,
+        "/v1/messages",
+        &anthropic,
+        thinking_request(json!([{"role": "user", "content": "hello mock"}])),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let content = body["content"].as_array().unwrap();
+    assert_eq!(content.len(), 2);
+    let signature = content[0]["signature"].as_str().unwrap();
+    assert!(
+        signature.starts_with("sig-") && signature.len() > 20,
+        "{signature}"
+    );
+    assert_eq!(
+        content[0],
+        json!({"type": "thinking", "thinking": REASONING_OF_HELLO, "signature": signature})
+    );
+    assert_eq!(
+        content[1],
+        json!({"type": "text", "text": "Hello from the mock. You said: hello mock"})
+    );
+    assert_eq!(body["usage"]["output_tokens"], 8 + 4);
+
+    // The same thinking gets the same signature; other thinking another one.
+    let (_, _, again) = post_json(
+        &s,
+        "/v1/messages",
+        &anthropic,
+        thinking_request(json!([{"role": "user", "content": "hello mock"}])),
+    )
+    .await;
+    assert_eq!(again["content"][0]["signature"], signature);
+    let (_, _, other) = post_json(
+        &s,
+        "/v1/messages",
+        &anthropic,
+        thinking_request(json!([{"role": "user", "content": "hello there"}])),
+    )
+    .await;
+    assert_ne!(other["content"][0]["signature"], signature);
+
+    let (_, _, plain) = post_json(
+        &s,
+        "/v1/messages",
+        &anthropic,
+        json!({"model": "c", "max_tokens": 5, "thinking": {"type": "disabled"},
+               "messages": [{"role": "user", "content": "hello mock"}]}),
+    )
+    .await;
+    assert_eq!(plain["content"].as_array().unwrap().len(), 1);
+    assert_eq!(plain["content"][0]["type"], "text");
+}
+
+#[tokio::test]
+async fn anthropic_stream_sends_the_thinking_block_then_its_signature_then_the_answer_at_index_1() {
+    let s = state();
+    let anthropic = [ANTHROPIC_KEY, ANTHROPIC_VERSION];
+    let mut request = thinking_request(json!([{"role": "user", "content": "hello mock"}]));
+    request["tools"] =
+        json!([{"name": "edit", "input_schema": chat_tools()[0]["function"]["parameters"]}]);
+    let (_, _, whole) = post_json(&s, "/v1/messages", &anthropic, request.clone()).await;
+    request["stream"] = json!(true);
+    let (_, _, bytes) = call(&s, "POST", "/v1/messages", &anthropic, &request.to_string()).await;
+    let frames = sse_frames(&bytes);
+    let events = data_json(&frames);
+    for ((name, _), event) in frames.iter().zip(&events) {
+        assert_eq!(name.as_deref(), event["type"].as_str());
+    }
+    let names: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(names[..3], ["message_start", "content_block_start", "ping"]);
+    assert_eq!(
+        events[1],
+        json!({"type": "content_block_start", "index": 0,
+               "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+    );
+    let deltas: Vec<&Value> = events[3..]
+        .iter()
+        .take_while(|e| e["type"] == "content_block_delta")
+        .collect();
+    assert!(deltas.iter().all(|e| e["index"] == 0));
+    let (signature, thinking) = deltas.split_last().unwrap();
+    assert_eq!(thinking.len(), 4);
+    let text: String = thinking
+        .iter()
+        .map(|e| {
+            assert_eq!(e["delta"]["type"], "thinking_delta");
+            e["delta"]["thinking"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(text, REASONING_OF_HELLO);
+    assert_eq!(
+        signature["delta"],
+        json!({"type": "signature_delta", "signature": whole["content"][0]["signature"]})
+    );
+    let after = 3 + deltas.len();
+    assert_eq!(
+        events[after],
+        json!({"type": "content_block_stop", "index": 0})
+    );
+    assert_eq!(events[after + 1]["type"], "content_block_start");
+    assert_eq!(events[after + 1]["index"], 1);
+    assert_eq!(events[after + 1]["content_block"]["type"], "tool_use");
+    assert_eq!(names.iter().filter(|n| **n == "ping").count(), 1);
+    let rest = &events[after + 2..];
+    let partial: String = rest
+        .iter()
+        .filter(|e| e["type"] == "content_block_delta")
+        .map(|e| {
+            assert_eq!(e["index"], 1);
+            e["delta"]["partial_json"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(
+        serde_json::from_str::<Value>(&partial).unwrap(),
+        expected_args()
+    );
+    assert_eq!(
+        events[events.len() - 3],
+        json!({"type": "content_block_stop", "index": 1})
+    );
+    assert_eq!(events[events.len() - 2]["usage"]["output_tokens"], 10 + 4);
+}
+
+#[tokio::test]
+async fn anthropic_accepts_its_own_thinking_signature_back_and_refuses_any_other() {
+    let s = state();
+    let anthropic = [ANTHROPIC_KEY, ANTHROPIC_VERSION];
+    let (_, _, first) = post_json(
+        &s,
+        "/v1/messages",
+        &anthropic,
+        thinking_request(json!([{"role": "user", "content": "hello mock"}])),
+    )
+    .await;
+    let thinking = first["content"][0].clone();
+    let with_history = |block: Value| {
+        thinking_request(json!([
+            {"role": "user", "content": "hello mock"},
+            {"role": "assistant", "content": [block, {"type": "text", "text": "hi"}]},
+            {"role": "user", "content": "again"}]))
+    };
+    let (status, _, body) = post_json(
+        &s,
+        "/v1/messages",
+        &anthropic,
+        with_history(thinking.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["content"][0]["thinking"], "Thinking about: again");
+
+    let mut tampered_signature = thinking.clone();
+    tampered_signature["signature"] = json!("sig-AAAA");
+    let mut tampered_text = thinking.clone();
+    tampered_text["thinking"] = json!("Thinking about: something else");
+    let mut empty = thinking.clone();
+    empty["signature"] = json!("");
+    let mut unsigned = thinking.clone();
+    unsigned.as_object_mut().unwrap().remove("signature");
+    for bad in [tampered_signature, tampered_text, empty, unsigned] {
+        let (status, _, body) =
+            post_json(&s, "/v1/messages", &anthropic, with_history(bad.clone())).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+        assert_eq!(body["type"], "error");
+        assert_eq!(body["error"]["type"], "invalid_request_error");
+        assert_eq!(
+            body["error"]["message"],
+            "messages.1.content.0: Invalid `signature` in `thinking` block"
+        );
+    }
+
+    // Without thinking requested, history is not checked (the passthrough tests send foreign
+    // signatures), as before reasoning existed.
+    let mut plain = with_history(json!({"type": "thinking", "thinking": "t", "signature": "x"}));
+    plain.as_object_mut().unwrap().remove("thinking");
+    let (status, _, _) = post_json(&s, "/v1/messages", &anthropic, plain).await;
+    assert_eq!(status, StatusCode::OK);
+}
