@@ -691,6 +691,12 @@ fn validate_provider(
                     }),
                 }
             }
+            if out.is_empty() && problems.len() == before {
+                problems.push(ConfigProblem {
+                    path: at("dialects"),
+                    message: "must name at least one of chat, responses or messages".into(),
+                });
+            }
             out
         }
     };

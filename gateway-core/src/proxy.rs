@@ -184,14 +184,14 @@ async fn run(
     let provider = target.provider.clone();
     pending.record().provider = Some(provider.name.clone());
     if !provider.speaks(ctx.dialect()) {
+        if ctx.endpoint == Endpoint::CountTokens {
+            return count_locally(ctx, pending, body).await;
+        }
         let translatable = provider
             .dialects
             .iter()
             .copied()
             .find(|d| translate::can_translate(ctx.dialect(), *d));
-        if ctx.endpoint == Endpoint::CountTokens {
-            return count_locally(ctx, pending, body).await;
-        }
         let Some(provider_dialect) = translatable else {
             return Err(GatewayError::DialectUnsupported {
                 provider: provider.name.clone(),
