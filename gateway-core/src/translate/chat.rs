@@ -6,7 +6,10 @@ use super::ir::{
     MediaSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock,
     ToolChoice,
 };
-use super::{bad, cannot, function_tool, openai_tool_choice, parse_object, str_field};
+use super::{
+    bad, cannot, function_tool, known_fields_only, openai_tool_choice, parse_object, str_field,
+    string_or_parts,
+};
 use crate::config::ProviderKind;
 use crate::dialect::Dialect;
 use crate::error::GatewayError;
@@ -36,18 +39,7 @@ const KNOWN: &[&str] = &[
 ];
 
 fn text_of(content: &Value, param: &'static str) -> Result<Vec<Part>, GatewayError> {
-    match content {
-        Value::Null => Ok(Vec::new()),
-        Value::String(s) => Ok(vec![Part::Text(TextBlock {
-            text: s.clone(),
-            cache_control: None,
-        })]),
-        Value::Array(items) => items.iter().map(|item| content_part(item, param)).collect(),
-        _ => Err(bad(
-            param,
-            "`content` must be a string or an array of parts",
-        )),
-    }
+    string_or_parts(content, param, content_part)
 }
 
 fn content_part(item: &Value, param: &'static str) -> Result<Part, GatewayError> {
@@ -141,13 +133,13 @@ fn push(messages: &mut Vec<Message>, role: Role, parts: Vec<Part>) {
 
 pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
     let obj = parse_object(body)?;
-    if let Some(key) = obj.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-        return Err(cannot(
-            format!("the Chat Completions field `{key}`"),
-            Dialect::AnthropicMessages,
-            "remove it, or route this model to an OpenAI-compatible provider",
-        ));
-    }
+    known_fields_only(
+        &obj,
+        KNOWN,
+        "Chat Completions",
+        Dialect::AnthropicMessages,
+        "remove it, or route this model to an OpenAI-compatible provider",
+    )?;
     if obj.get("n").and_then(Value::as_u64).is_some_and(|n| n > 1) {
         return Err(cannot(
             "`n` > 1",

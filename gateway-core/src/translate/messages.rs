@@ -6,7 +6,7 @@ use super::ir::{
     MediaSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock, Tool,
     ToolChoice,
 };
-use super::{bad, cannot, parse_object, str_field};
+use super::{bad, cannot, known_fields_only, parse_object, str_field, string_or_parts};
 use crate::dialect::Dialect;
 use crate::error::GatewayError;
 use crate::usage::from_usage_value;
@@ -32,17 +32,13 @@ const KNOWN: &[&str] = &[
 pub const DEFAULT_MAX_TOKENS: u64 = 8192;
 
 fn blocks(content: &Value, param: &'static str) -> Result<Vec<Part>, GatewayError> {
-    match content {
-        Value::String(s) => Ok(vec![Part::Text(TextBlock {
-            text: s.clone(),
-            cache_control: None,
-        })]),
-        Value::Array(items) => items.iter().map(|b| block(b, param)).collect(),
-        _ => Err(bad(
+    if content.is_null() {
+        return Err(bad(
             param,
             "`content` must be a string or an array of blocks",
-        )),
+        ));
     }
+    string_or_parts(content, param, block)
 }
 
 fn block(b: &Value, param: &'static str) -> Result<Part, GatewayError> {
@@ -139,13 +135,13 @@ fn block(b: &Value, param: &'static str) -> Result<Part, GatewayError> {
 
 pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
     let obj = parse_object(body)?;
-    if let Some(key) = obj.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-        return Err(cannot(
-            format!("the Messages field `{key}`"),
-            Dialect::OpenAiChat,
-            "remove it, or route this model to an Anthropic-compatible provider",
-        ));
-    }
+    known_fields_only(
+        &obj,
+        KNOWN,
+        "Messages",
+        Dialect::OpenAiChat,
+        "remove it, or route this model to an Anthropic-compatible provider",
+    )?;
     let mut req = Request {
         model: obj
             .get("model")

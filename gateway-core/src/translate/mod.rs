@@ -74,6 +74,41 @@ pub(crate) fn openai_tool_choice(
     })
 }
 
+/// A content field that is either a plain string or a list of typed parts.
+pub(crate) fn string_or_parts(
+    content: &Value,
+    param: &'static str,
+    part: impl Fn(&Value, &'static str) -> Result<ir::Part, GatewayError>,
+) -> Result<Vec<ir::Part>, GatewayError> {
+    match content {
+        Value::Null => Ok(Vec::new()),
+        Value::String(s) => Ok(vec![ir::Part::Text(ir::TextBlock {
+            text: s.clone(),
+            cache_control: None,
+        })]),
+        Value::Array(items) => items.iter().map(|item| part(item, param)).collect(),
+        _ => Err(bad(
+            param,
+            "`content` must be a string or an array of parts",
+        )),
+    }
+}
+
+/// Refuses the first field a dialect's decoder does not know: what the IR cannot carry is
+/// named, never dropped.
+pub(crate) fn known_fields_only(
+    obj: &Map<String, Value>,
+    known: &[&str],
+    dialect: &str,
+    target: Dialect,
+    hint: &'static str,
+) -> Result<(), GatewayError> {
+    match obj.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(key) => Err(cannot(format!("the {dialect} field `{key}`"), target, hint)),
+        None => Ok(()),
+    }
+}
+
 pub(crate) fn parse_object(body: &[u8]) -> Result<Map<String, Value>, GatewayError> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(map)) => Ok(map),

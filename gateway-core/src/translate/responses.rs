@@ -10,7 +10,9 @@ use super::ir::{
     MediaSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock,
     ToolChoice,
 };
-use super::{bad, cannot, function_tool, openai_tool_choice, parse_object, str_field};
+use super::{
+    bad, cannot, function_tool, known_fields_only, openai_tool_choice, parse_object, str_field,
+};
 use crate::dialect::Dialect;
 use crate::error::GatewayError;
 use crate::usage::from_usage_value;
@@ -107,13 +109,13 @@ fn content_parts(content: &Value) -> Result<Vec<Part>, GatewayError> {
 
 pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
     let obj = parse_object(body)?;
-    if let Some(key) = obj.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-        return Err(cannot(
-            format!("the Responses field `{key}`"),
-            Dialect::OpenAiChat,
-            "remove it, or route this model to an OpenAI provider",
-        ));
-    }
+    known_fields_only(
+        &obj,
+        KNOWN,
+        "Responses",
+        Dialect::OpenAiChat,
+        "remove it, or route this model to an OpenAI provider",
+    )?;
     if let Some(format) = obj.get("text").and_then(|t| t.get("format")) {
         if str_field(format, "type").is_some_and(|t| t != "text") {
             return Err(cannot(
