@@ -253,14 +253,7 @@ async fn run(
         ));
     }
 
-    let upstream_headers = response.headers().clone();
-    let bytes = read_whole(
-        response,
-        &provider.name,
-        provider.timeouts.idle,
-        MAX_UPSTREAM_BODY_BYTES,
-    )
-    .await?;
+    let (upstream_headers, bytes) = whole_body(&provider, response).await?;
     let body_at = Instant::now();
     if status.is_success() {
         let (usage, served) = crate::usage::from_response(ctx.dialect(), &bytes);
@@ -274,6 +267,22 @@ async fn run(
     stamp(&mut out, ctx);
     pending.record().overhead = ctx.overhead;
     Ok(out)
+}
+
+/// A non-streamed answer: its headers and its whole body.
+async fn whole_body(
+    provider: &Provider,
+    response: http::Response<hyper::body::Incoming>,
+) -> Result<(HeaderMap, Bytes), GatewayError> {
+    let headers = response.headers().clone();
+    let body = read_whole(
+        response,
+        &provider.name,
+        provider.timeouts.idle,
+        MAX_UPSTREAM_BODY_BYTES,
+    )
+    .await?;
+    Ok((headers, body))
 }
 
 /// How a streamed answer is relayed.
@@ -357,14 +366,7 @@ async fn translated(
             state, ctx, pending, provider, response, streamed,
         ));
     }
-    let upstream_headers = response.headers().clone();
-    let bytes = read_whole(
-        response,
-        &provider.name,
-        provider.timeouts.idle,
-        MAX_UPSTREAM_BODY_BYTES,
-    )
-    .await?;
+    let (upstream_headers, bytes) = whole_body(provider, response).await?;
     let body_at = Instant::now();
     let out_body = if status.is_success() {
         let decoded = translate::decode_response(provider_dialect, &bytes).map_err(|e| {

@@ -109,20 +109,6 @@ impl Recorder for MemoryRecorder {
     }
 }
 
-/// Sends each record to several recorders.
-pub struct Fanout(pub Vec<std::sync::Arc<dyn Recorder>>);
-
-impl Recorder for Fanout {
-    fn record(&self, record: RequestRecord) {
-        if let Some((last, rest)) = self.0.split_last() {
-            for recorder in rest {
-                recorder.record(record.clone());
-            }
-            last.record(record);
-        }
-    }
-}
-
 /// A request on its way: stages fill in its record, and the record goes to the recorder
 /// exactly once — by [`Pending::finish`], or on drop when the client went away first
 /// (a dropped handler future or response body drops its `Pending`).

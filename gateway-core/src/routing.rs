@@ -157,10 +157,6 @@ impl RouteTable {
     pub fn owner_of<'a>(&'a self, model: &'a str) -> Option<&'a Arc<Provider>> {
         self.resolve(model).map(|t| t.provider)
     }
-
-    pub fn providers(&self) -> &[Arc<Provider>] {
-        &self.providers
-    }
 }
 
 #[cfg(test)]

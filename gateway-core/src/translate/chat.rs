@@ -292,6 +292,20 @@ fn tool_text(content: &[Part]) -> Result<String, GatewayError> {
     Ok(out)
 }
 
+/// One assistant tool call as Chat writes it.
+fn tool_call_json(id: &str, name: &str, arguments: &str) -> Value {
+    json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
+}
+
+/// Chat's assistant `content`: the text, or null when there is none (a pure tool call).
+fn text_or_null(text: &str) -> Value {
+    if text.is_empty() {
+        Value::Null
+    } else {
+        json!(text)
+    }
+}
+
 /// Marks a failed tool result in the text, since Chat's tool messages have no error flag.
 pub const TOOL_ERROR_MARKER: &str = "[tool error] ";
 
@@ -359,10 +373,7 @@ pub fn encode_request(req: &Request, kind: ProviderKind) -> Result<Vec<u8>, Gate
                             id,
                             name,
                             arguments,
-                        } => calls.push(json!({
-                            "id": id, "type": "function",
-                            "function": {"name": name, "arguments": arguments},
-                        })),
+                        } => calls.push(tool_call_json(id, name, arguments)),
                         // Earlier turns' reasoning is not sent back: DeepSeek documents that it
                         // must be left out of the input, and OpenAI's Chat has no field for it.
                         Part::Thinking { .. } | Part::RedactedThinking { .. } => {}
@@ -377,14 +388,7 @@ pub fn encode_request(req: &Request, kind: ProviderKind) -> Result<Vec<u8>, Gate
                 }
                 let mut msg = Map::new();
                 msg.insert("role".into(), json!("assistant"));
-                msg.insert(
-                    "content".into(),
-                    if text.is_empty() {
-                        Value::Null
-                    } else {
-                        json!(text)
-                    },
-                );
+                msg.insert("content".into(), text_or_null(&text));
                 if !calls.is_empty() {
                     msg.insert("tool_calls".into(), Value::Array(calls));
                 }
@@ -517,22 +521,13 @@ pub fn encode_response(resp: &Response, created: u64) -> Vec<u8> {
                 id,
                 name,
                 arguments,
-            } => calls.push(json!({
-                "id": id, "type": "function", "function": {"name": name, "arguments": arguments},
-            })),
+            } => calls.push(tool_call_json(id, name, arguments)),
             _ => {}
         }
     }
     let mut message = Map::new();
     message.insert("role".into(), json!("assistant"));
-    message.insert(
-        "content".into(),
-        if text.is_empty() {
-            Value::Null
-        } else {
-            json!(text)
-        },
-    );
+    message.insert("content".into(), text_or_null(&text));
     if !reasoning.is_empty() {
         message.insert("reasoning_content".into(), json!(reasoning));
     }
