@@ -16,6 +16,8 @@ use crate::dialect::Dialect;
 use crate::headers::{
     DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, ENV_ANTHROPIC_KEY, ENV_DEEPSEEK_KEY, ENV_OPENAI_KEY,
 };
+use crate::optimize::modes::ModelRule;
+use crate::optimize::{Modes, Plan, PlanPatch};
 use crate::routing::{RouteSpec, RouteTable};
 use crate::secrets::KeySource;
 
@@ -34,6 +36,55 @@ pub struct GatewayConfig {
     pub providers: BTreeMap<String, ProviderConfig>,
     #[serde(default)]
     pub routes: Vec<RouteConfig>,
+    #[serde(default)]
+    pub optimize: OptimizeConfig,
+    /// Keys clients must present; when none are listed, any client on the listen address is served.
+    #[serde(default)]
+    pub gateway_keys: Vec<GatewayKeyConfig>,
+}
+
+/// `[optimize]`: the passes every model runs, then `[[optimize.models]]` rules by glob.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OptimizeConfig {
+    pub tool_output: Option<String>,
+    pub terse: Option<String>,
+    pub prune: Option<String>,
+    pub squeeze: Option<bool>,
+    /// Memory for rewritten blocks' originals, in MiB.
+    pub originals_mib: Option<usize>,
+    #[serde(default)]
+    pub models: Vec<ModelOptimizeConfig>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelOptimizeConfig {
+    #[serde(rename = "match")]
+    pub pattern: String,
+    pub tool_output: Option<String>,
+    pub terse: Option<String>,
+    pub prune: Option<String>,
+    pub squeeze: Option<bool>,
+}
+
+/// Pass settings that override others (a gateway key's).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PassesConfig {
+    pub tool_output: Option<String>,
+    pub terse: Option<String>,
+    pub prune: Option<String>,
+    pub squeeze: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayKeyConfig {
+    pub name: String,
+    pub key: KeySourceConfig,
+    #[serde(default)]
+    pub optimize: PassesConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -264,6 +315,16 @@ pub struct Config {
     pub server: Server,
     pub providers: Vec<Arc<Provider>>,
     pub routes: RouteTable,
+    pub optimize: Modes,
+    pub gateway_keys: Vec<GatewayKey>,
+}
+
+/// A key a client presents to use the gateway, with its optimizer overrides.
+#[derive(Debug, Clone)]
+pub struct GatewayKey {
+    pub name: String,
+    pub key: KeySource,
+    pub optimize: PlanPatch,
 }
 
 /// One problem found in a config, with the path of the value at fault.
@@ -389,6 +450,8 @@ impl Config {
             server: Server::default(),
             providers: Vec::new(),
             routes: RouteTable::default(),
+            optimize: Modes::default(),
+            gateway_keys: Vec::new(),
         })
     }
 }
@@ -443,9 +506,13 @@ impl GatewayConfig {
             server,
             providers,
             routes,
+            optimize,
+            gateway_keys,
         } = self;
         let mut problems = Vec::new();
         let server = validate_server(server, &mut problems);
+        let optimize = validate_optimize(optimize, &mut problems);
+        let gateway_keys = validate_gateway_keys(gateway_keys, &mut problems);
 
         let mut built: Vec<Arc<Provider>> = Vec::new();
         for (name, provider) in providers {
@@ -526,9 +593,151 @@ impl GatewayConfig {
                 server,
                 providers: built,
                 routes,
+                optimize,
+                gateway_keys,
             })
         } else {
             Err(problems)
+        }
+    }
+}
+
+/// One set of pass settings as a patch; problems are reported under `path`.
+fn passes_patch(
+    settings: [(&str, Option<String>); 3],
+    squeeze: Option<bool>,
+    path: &str,
+    problems: &mut Vec<ConfigProblem>,
+) -> PlanPatch {
+    let mut patch = PlanPatch::default();
+    for (pass, mode) in settings {
+        if let Some(mode) = mode {
+            if let Err(message) = patch.set(pass, &mode) {
+                problems.push(ConfigProblem {
+                    path: format!("{path}{pass}"),
+                    message,
+                });
+            }
+        }
+    }
+    patch.squeeze = squeeze;
+    patch
+}
+
+fn validate_optimize(optimize: OptimizeConfig, problems: &mut Vec<ConfigProblem>) -> Modes {
+    let OptimizeConfig {
+        tool_output,
+        terse,
+        prune,
+        squeeze,
+        originals_mib,
+        models,
+    } = optimize;
+    let mut defaults = Plan::DEFAULT;
+    defaults.apply(&passes_patch(
+        [
+            ("tool_output", tool_output),
+            ("terse", terse),
+            ("prune", prune),
+        ],
+        squeeze,
+        "optimize.",
+        problems,
+    ));
+    let mut rules = Vec::new();
+    for (i, m) in models.into_iter().enumerate() {
+        let path = format!("optimize.models[{i}].");
+        let patch = passes_patch(
+            [
+                ("tool_output", m.tool_output),
+                ("terse", m.terse),
+                ("prune", m.prune),
+            ],
+            m.squeeze,
+            &path,
+            problems,
+        );
+        match ModelRule::new(&m.pattern, patch) {
+            Ok(rule) if !m.pattern.is_empty() => rules.push(rule),
+            Ok(_) => problems.push(ConfigProblem {
+                path: format!("{path}match"),
+                message: "must not be empty".into(),
+            }),
+            Err(message) => problems.push(ConfigProblem {
+                path: format!("{path}match"),
+                message,
+            }),
+        }
+    }
+    let mut modes = Modes {
+        defaults,
+        rules,
+        ..Modes::default()
+    };
+    if let Some(mib) = originals_mib {
+        modes.originals_bytes = mib.saturating_mul(1024 * 1024);
+    }
+    modes
+}
+
+fn validate_gateway_keys(
+    keys: Vec<GatewayKeyConfig>,
+    problems: &mut Vec<ConfigProblem>,
+) -> Vec<GatewayKey> {
+    let mut out: Vec<GatewayKey> = Vec::new();
+    for (i, k) in keys.into_iter().enumerate() {
+        let path = format!("gateway_keys[{i}]");
+        if k.name.is_empty() || out.iter().any(|o| o.name == k.name) {
+            problems.push(ConfigProblem {
+                path: format!("{path}.name"),
+                message: "must be non-empty and unique".into(),
+            });
+            continue;
+        }
+        let Some(key) = key_source(Some(k.key), &format!("{path}.key"), problems) else {
+            continue;
+        };
+        let o = k.optimize;
+        let optimize = passes_patch(
+            [
+                ("tool_output", o.tool_output),
+                ("terse", o.terse),
+                ("prune", o.prune),
+            ],
+            o.squeeze,
+            &format!("{path}.optimize."),
+            problems,
+        );
+        out.push(GatewayKey {
+            name: k.name,
+            key,
+            optimize,
+        });
+    }
+    out
+}
+
+/// A `{ env = … }` or `{ file = … }` reference, checked.
+fn key_source(
+    source: Option<KeySourceConfig>,
+    path: &str,
+    problems: &mut Vec<ConfigProblem>,
+) -> Option<KeySource> {
+    match source? {
+        KeySourceConfig {
+            env: Some(var),
+            file: None,
+        } if !var.is_empty() => Some(KeySource::Env(var)),
+        KeySourceConfig {
+            env: None,
+            file: Some(path),
+        } => Some(KeySource::File(path)),
+        _ => {
+            problems.push(ConfigProblem {
+                path: path.to_owned(),
+                message: "give exactly one of { env = \"VAR\" } or { file = \"/path\" }; keys themselves never go in the config".into(),
+            });
+            None
         }
     }
 }
@@ -648,20 +857,8 @@ fn validate_provider(
             Some(var) => KeySource::Env(var.to_owned()),
             None => KeySource::None,
         },
-        Some(KeySourceConfig {
-            env: Some(var),
-            file: None,
-        }) if !var.is_empty() => KeySource::Env(var),
-        Some(KeySourceConfig {
-            env: None,
-            file: Some(path),
-        }) => KeySource::File(path),
-        Some(_) => {
-            problems.push(ConfigProblem {
-                path: at("api_key"),
-                message: "give exactly one of { env = \"VAR\" } or { file = \"/path\" }; keys themselves never go in the config".into(),
-            });
-            KeySource::None
+        Some(source) => {
+            key_source(Some(source), &at("api_key"), problems).unwrap_or(KeySource::None)
         }
     };
     let mut header_list = Vec::new();

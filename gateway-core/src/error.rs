@@ -28,6 +28,12 @@ pub enum GatewayError {
         param: &'static str,
         message: String,
     },
+    #[error("this gateway requires a gateway key: send it as `Authorization: Bearer <key>` or `x-api-key`")]
+    GatewayKeyMissing,
+    #[error("the gateway key sent is not one this gateway knows")]
+    GatewayKeyInvalid,
+    #[error("invalid x-trimgate-optimize header: {0}")]
+    InvalidOptimizeHeader(String),
     #[error("unsupported content type {0:?}: send application/json")]
     UnsupportedMediaType(String),
     #[error("request body exceeds the gateway's limit of {limit} bytes")]
@@ -78,6 +84,9 @@ impl GatewayError {
             GatewayError::InvalidJson(_)
             | GatewayError::InvalidField { .. }
             | GatewayError::UnsupportedMediaType(_)
+            | GatewayError::GatewayKeyMissing
+            | GatewayError::GatewayKeyInvalid
+            | GatewayError::InvalidOptimizeHeader(_)
             | GatewayError::BodyTooLarge { .. }
             | GatewayError::UnknownModel { .. }
             | GatewayError::NoSuchEndpoint { .. }
@@ -94,6 +103,7 @@ impl GatewayError {
         match self {
             GatewayError::InvalidJson(_)
             | GatewayError::InvalidField { .. }
+            | GatewayError::InvalidOptimizeHeader(_)
             | GatewayError::DialectUnsupported { .. }
             | GatewayError::Untranslatable { .. } => StatusCode::BAD_REQUEST,
             GatewayError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -101,7 +111,9 @@ impl GatewayError {
             GatewayError::UnknownModel { .. } | GatewayError::NoSuchEndpoint { .. } => {
                 StatusCode::NOT_FOUND
             }
-            GatewayError::MissingKey { .. } => StatusCode::UNAUTHORIZED,
+            GatewayError::MissingKey { .. }
+            | GatewayError::GatewayKeyMissing
+            | GatewayError::GatewayKeyInvalid => StatusCode::UNAUTHORIZED,
             GatewayError::UpstreamUnreachable { .. } | GatewayError::UpstreamBroken { .. } => {
                 StatusCode::BAD_GATEWAY
             }
@@ -121,6 +133,9 @@ impl GatewayError {
             GatewayError::InvalidJson(_) => "invalid_json",
             GatewayError::InvalidField { .. } => "invalid_field",
             GatewayError::UnsupportedMediaType(_) => "unsupported_media_type",
+            GatewayError::GatewayKeyMissing => "gateway_key_missing",
+            GatewayError::GatewayKeyInvalid => "gateway_key_invalid",
+            GatewayError::InvalidOptimizeHeader(_) => "invalid_optimize_header",
             GatewayError::BodyTooLarge { .. } => "body_too_large",
             GatewayError::UnknownModel { .. } => "unknown_model",
             GatewayError::NoSuchEndpoint { .. } => "no_such_endpoint",
@@ -157,7 +172,9 @@ impl GatewayError {
     fn openai_code(&self) -> &'static str {
         match self {
             GatewayError::UnknownModel { .. } => "model_not_found",
-            GatewayError::MissingKey { .. } => "invalid_api_key",
+            GatewayError::MissingKey { .. }
+            | GatewayError::GatewayKeyMissing
+            | GatewayError::GatewayKeyInvalid => "invalid_api_key",
             other => other.metric_label(),
         }
     }

@@ -20,6 +20,12 @@ pub const ENV_DEEPSEEK_KEY: &str = "DEEPSEEK_API_KEY";
 
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 pub const X_OVERHEAD_MS: HeaderName = HeaderName::from_static("x-trimgate-overhead-ms");
+/// Request header: turn passes off or pick their modes (`off`, `tool_output=aggressive terse=off`).
+pub const X_OPTIMIZE: HeaderName = HeaderName::from_static("x-trimgate-optimize");
+/// Response headers: what the optimizer did to the request.
+pub const X_APPLIED: HeaderName = HeaderName::from_static("x-trimgate-applied");
+pub const X_SAVED_TOKENS: HeaderName = HeaderName::from_static("x-trimgate-saved-tokens");
+pub const X_SAVED_BYTES: HeaderName = HeaderName::from_static("x-trimgate-saved-bytes");
 pub const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
 pub const ANTHROPIC_VERSION: HeaderName = HeaderName::from_static("anthropic-version");
 /// Prefix of the gateway's own request headers; they are never forwarded upstream.

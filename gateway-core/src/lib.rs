@@ -25,6 +25,7 @@ pub mod error;
 pub mod headers;
 pub mod mock;
 pub mod models;
+pub mod optimize;
 pub mod proxy;
 pub mod record;
 pub mod relay;

@@ -3,10 +3,12 @@
 //! 1. **ingress** — the path gave the endpoint; check the content type, read the body
 //!    within the size limit, read `model` and `stream` from it.
 //! 2. **route** — model → provider; refuse a provider that does not speak the client's dialect.
-//! 3. **prepare** — splice the model alias and the stream-usage request into the original bytes.
-//! 4. **upstream** — send with the provider's key; wait for the headers.
-//! 5. **relay** — stream frames as they come, or read the whole body and pass it on.
-//! 6. **record** — always, success or failure, through [`Pending`].
+//! 3. **optimize** — the passes the plan turns on rewrite blocks of the original bytes.
+//! 4. **prepare** — splice the model alias and the stream-usage request into the original bytes.
+//! 5. **upstream** — send with the provider's key; wait for the headers. The exact token
+//!    count of what the optimizer saved runs meanwhile on a blocking thread.
+//! 6. **relay** — stream frames as they come, or read the whole body and pass it on.
+//! 7. **record** — always, success or failure, through [`Pending`].
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -17,13 +19,14 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue};
 
-use crate::config::Provider;
+use crate::config::{GatewayKey, Provider};
 use crate::dialect::{Dialect, Endpoint};
 use crate::error::{Culprit, GatewayError};
 use crate::headers::{
-    relayed_response_header, MAX_UPSTREAM_BODY_BYTES, X_OVERHEAD_MS, X_REQUEST_ID,
-    X_UPSTREAM_REQUEST_ID,
+    relayed_response_header, MAX_UPSTREAM_BODY_BYTES, X_APPLIED, X_OPTIMIZE, X_OVERHEAD_MS,
+    X_REQUEST_ID, X_SAVED_BYTES, X_SAVED_TOKENS, X_UPSTREAM_REQUEST_ID,
 };
+use crate::optimize::{Plan, PlanPatch};
 use crate::record::{Outcome, Pending, RequestRecord};
 use crate::relay::{read_whole, relay_stream, RelayParams, Translator};
 use crate::server::AppState;
@@ -38,6 +41,17 @@ struct Ctx {
     started: Instant,
     /// Gateway time spent so far, upstream wait excluded.
     overhead: Duration,
+    /// What the optimizer did, once it ran.
+    optimized: Option<Optimized>,
+}
+
+/// The optimizer's echo: `x-trimgate-applied`, `-saved-bytes`, `-saved-tokens`.
+struct Optimized {
+    applied: String,
+    saved_bytes: i64,
+    saved_tokens: Option<i64>,
+    /// The exact token count, running while the request is upstream.
+    counting: Option<tokio::task::JoinHandle<i64>>,
 }
 
 impl Ctx {
@@ -67,6 +81,7 @@ pub async fn handle(
         endpoint,
         started,
         overhead: Duration::ZERO,
+        optimized: None,
     };
     let record = RequestRecord {
         request_id: ctx.id.clone(),
@@ -82,6 +97,10 @@ pub async fn handle(
         latency: Duration::ZERO,
         overhead: Duration::ZERO,
         usage: None,
+        applied: String::new(),
+        saved_tokens: 0,
+        saved_bytes: 0,
+        gateway_key: None,
     };
     // Created before any stage runs, so a client that leaves mid-request is still recorded.
     let mut pending = Pending::new(state.recorder.clone(), record, started);
@@ -122,6 +141,76 @@ fn stamp(response: &mut Response, ctx: &Ctx) {
     if let Ok(v) = HeaderValue::from_str(&ms) {
         response.headers_mut().insert(X_OVERHEAD_MS, v);
     }
+    if let Some(o) = &ctx.optimized {
+        let headers = response.headers_mut();
+        if let Ok(v) = HeaderValue::from_str(&o.applied) {
+            headers.insert(X_APPLIED, v);
+        }
+        headers.insert(X_SAVED_BYTES, HeaderValue::from(o.saved_bytes));
+        if let Some(tokens) = o.saved_tokens {
+            headers.insert(X_SAVED_TOKENS, HeaderValue::from(tokens));
+        }
+    }
+}
+
+/// Waits for the exact count of saved tokens (it ran while the request was upstream).
+async fn settle_savings(ctx: &mut Ctx, pending: &mut Pending) {
+    let Some(o) = &mut ctx.optimized else {
+        return;
+    };
+    if let Some(task) = o.counting.take() {
+        let waited = Instant::now();
+        o.saved_tokens = task.await.ok();
+        ctx.overhead += waited.elapsed();
+    }
+    let record = pending.record();
+    record.applied.clone_from(&o.applied);
+    record.saved_bytes = o.saved_bytes;
+    record.saved_tokens = o.saved_tokens.unwrap_or(0);
+}
+
+/// Runs the passes the plan turns on and starts the exact count of what they saved.
+fn optimize(
+    state: &Arc<AppState>,
+    ctx: &mut Ctx,
+    body: &[u8],
+    model: &str,
+    plan: &Plan,
+) -> Vec<(std::ops::Range<usize>, Vec<u8>)> {
+    let outcome = state.optimizer.run(ctx.dialect(), body, model, plan);
+    let counting = (!outcome.changes.is_empty() || outcome.added.is_some()).then(|| {
+        let optimizer = state.optimizer.clone();
+        let applied = outcome.take_for_count();
+        tokio::task::spawn_blocking(move || applied.exact_saved_tokens(&optimizer.shared.counts))
+    });
+    ctx.optimized = Some(Optimized {
+        applied: outcome.applied_header(),
+        saved_bytes: outcome.saved_bytes,
+        saved_tokens: if counting.is_some() { None } else { Some(0) },
+        counting,
+    });
+    outcome.edits
+}
+
+/// The plan for this request: the model's modes, then the gateway key's, then the header's.
+fn plan_for(
+    state: &AppState,
+    model: &str,
+    key: Option<&GatewayKey>,
+    headers: &HeaderMap,
+) -> Result<Plan, GatewayError> {
+    let mut plan = state.optimizer.modes.for_model(model);
+    if let Some(key) = key {
+        plan.apply(&key.optimize);
+    }
+    if let Some(value) = headers.get(&X_OPTIMIZE) {
+        let text = value
+            .to_str()
+            .map_err(|_| GatewayError::InvalidOptimizeHeader("not ASCII".into()))?;
+        let patch = PlanPatch::from_header(text).map_err(GatewayError::InvalidOptimizeHeader)?;
+        plan.apply(&patch);
+    }
+    Ok(plan)
 }
 
 fn is_json(headers: &HeaderMap) -> Result<(), GatewayError> {
@@ -164,6 +253,8 @@ async fn run(
 ) -> Result<Response, GatewayError> {
     // 1. ingress
     let (parts, body) = request.into_parts();
+    let key = state.gateway_key(&parts.headers)?;
+    pending.record().gateway_key = key.as_ref().map(|k| k.name.clone());
     is_json(&parts.headers)?;
     let config = state.config();
     let body = read_body(body, &parts.headers, config.server.max_body_bytes).await?;
@@ -183,6 +274,8 @@ async fn run(
             })?;
     let provider = target.provider.clone();
     pending.record().provider = Some(provider.name.clone());
+    let plan = plan_for(state, &sniffed.model, key.as_ref(), &parts.headers)?;
+    let served_model = target.rewrite.unwrap_or(&sniffed.model).to_owned();
     if !provider.speaks(ctx.dialect()) {
         if ctx.endpoint == Endpoint::CountTokens {
             return count_locally(ctx, pending, body).await;
@@ -200,22 +293,31 @@ async fn run(
                 model: sniffed.model.clone(),
             });
         };
-        let model = target.rewrite.unwrap_or(&sniffed.model).to_owned();
+        // 3. optimize, on the client's bytes, before they are translated
+        let edits = optimize(state, ctx, &body, &served_model, &plan);
+        let body = if edits.is_empty() {
+            body
+        } else {
+            Bytes::from(crate::optimize::splice(&body, &edits))
+        };
         return translated(
             state,
             ctx,
             pending,
             &parts.headers,
             &body,
-            model,
+            served_model,
             &provider,
             provider_dialect,
         )
         .await;
     }
 
-    // 3. prepare
+    // 3. optimize
     let mut edits = Edits::default();
+    edits.extend(optimize(state, ctx, &body, &served_model, &plan));
+
+    // 4. prepare
     if let Some(model) = target.rewrite {
         edits.rewrite_model(&sniffed, model);
     }
@@ -225,7 +327,7 @@ async fn run(
     let hide_usage = edits.injected_usage;
     let body = edits.apply(body);
 
-    // 4. upstream
+    // 5. upstream
     ctx.overhead += ctx.started.elapsed();
     let response = state
         .upstream
@@ -238,8 +340,9 @@ async fn run(
         )
         .await?;
     let headers_at = Instant::now();
+    settle_savings(ctx, pending).await;
 
-    // 5. relay
+    // 6. relay
     let status = response.status();
     pending.record().status = status.as_u16();
     if is_event_stream(response.headers()) {
@@ -351,6 +454,7 @@ async fn translated(
         )
         .await?;
     let headers_at = Instant::now();
+    settle_savings(ctx, pending).await;
     let status = response.status();
     pending.record().status = status.as_u16();
     if status.is_success() && is_event_stream(response.headers()) {

@@ -39,6 +39,13 @@ pub struct RequestRecord {
     /// Time spent in the gateway itself, upstream wait excluded.
     pub overhead: Duration,
     pub usage: Option<Usage>,
+    /// What the optimizer did: `pass=mode` of each pass that changed the request.
+    pub applied: String,
+    /// Exact o200k tokens and wire bytes the passes removed (negative if they added).
+    pub saved_tokens: i64,
+    pub saved_bytes: i64,
+    /// The gateway key the client presented, by name.
+    pub gateway_key: Option<String>,
 }
 
 /// Receives finished requests. One job, so tests and the ledger can swap it in.
@@ -68,6 +75,9 @@ impl Recorder for LogRecorder {
             input_tokens = usage.input,
             output_tokens = usage.output,
             cache_read_tokens = usage.cache_read,
+            applied = %r.applied,
+            saved_tokens = r.saved_tokens,
+            saved_bytes = r.saved_bytes,
             "request"
         );
     }
@@ -175,6 +185,10 @@ impl Pending {
             latency: r.latency,
             overhead: r.overhead,
             usage: r.usage,
+            applied: std::mem::take(&mut r.applied),
+            saved_tokens: r.saved_tokens,
+            saved_bytes: r.saved_bytes,
+            gateway_key: r.gateway_key.take(),
         }
     }
 

@@ -25,20 +25,25 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::config::Config;
+use crate::config::{Config, GatewayKey};
 use crate::dialect::{Dialect, Endpoint};
 use crate::error::GatewayError;
 use crate::headers::ANTHROPIC_VERSION;
+use crate::headers::X_API_KEY;
 use crate::models;
+use crate::optimize::Optimizer;
 use crate::proxy;
 use crate::record::Recorder;
 use crate::secrets::SecretStore;
 use crate::upstream::Upstream;
+use sha2::{Digest, Sha256};
 
 /// Everything a request handler can reach.
 pub struct AppState {
     config: Arc<Config>,
     pub upstream: Upstream,
+    pub optimizer: Arc<Optimizer>,
+    secrets: Arc<dyn SecretStore>,
     pub recorder: Arc<dyn Recorder>,
     abort: watch::Sender<bool>,
     draining: AtomicBool,
@@ -50,10 +55,13 @@ impl AppState {
         secrets: Arc<dyn SecretStore>,
         recorder: Arc<dyn Recorder>,
     ) -> Result<Arc<AppState>, std::io::Error> {
-        let upstream = Upstream::new(&config, secrets)?;
+        let upstream = Upstream::new(&config, secrets.clone())?;
+        let optimizer = Arc::new(Optimizer::new(config.optimize.clone()));
         Ok(Arc::new(AppState {
             config: Arc::new(config),
             upstream,
+            optimizer,
+            secrets,
             recorder,
             abort: watch::Sender::new(false),
             draining: AtomicBool::new(false),
@@ -62,6 +70,37 @@ impl AppState {
 
     pub fn config(&self) -> Arc<Config> {
         self.config.clone()
+    }
+
+    /// The gateway key a request presents (`Authorization: Bearer` or `x-api-key`), when
+    /// the config lists any: `Ok(None)` when none are required.
+    pub fn gateway_key(&self, headers: &HeaderMap) -> Result<Option<GatewayKey>, GatewayError> {
+        if self.config.gateway_keys.is_empty() {
+            return Ok(None);
+        }
+        let presented = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                v.strip_prefix("Bearer ")
+                    .or_else(|| v.strip_prefix("bearer "))
+            })
+            .or_else(|| headers.get(X_API_KEY).and_then(|v| v.to_str().ok()))
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .ok_or(GatewayError::GatewayKeyMissing)?;
+        // Digests are compared, so the time taken does not depend on how much of a key matched.
+        let digest = Sha256::digest(presented.as_bytes());
+        for key in &self.config.gateway_keys {
+            let Ok(Some(secret)) = self.secrets.get(&key.key) else {
+                tracing::warn!(gateway_key = %key.name, source = %key.key, "gateway key cannot be read");
+                continue;
+            };
+            if Sha256::digest(secret.expose().as_bytes()) == digest {
+                return Ok(Some(key.clone()));
+            }
+        }
+        Err(GatewayError::GatewayKeyInvalid)
     }
 
     /// Turns true when open streams must end (the shutdown grace period is over).

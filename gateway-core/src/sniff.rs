@@ -110,6 +110,11 @@ impl Edits {
         self.edits.is_empty()
     }
 
+    /// Adds replacements for other spans of the same body (the optimizer's).
+    pub fn extend(&mut self, edits: Vec<(Range<usize>, Vec<u8>)>) {
+        self.edits.extend(edits);
+    }
+
     /// Sends `model` upstream in place of the client's model name.
     pub fn rewrite_model(&mut self, sniffed: &Sniffed, model: &str) {
         let encoded = serde_json::to_vec(model).unwrap_or_default();

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Optimizer benchmark matrix: modes x payload profiles through the real gateway.
+
+For each payload profile (a corpus request of about 1 KiB, 97 KiB and 633 KiB, in each
+of the three dialects) and each mode (sent as the x-trimgate-optimize header), it sends
+the request N times to `trimgate serve` in front of `trimgate mock` and reads what the
+gateway says it did: x-trimgate-overhead-ms (the gateway's own time, upstream wait
+excluded), x-trimgate-saved-tokens and x-trimgate-saved-bytes. The all-off row is the
+baseline. Python stdlib only.
+
+  python3 bench/optimize_matrix.py BIN CORPUS_REQUESTS_DIR [N] [OUT.json]
+"""
+
+import http.client
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+MODES = [
+    "off",
+    "default",
+    "tool_output=light",
+    "tool_output=standard",
+    "tool_output=aggressive",
+    "tool_output=auto",
+    "terse=lite",
+    "prune=balanced",
+    "squeeze=on",
+]
+PROFILES = [("small", 1 * 1024), ("~97 KiB", 97 * 1024), ("~633 KiB", 633 * 1024)]
+DIALECT_MODEL = {"chat": "gpt-5", "responses": "gpt-5", "messages": "claude-sonnet-4-5"}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_up(port, proc, timeout=15):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("process exited early")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listening on {port}")
+
+
+def pick(requests_dir):
+    """For each profile and dialect, the corpus request whose body size is nearest."""
+    reqs = []
+    for name in sorted(os.listdir(requests_dir)):
+        if name.endswith(".json"):
+            with open(os.path.join(requests_dir, name)) as f:
+                r = json.load(f)
+            body = json.dumps(r["body"]).encode()
+            reqs.append((r, body))
+    chosen = []
+    for label, size in PROFILES:
+        for dialect in ("chat", "responses", "messages"):
+            cands = [x for x in reqs if x[0]["dialect"] == dialect]
+            r, body = min(cands, key=lambda x: abs(len(x[1]) - size))
+            chosen.append((label, dialect, r, body))
+    return chosen
+
+
+def main():
+    binary, requests_dir = sys.argv[1], sys.argv[2]
+    n = int(sys.argv[3]) if len(sys.argv) > 3 else 30
+    out = sys.argv[4] if len(sys.argv) > 4 else None
+    tmp = tempfile.mkdtemp(prefix="tg-opt-")
+    mock_port, gw_port = free_port(), free_port()
+    config = os.path.join(tmp, "config.toml")
+    with open(config, "w") as f:
+        f.write(f"""
+[providers.openai]
+kind = "openai"
+base_url = "http://127.0.0.1:{mock_port}/v1"
+api_key = {{ env = "TG_BENCH_KEY" }}
+[providers.anthropic]
+kind = "anthropic"
+base_url = "http://127.0.0.1:{mock_port}/v1"
+api_key = {{ env = "TG_BENCH_KEY" }}
+""")
+    env = dict(os.environ, TG_BENCH_KEY="sk-bench", TRIMGATE_LOG="warn")
+    mock = subprocess.Popen([binary, "mock", "--listen", f"127.0.0.1:{mock_port}"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    gw = subprocess.Popen([binary, "serve", "--config", config, "--listen", f"127.0.0.1:{gw_port}"],
+                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_up(mock_port, mock)
+        wait_up(gw_port, gw)
+        rows = []
+        conn = http.client.HTTPConnection("127.0.0.1", gw_port, timeout=60)
+        for label, dialect, r, body in pick(requests_dir):
+            payload = dict(r["body"], model=DIALECT_MODEL[dialect], stream=False)
+            data = json.dumps(payload).encode()
+            for mode in MODES:
+                overheads, saved_tokens, saved_bytes, applied = [], None, None, None
+                for i in range(n + 1):
+                    headers = {"content-type": "application/json", "x-trimgate-optimize": mode,
+                               "anthropic-version": "2023-06-01"}
+                    if mode == "default":
+                        del headers["x-trimgate-optimize"]
+                    conn.request("POST", r["path"], body=data, headers=headers)
+                    res = conn.getresponse()
+                    res.read()
+                    if res.status != 200:
+                        raise RuntimeError(f"{r['id']} {mode}: HTTP {res.status}")
+                    ms = float(res.getheader("x-trimgate-overhead-ms"))
+                    if i == 0:
+                        first = ms
+                    else:
+                        overheads.append(ms)
+                    saved_tokens = int(res.getheader("x-trimgate-saved-tokens") or 0)
+                    saved_bytes = int(res.getheader("x-trimgate-saved-bytes") or 0)
+                    applied = res.getheader("x-trimgate-applied")
+                overheads.sort()
+                rows.append({
+                    "profile": label, "dialect": dialect, "request": r["id"], "bytes": len(data),
+                    "mode": mode, "applied": applied, "saved_tokens": saved_tokens,
+                    "saved_bytes": saved_bytes, "first_ms": first,
+                    "p50_ms": statistics.median(overheads),
+                    "p95_ms": overheads[int(0.95 * (len(overheads) - 1))],
+                })
+        print(f"| profile | dialect | body | mode | applied | saved tokens | saved bytes | overhead p50 ms | p95 ms | first request ms | p50 − all-off |")
+        print("|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|")
+        base = {(x["profile"], x["dialect"]): x["p50_ms"] for x in rows if x["mode"] == "off"}
+        for x in rows:
+            delta = x["p50_ms"] - base[(x["profile"], x["dialect"])]
+            print(f"| {x['profile']} | {x['dialect']} | {x['bytes'] / 1024:.0f} KiB | {x['mode']} | {x['applied'] or '—'} | "
+                  f"{x['saved_tokens']:,} | {x['saved_bytes']:,} | {x['p50_ms']:.3f} | {x['p95_ms']:.3f} | "
+                  f"{x['first_ms']:.3f} | {delta:+.3f} |")
+        if out:
+            with open(out, "w") as f:
+                json.dump({"n": n, "rows": rows}, f, indent=1)
+    finally:
+        for p in (gw, mock):
+            p.terminate()
+            p.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,439 @@
+//! The savings evaluator: runs every optimizer mode over the corpus of agent requests
+//! (`bench/corpus/requests`, built by `bench/corpus/build.py`) and reports, per size band
+//! and mode: tokens before and after (o200k_base), needle recall, validity, determinism
+//! across fresh processes, prefix stability across a session's turns, a session cost with
+//! provider-style prompt caching, and the pipeline's own time.
+//!
+//! `cargo run --release -p gateway-core --example savings -- bench/corpus/requests [out.json]`
+//! (or `bench/savings.sh`, which builds the corpus first).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use gateway_core::dialect::Dialect;
+use gateway_core::optimize::compact::Level;
+use gateway_core::optimize::modes::{PruneMode, TerseMode};
+use gateway_core::optimize::{splice, tokens, Modes, Optimizer, Plan};
+use gateway_core::translate::{self, ir::Part};
+use serde_json::{json, Value};
+
+/// Input price per token; only ratios are reported, so the figure only names the unit.
+const INPUT_PER_MTOK: f64 = 3.0;
+const CACHE_READ: f64 = 0.10;
+const CACHE_WRITE: f64 = 1.25;
+
+struct Request {
+    id: String,
+    session: String,
+    turn: u64,
+    band: String,
+    dialect: Dialect,
+    model: String,
+    body: Vec<u8>,
+    needles: Vec<String>,
+    call_ids: Vec<String>,
+}
+
+fn modes() -> Vec<(&'static str, Plan)> {
+    let tool = |l| Plan {
+        tool_output: Some(l),
+        ..Plan::OFF
+    };
+    vec![
+        ("off", Plan::OFF),
+        ("default", Plan::DEFAULT),
+        ("tool_output=light", tool(Level::Light)),
+        ("tool_output=standard", tool(Level::Standard)),
+        ("tool_output=aggressive", tool(Level::Aggressive)),
+        ("tool_output=auto", tool(Level::Auto)),
+        (
+            "terse=lite",
+            Plan {
+                terse: Some(TerseMode::Lite),
+                ..Plan::OFF
+            },
+        ),
+        (
+            "terse=full",
+            Plan {
+                terse: Some(TerseMode::Full),
+                ..Plan::OFF
+            },
+        ),
+        (
+            "prune=balanced",
+            Plan {
+                prune: Some(PruneMode::Balanced),
+                ..Plan::OFF
+            },
+        ),
+        (
+            "prune=aggressive",
+            Plan {
+                prune: Some(PruneMode::Aggressive),
+                ..Plan::OFF
+            },
+        ),
+        (
+            "squeeze=on",
+            Plan {
+                squeeze: true,
+                ..Plan::OFF
+            },
+        ),
+    ]
+}
+
+fn dialect_of(name: &str) -> Dialect {
+    match name {
+        "chat" => Dialect::OpenAiChat,
+        "responses" => Dialect::OpenAiResponses,
+        "messages" => Dialect::AnthropicMessages,
+        other => panic!("unknown dialect {other}"),
+    }
+}
+
+fn load(dir: &Path) -> Vec<Request> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot read {}: {e} (run bench/corpus/build.py)",
+                dir.display()
+            )
+        })
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let mut out: Vec<Request> = files
+        .iter()
+        .map(|path| {
+            let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+            let strings = |k: &str| -> Vec<String> {
+                v[k].as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|x| x.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            Request {
+                id: v["id"].as_str().unwrap().to_owned(),
+                session: v["session"].as_str().unwrap().to_owned(),
+                turn: v["turn"].as_u64().unwrap(),
+                band: v["band"].as_str().unwrap().to_owned(),
+                dialect: dialect_of(v["dialect"].as_str().unwrap()),
+                model: v["model"].as_str().unwrap().to_owned(),
+                body: serde_json::to_vec(&v["body"]).unwrap(),
+                needles: strings("needles"),
+                call_ids: strings("tool_call_ids"),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.session, a.turn).cmp(&(&b.session, b.turn)));
+    out
+}
+
+/// Every string value in a JSON document (keys excluded), in document order.
+fn strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+        Value::Object(m) => m.values().for_each(|x| strings(x, out)),
+        _ => {}
+    }
+}
+
+fn text_tokens(v: &Value) -> u64 {
+    let mut all = Vec::new();
+    strings(v, &mut all);
+    all.iter().map(|s| tokens::count(s)).sum()
+}
+
+/// The request as segments in the order a provider caches them: the fixed head (system,
+/// instructions, tools) then one segment per message or input item.
+fn segments(dialect: Dialect, v: &Value) -> Vec<Value> {
+    let (head, list) = match dialect {
+        Dialect::OpenAiChat => (json!({"tools": v["tools"]}), &v["messages"]),
+        Dialect::OpenAiResponses => (
+            json!({"instructions": v["instructions"], "tools": v["tools"]}),
+            &v["input"],
+        ),
+        Dialect::AnthropicMessages => (
+            json!({"system": v["system"], "tools": v["tools"]}),
+            &v["messages"],
+        ),
+    };
+    let mut out = vec![head];
+    if let Some(items) = list.as_array() {
+        out.extend(items.iter().cloned());
+    }
+    out
+}
+
+/// Tool calls and results with their ids, as the dialect's own decoder reads them.
+fn pairing_ok(dialect: Dialect, body: &[u8], ids: &[String]) -> bool {
+    let Ok(ir) = translate::decode_request(dialect, body) else {
+        return false;
+    };
+    let mut calls = Vec::new();
+    let mut results = Vec::new();
+    for m in &ir.messages {
+        for p in &m.parts {
+            match p {
+                Part::ToolCall { id, .. } => calls.push(id.clone()),
+                Part::ToolResult { call_id, .. } => results.push(call_id.clone()),
+                _ => {}
+            }
+        }
+    }
+    ids.iter()
+        .all(|id| calls.contains(id) && results.contains(id))
+}
+
+#[derive(Default)]
+struct Row {
+    requests: usize,
+    tokens_before: u64,
+    tokens_after: u64,
+    needles: usize,
+    needles_found: usize,
+    valid: usize,
+    lost: Vec<String>,
+    latencies: Vec<f64>,
+    sessions: usize,
+    sessions_stable: usize,
+    cost_passthrough: f64,
+    cost_mode: f64,
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[i]
+}
+
+/// The cost of a session's input with prompt caching: each turn reads the longest prefix
+/// of segments identical to the previous turn's from the cache and writes the rest.
+fn session_cost(turns: &[Vec<(Value, u64)>]) -> f64 {
+    let mut cost = 0.0;
+    let mut previous: Option<&Vec<(Value, u64)>> = None;
+    for segs in turns {
+        let shared = previous.map_or(0, |prev| {
+            segs.iter()
+                .zip(prev.iter())
+                .take_while(|(a, b)| a.0 == b.0)
+                .count()
+        });
+        let read: u64 = segs[..shared].iter().map(|s| s.1).sum();
+        let write: u64 = segs[shared..].iter().map(|s| s.1).sum();
+        cost += (read as f64 * CACHE_READ + write as f64 * CACHE_WRITE) * INPUT_PER_MTOK / 1e6;
+        previous = Some(segs);
+    }
+    cost
+}
+
+fn optimized(opt: &Optimizer, r: &Request, plan: &Plan) -> (Vec<u8>, f64) {
+    let t = Instant::now();
+    let out = opt.run(r.dialect, &r.body, &r.model, plan);
+    let body = if out.is_unchanged() {
+        r.body.clone()
+    } else {
+        splice(&r.body, &out.edits)
+    };
+    (body, t.elapsed().as_secs_f64() * 1e3)
+}
+
+/// `--hashes`: prints one SHA-256 per (mode, request), for the determinism check.
+fn hashes(requests: &[Request]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, plan) in modes() {
+        let opt = Optimizer::new(Modes::default());
+        for r in requests {
+            let (body, _) = optimized(&opt, r, &plan);
+            out.push(format!("{name} {} {}", r.id, hex(&body)));
+        }
+    }
+    out
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let dir = args.get(1).map_or("bench/corpus/requests", String::as_str);
+    let requests = load(Path::new(dir));
+    if args.get(2).map(String::as_str) == Some("--hashes") {
+        for line in hashes(&requests) {
+            println!("{line}");
+        }
+        return;
+    }
+    let out_path = args.get(2).cloned();
+    eprintln!("{} requests from {dir}", requests.len());
+
+    // Determinism: two fresh processes must produce the same bytes as this one.
+    let here = hashes(&requests);
+    let exe = std::env::current_exe().unwrap();
+    let mut deterministic_runs = 0;
+    for _ in 0..2 {
+        let child = std::process::Command::new(&exe)
+            .args([dir, "--hashes"])
+            .output()
+            .unwrap();
+        let theirs: Vec<String> = String::from_utf8(child.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        if theirs == here {
+            deterministic_runs += 1;
+        }
+    }
+    let deterministic_share = deterministic_runs as f64 / 2.0;
+
+    // Original segment token counts, per request, for the cost model's baseline.
+    let mut rows: BTreeMap<(String, String), Row> = BTreeMap::new();
+    let mut by_session: BTreeMap<&str, Vec<&Request>> = BTreeMap::new();
+    for r in &requests {
+        by_session.entry(&r.session).or_default().push(r);
+    }
+    let band_of = |s: &str| by_session[s][0].band.clone();
+    let seg_tokens = |dialect: Dialect, body: &[u8]| -> Vec<(Value, u64)> {
+        let v: Value = serde_json::from_slice(body).unwrap();
+        segments(dialect, &v)
+            .into_iter()
+            .map(|s| {
+                let t = text_tokens(&s);
+                (s, t)
+            })
+            .collect()
+    };
+    let baseline: BTreeMap<&str, f64> = by_session
+        .iter()
+        .map(|(s, turns)| {
+            let segs: Vec<_> = turns
+                .iter()
+                .map(|r| seg_tokens(r.dialect, &r.body))
+                .collect();
+            (*s, session_cost(&segs))
+        })
+        .collect();
+
+    for (name, plan) in modes() {
+        let opt = Optimizer::new(Modes::default());
+        for (session, turns) in &by_session {
+            let band = band_of(session);
+            let row = rows.entry((band.clone(), name.to_owned())).or_default();
+            let mut optimized_segs = Vec::new();
+            let mut previous: Option<Vec<Value>> = None;
+            let mut stable = true;
+            for r in turns {
+                let (body, ms) = optimized(&opt, r, &plan);
+                row.requests += 1;
+                row.latencies.push(ms);
+                let before: Value = serde_json::from_slice(&r.body).unwrap();
+                row.tokens_before += text_tokens(&before);
+                let parsed: Result<Value, _> = serde_json::from_slice(&body);
+                let Ok(after) = parsed else {
+                    row.lost.push(format!("{}: invalid JSON", r.id));
+                    continue;
+                };
+                row.tokens_after += text_tokens(&after);
+                if pairing_ok(r.dialect, &body, &r.call_ids) {
+                    row.valid += 1;
+                } else {
+                    row.lost
+                        .push(format!("{}: structure or pairing broken", r.id));
+                }
+                let mut all = Vec::new();
+                strings(&after, &mut all);
+                let text = all.join("\n");
+                for n in &r.needles {
+                    row.needles += 1;
+                    if text.contains(n.as_str()) {
+                        row.needles_found += 1;
+                    } else {
+                        row.lost.push(format!("{}: needle {n:?}", r.id));
+                    }
+                }
+                let segs = segments(r.dialect, &after);
+                if let Some(prev) = &previous {
+                    if segs.len() < prev.len() || segs[..prev.len()] != prev[..] {
+                        stable = false;
+                    }
+                }
+                previous = Some(segs);
+                optimized_segs.push(seg_tokens(r.dialect, &body));
+            }
+            row.sessions += 1;
+            row.sessions_stable += usize::from(stable);
+            row.cost_passthrough += baseline[session];
+            row.cost_mode += session_cost(&optimized_segs);
+        }
+    }
+
+    println!("| band | mode | requests | tokens before | tokens after | saved | needle recall | valid | prefix-stable sessions | cached session cost vs passthrough | pass p50 ms | pass p95 ms |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut report = Vec::new();
+    for ((band, mode), row) in &mut rows {
+        row.latencies.sort_by(f64::total_cmp);
+        let saved = 1.0 - row.tokens_after as f64 / row.tokens_before.max(1) as f64;
+        let recall = row.needles_found as f64 / row.needles.max(1) as f64;
+        let valid = row.valid as f64 / row.requests.max(1) as f64;
+        let cost_ratio = row.cost_mode / row.cost_passthrough.max(1e-12);
+        let (p50, p95) = (
+            percentile(&row.latencies, 0.5),
+            percentile(&row.latencies, 0.95),
+        );
+        println!(
+            "| {band} | {mode} | {} | {} | {} | {:.1} % | {:.1} % ({}/{}) | {:.1} % | {}/{} | {:.3}× | {:.3} | {:.3} |",
+            row.requests,
+            row.tokens_before,
+            row.tokens_after,
+            saved * 100.0,
+            recall * 100.0,
+            row.needles_found,
+            row.needles,
+            valid * 100.0,
+            row.sessions_stable,
+            row.sessions,
+            cost_ratio,
+            p50,
+            p95
+        );
+        for l in &row.lost {
+            eprintln!("  {band} {mode}: {l}");
+        }
+        report.push(json!({
+            "band": band, "mode": mode, "requests": row.requests,
+            "tokens_before": row.tokens_before, "tokens_after": row.tokens_after,
+            "saved_share": saved, "needle_recall": recall, "needles": row.needles,
+            "valid_share": valid, "sessions": row.sessions, "sessions_prefix_stable": row.sessions_stable,
+            "session_cost_ratio": cost_ratio, "pass_ms_p50": p50, "pass_ms_p95": p95,
+            "lost": row.lost,
+        }));
+    }
+    println!(
+        "\ndeterminism: {} of 2 fresh processes produced identical bytes for all {} (mode, request) pairs",
+        deterministic_runs,
+        here.len()
+    );
+    if let Some(path) = out_path {
+        let doc = json!({"determinism": deterministic_share, "rows": report});
+        std::fs::write(&path, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+        eprintln!("wrote {path}");
+    }
+}

@@ -1,0 +1,367 @@
+//! Listings: `grep -rn` / `rg` matches grouped per file, `find` paths grouped per
+//! directory (both lossless), and `ls -l` entries cut down to type, size and name.
+
+use super::lines::{count, Elided, Row};
+use super::Level;
+
+/// At Aggressive: matches kept per file, entries kept per directory, characters kept per
+/// matched line.
+const MAX_MATCHES_PER_FILE: usize = 20;
+const MAX_ENTRIES_PER_DIR: usize = 50;
+const MAX_MATCH_CHARS: usize = 300;
+
+/// A grep line: `path:12:text` (a match) or `path-12-text` is not recognised alone (its
+/// path is ambiguous). Returns (path, line number, text).
+pub(crate) fn split_grep(line: &str) -> Option<(&str, &str, &str)> {
+    for (i, _) in line.match_indices(':') {
+        let after = line.get(i + 1..)?;
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && after.get(digits..)?.starts_with(':') {
+            let path = line.get(..i)?;
+            // a path has no blanks and does not open with a digit (timestamps do)
+            if path.is_empty()
+                || path.contains(char::is_whitespace)
+                || path.starts_with(|c: char| c.is_ascii_digit())
+            {
+                return None;
+            }
+            return Some((path, after.get(..digits)?, after.get(digits + 1..)?));
+        }
+        if i > 0 {
+            // only the first `path:` candidate with a following number counts, but a path
+            // may itself contain a colon (rare): keep looking while no space was seen
+            if line.get(..i)?.contains(' ') {
+                return None;
+            }
+        }
+    }
+    None
+}
+
+/// A context line of `grep -C` for a known path: `path-12-text`.
+fn split_grep_context<'a>(line: &'a str, path: &str) -> Option<(&'a str, &'a str)> {
+    let rest = line.strip_prefix(path)?.strip_prefix('-')?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    Some((rest.get(..digits)?, rest.get(digits..)?.strip_prefix('-')?))
+}
+
+/// Groups consecutive matches of one file under a single `path` line:
+/// `path` then `  12:text` (`  13-text` for context lines). Lossless. A file with one match
+/// keeps its original line. Light returns the rows unchanged.
+pub(crate) fn compact_grep(rows: Vec<Row>, level: Level) -> Vec<Row> {
+    if level == Level::Light {
+        return rows;
+    }
+    let aggressive = level == Level::Aggressive;
+    let mut out = Vec::with_capacity(rows.len() + rows.len() / 4);
+    let mut group: Vec<(String, Row)> = Vec::new(); // (short form, original row)
+    let mut path: Option<String> = None;
+    for row in rows {
+        let current = path.as_deref();
+        let context = current.and_then(|c| {
+            let (n, text) = split_grep_context(&row.text, c)?;
+            Some((c.to_string(), format!("  {n}-{}", clip(text, aggressive))))
+        });
+        let parsed = context.or_else(|| {
+            let (p, n, text) = split_grep(&row.text)?;
+            Some((p.to_string(), format!("  {n}:{}", clip(text, aggressive))))
+        });
+        match parsed {
+            Some((p, short)) if path.as_deref() == Some(p.as_str()) => group.push((short, row)),
+            Some((p, short)) => {
+                emit_grep_group(
+                    &mut out,
+                    path.take(),
+                    std::mem::take(&mut group),
+                    aggressive,
+                );
+                path = Some(p);
+                group.push((short, row));
+            }
+            None => {
+                emit_grep_group(
+                    &mut out,
+                    path.take(),
+                    std::mem::take(&mut group),
+                    aggressive,
+                );
+                out.push(row);
+            }
+        }
+    }
+    emit_grep_group(&mut out, path, group, aggressive);
+    out
+}
+
+/// At Aggressive, cuts a very long matched line (minified code) to its first characters.
+fn clip(text: &str, aggressive: bool) -> String {
+    if !aggressive || text.chars().count() <= MAX_MATCH_CHARS {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(MAX_MATCH_CHARS).collect();
+    let rest = text.chars().count() - MAX_MATCH_CHARS;
+    format!("{cut}[… {} elided …]", count(rest, "char", "chars"))
+}
+
+fn emit_grep_group(
+    out: &mut Vec<Row>,
+    path: Option<String>,
+    group: Vec<(String, Row)>,
+    aggressive: bool,
+) {
+    let Some(path) = path else {
+        out.extend(group.into_iter().map(|(_, r)| r));
+        return;
+    };
+    if group.len() == 1 && !aggressive {
+        out.extend(group.into_iter().map(|(_, r)| r));
+        return;
+    }
+    out.push(Row::plain(path));
+    let mut elided = Elided::default();
+    for (i, (short, _)) in group.into_iter().enumerate() {
+        if aggressive && i >= MAX_MATCHES_PER_FILE {
+            elided.push(Row::plain(short));
+        } else {
+            out.push(Row::plain(short));
+        }
+    }
+    elided.flush(out, |n| {
+        format!("{} in this file elided", count(n, "match", "matches"))
+    });
+}
+
+/// A line that looks like one path and nothing else (as `find` prints).
+pub(crate) fn is_path_line(line: &str) -> bool {
+    !line.is_empty()
+        && !line.starts_with(' ')
+        && !line.starts_with('\t')
+        && (line.contains('/') || line == ".")
+        && !line.contains(": ")
+        && !line.contains('\t')
+        && line.split(' ').count() <= 3
+        && split_grep(line).is_none()
+}
+
+/// Groups consecutive paths of one directory under a `dir/` line, each entry as `  name`.
+/// Lossless. Light returns the rows unchanged.
+pub(crate) fn compact_find(rows: Vec<Row>, level: Level) -> Vec<Row> {
+    if level == Level::Light {
+        return rows;
+    }
+    let aggressive = level == Level::Aggressive;
+    let mut out = Vec::with_capacity(rows.len());
+    let mut dir: Option<String> = None;
+    let mut group: Vec<Row> = Vec::new();
+    for row in rows {
+        let split = if is_path_line(&row.text) {
+            row.text
+                .rsplit_once('/')
+                .map(|(d, n)| (d.to_string(), n.to_string()))
+        } else {
+            None
+        };
+        match split {
+            Some((d, _)) if dir.as_deref() == Some(d.as_str()) => group.push(row),
+            Some((d, _)) => {
+                emit_dir_group(&mut out, dir.take(), std::mem::take(&mut group), aggressive);
+                dir = Some(d);
+                group.push(row);
+            }
+            None => {
+                emit_dir_group(&mut out, dir.take(), std::mem::take(&mut group), aggressive);
+                out.push(row);
+            }
+        }
+    }
+    emit_dir_group(&mut out, dir, group, aggressive);
+    out
+}
+
+fn emit_dir_group(out: &mut Vec<Row>, dir: Option<String>, group: Vec<Row>, aggressive: bool) {
+    let Some(dir) = dir else {
+        out.extend(group);
+        return;
+    };
+    if group.len() < 2 {
+        out.extend(group);
+        return;
+    }
+    out.push(Row::plain(format!("{dir}/")));
+    let mut elided = Elided::default();
+    for (i, row) in group.into_iter().enumerate() {
+        let name = row
+            .text
+            .rsplit_once('/')
+            .map_or(row.text.as_str(), |(_, n)| n);
+        let entry = Row::plain(format!("  {name}"));
+        if aggressive && i >= MAX_ENTRIES_PER_DIR {
+            elided.push(entry);
+        } else {
+            out.push(entry);
+        }
+    }
+    elided.flush(out, |n| format!("{} elided", count(n, "entry", "entries")));
+}
+
+/// One parsed `ls -l` line: type character, size, name (with ` -> target` for links).
+pub(crate) struct LsEntry<'a> {
+    pub kind: char,
+    pub size: String,
+    pub name: &'a str,
+}
+
+/// Whether the first token is an `ls -l` mode string (`-rw-r--r--`, `drwxr-xr-x.`, `lrwxrwxrwx@`).
+fn is_mode(token: &str) -> bool {
+    let b = token.as_bytes();
+    if !(10..=11).contains(&b.len()) {
+        return false;
+    }
+    let kind_ok = b.first().is_some_and(|c| b"-dlcbpsD".contains(c));
+    let perms_ok = b
+        .get(1..10)
+        .is_some_and(|p| p.iter().all(|c| b"rwxsStTl-".contains(c)));
+    let suffix_ok = b.get(10).is_none_or(|c| b"+.@".contains(c));
+    kind_ok && perms_ok && suffix_ok
+}
+
+/// Splits a line into whitespace-separated tokens with their byte offsets.
+fn tokens(line: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in line.char_indices() {
+        match (c.is_whitespace(), start) {
+            (true, Some(s)) => {
+                out.push((s, line.get(s..i).unwrap_or("")));
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, line.get(s..).unwrap_or("")));
+    }
+    out
+}
+
+/// Parses an `ls -l` entry line.
+pub(crate) fn parse_ls(line: &str) -> Option<LsEntry<'_>> {
+    let toks = tokens(line);
+    let (_, mode) = *toks.first()?;
+    if !is_mode(mode) {
+        return None;
+    }
+    // mode links owner group size date… name
+    let mut i = 4;
+    let (_, size_tok) = *toks.get(i)?;
+    let size = if size_tok.ends_with(',') {
+        // device: `major, minor`
+        i += 1;
+        format!("{size_tok}{}", toks.get(i)?.1)
+    } else {
+        size_tok.to_string()
+    };
+    let (_, first_date) = *toks.get(i + 1)?;
+    let iso = first_date.len() == 10 && first_date.as_bytes().get(4) == Some(&b'-');
+    let name_at = i + 1 + if iso { 2 } else { 3 };
+    let (offset, _) = *toks.get(name_at)?;
+    Some(LsEntry {
+        kind: mode.chars().next().unwrap_or('-'),
+        size,
+        name: line.get(offset..)?,
+    })
+}
+
+/// `ls` lines that are not entries: `total 288`, `dir:` headers.
+pub(crate) fn is_ls_chrome(line: &str) -> bool {
+    line.strip_prefix("total ")
+        .is_some_and(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '.'))
+        || line.ends_with(':') && !line.contains(' ')
+}
+
+/// Standard: `- 6979 __init__.py` (type, size, name), `total` lines dropped. Aggressive:
+/// names only, directories with a trailing `/`, `.` and `..` dropped. Light returns the
+/// rows unchanged.
+pub(crate) fn compact_ls(rows: Vec<Row>, level: Level) -> Vec<Row> {
+    if level == Level::Light {
+        return rows;
+    }
+    let aggressive = level == Level::Aggressive;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        if row.text.starts_with("total ") && is_ls_chrome(&row.text) {
+            continue;
+        }
+        let Some(entry) = parse_ls(&row.text) else {
+            out.push(row);
+            continue;
+        };
+        let text = if aggressive {
+            if entry.name == "." || entry.name == ".." {
+                continue;
+            }
+            match entry.kind {
+                'd' => format!("{}/", entry.name),
+                _ => entry.name.to_string(),
+            }
+        } else {
+            format!("{} {} {}", entry.kind, entry.size, entry.name)
+        };
+        out.push(Row::plain(text));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::optimize::compact::lines::{join, rows};
+
+    #[test]
+    fn grep_lines_split_into_path_number_and_text() {
+        assert_eq!(
+            split_grep("src/a.rs:12:    let x = a::b;"),
+            Some(("src/a.rs", "12", "    let x = a::b;"))
+        );
+        assert_eq!(split_grep("no match here"), None);
+        assert_eq!(split_grep("12:30:01 started"), None);
+    }
+
+    #[test]
+    fn grep_groups_are_lossless() {
+        let text = "src/a.rs:1:fn a() {}\nsrc/a.rs:9:fn b() {}\nsrc/b.rs:3:fn c() {}\n";
+        let out = join(&compact_grep(rows(text), Level::Standard));
+        assert_eq!(
+            out,
+            "src/a.rs\n  1:fn a() {}\n  9:fn b() {}\nsrc/b.rs:3:fn c() {}"
+        );
+    }
+
+    #[test]
+    fn ls_long_lines_parse_with_default_and_iso_dates() {
+        let e = parse_ls("-rw-r--r--  1 root root  6979 Dec  1 10:33 my file.py").unwrap();
+        assert_eq!(
+            (e.kind, e.size.as_str(), e.name),
+            ('-', "6979", "my file.py")
+        );
+        let e = parse_ls("lrwxrwxrwx 1 u g 7 2024-01-02 10:33 link -> target").unwrap();
+        assert_eq!(
+            (e.kind, e.size.as_str(), e.name),
+            ('l', "7", "link -> target")
+        );
+        let e = parse_ls("crw-rw-rw- 1 root root 1, 3 Dec  1 10:33 null").unwrap();
+        assert_eq!((e.kind, e.size.as_str(), e.name), ('c', "1,3", "null"));
+        assert!(parse_ls("total 288").is_none());
+    }
+
+    #[test]
+    fn find_groups_by_directory() {
+        let text = "./a/x.rs\n./a/y.rs\n./b/z.rs\n";
+        let out = join(&compact_find(rows(text), Level::Standard));
+        assert_eq!(out, "./a/\n  x.rs\n  y.rs\n./b/z.rs");
+    }
+}

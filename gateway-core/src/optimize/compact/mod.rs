@@ -1,0 +1,126 @@
+//! Tool-output compaction: rewrites the text of one tool result (a build log, test
+//! output, a grep listing, a JSON document…) into fewer tokens without losing the facts
+//! an agent acts on. Pure text in, text out; the pipeline decides whether the result pays.
+//!
+//! A text goes through: escape stripping → classification → the compactor for its kind →
+//! the shared line passes. The rooms:
+//!
+//! - [`ansi`]        — ANSI/OSC escapes, `\r` redraws, trailing blanks.
+//! - [`classify`]    — which kind of output a text is ([`classify::Kind`]).
+//! - [`lines`]       — the row type, markers, and the passes every log shares: repeats,
+//!   `Compiling …` runs, runs differing only in numbers, progress runs, head/tail.
+//! - [`test_output`] — cargo test, pytest, unittest, jest, mocha, go test.
+//! - [`install`]     — npm / pip install logs.
+//! - [`diagnostics`] — rustc/cargo, tsc and gcc/clang diagnostics.
+//! - [`trace`]       — Python tracebacks, Rust backtraces, JS and Java frames.
+//! - [`listing`]     — `grep -rn`/`rg`, `find`, `ls -l`.
+//! - [`gitlog`]      — `git log`, `--stat`, `-p`.
+//! - [`json`]        — minification; sampling of long arrays at Aggressive.
+//! - [`diff`]        — unified diffs, touched as little as possible.
+//!
+//! Rules every room keeps: the same input and level give the same bytes; every removal
+//! leaves a factual marker (`[… 1,204 lines elided …]`); source code and prose are never
+//! rewritten; the result is `None` unless it is strictly shorter than the input.
+
+mod ansi;
+mod classify;
+mod diagnostics;
+mod diff;
+mod gitlog;
+mod install;
+mod json;
+mod lines;
+mod listing;
+mod test_output;
+mod trace;
+
+#[cfg(test)]
+mod tests;
+
+use classify::Kind;
+use lines::Row;
+
+/// How hard to compact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Level {
+    Light,
+    Standard,
+    Aggressive,
+    /// Picks a level per content kind.
+    Auto,
+}
+
+/// Head and tail rows kept of a long generic log, per level.
+const STANDARD_HEAD_TAIL: (usize, usize) = (40, 60);
+const AGGRESSIVE_HEAD_TAIL: (usize, usize) = (20, 30);
+
+/// Compacts `text`, or `None` when it should pass unchanged (source code, prose, too small,
+/// nothing to gain).
+pub fn compact(text: &str, level: Level) -> Option<String> {
+    let stripped = ansi::strip(text);
+    let out = if json::is_json(&stripped) {
+        json::compact(&stripped, resolve(level, Kind::Json))
+    } else {
+        let tidy = ansi::tidy(&stripped);
+        let kind = classify::classify(&tidy);
+        let level = resolve(level, kind);
+        match kind {
+            Kind::Code | Kind::Prose => return None,
+            Kind::Diff => diff::compact(&stripped, level),
+            _ => lines::join(&compact_rows(lines::rows(&tidy), kind, level)),
+        }
+    };
+    (out.len() < text.len()).then_some(out)
+}
+
+/// The level `Auto` means for a kind; explicit levels stay.
+fn resolve(level: Level, kind: Kind) -> Level {
+    match (level, kind) {
+        (Level::Auto, Kind::Diff) => Level::Light,
+        (Level::Auto, Kind::Progress) => Level::Aggressive,
+        (Level::Auto, _) => Level::Standard,
+        (explicit, _) => explicit,
+    }
+}
+
+/// The kind's own compactor, then the shared passes that suit the kind.
+fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
+    let standard = level != Level::Light;
+    let aggressive = level == Level::Aggressive;
+    let mut rows = match kind {
+        Kind::GitLog => gitlog::compact(rows, level),
+        Kind::Test => test_output::compact(rows, level),
+        Kind::Install => install::compact(rows, level),
+        Kind::Diagnostics => diagnostics::compact(rows, level),
+        Kind::Grep => listing::compact_grep(rows, level),
+        Kind::Find => listing::compact_find(rows, level),
+        Kind::Ls => listing::compact_ls(rows, level),
+        _ => rows,
+    };
+    let log_like = matches!(
+        kind,
+        Kind::Test | Kind::Trace | Kind::Log | Kind::Install | Kind::Progress
+    );
+    if standard {
+        if log_like {
+            rows = trace::compact(rows, level);
+        }
+        if log_like || kind == Kind::Diagnostics {
+            rows = lines::fold_progress(rows);
+            rows = lines::fold_status_runs(rows, !aggressive);
+        }
+        if log_like && kind != Kind::Trace {
+            rows = lines::fold_number_runs(rows);
+        }
+    }
+    rows = lines::fold_repeats(rows);
+    if standard && matches!(kind, Kind::Log | Kind::Trace | Kind::Progress) {
+        let (head, tail) = if aggressive {
+            AGGRESSIVE_HEAD_TAIL
+        } else {
+            STANDARD_HEAD_TAIL
+        };
+        rows = lines::head_tail(rows, head, tail);
+    }
+    rows
+}

@@ -1,0 +1,285 @@
+//! The optimizer pipeline: passes that rewrite parts of a request to spend fewer tokens,
+//! under rules that keep the provider's prompt cache intact.
+//!
+//! - A pass decides about a block from that block's bytes and the configured mode only
+//!   (never the request size, the turn, the time or chance), so the same history is
+//!   rewritten the same way on every turn and in every process, and the provider's cached
+//!   prefix stays byte-identical. Context pruning is the one exception, and it moves in
+//!   large, rare steps.
+//! - Passes see the blocks the [`locate`] module found, with their spans in the original
+//!   bytes; the pipeline splices their replacements in and leaves every other byte alone.
+//! - Fail open: a body the locator cannot read is forwarded unchanged.
+//!
+//! The passes: [`tool_output`] (compacts tool results), [`terse`] (a short directive at
+//! the end of the system prompt), [`prune`] (placeholders for the oldest tool results near
+//! the context window), [`squeeze`] (the strict, lossless-only pass that runs alone).
+
+pub mod compact;
+pub mod locate;
+pub mod modes;
+pub mod originals;
+pub mod prune;
+pub mod squeeze;
+pub mod terse;
+pub mod tokens;
+pub mod tool_output;
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::dialect::Dialect;
+use locate::Located;
+pub use modes::{Modes, Plan, PlanPatch};
+use originals::Originals;
+use tokens::{CountMemo, Hash};
+
+/// Tool results shorter than this are never rewritten: too little to gain.
+pub const MIN_BLOCK_BYTES: usize = 1024;
+/// A rewrite is kept only when it saves at least this share of the block's tokens…
+pub const MIN_SAVED_SHARE: f64 = 0.10;
+/// …and at least this many tokens.
+pub const MIN_SAVED_TOKENS: u64 = 32;
+
+/// A located request as the passes see and change it.
+pub struct Doc {
+    pub located: Located,
+    /// Per tool block: its replacement text and the pass that made it.
+    pub replaced: Vec<Option<(String, &'static str)>>,
+    /// Text appended to the end of the system prompt.
+    pub system_append: Option<String>,
+    /// The model the request names, for per-model tables.
+    pub model: String,
+}
+
+impl Doc {
+    fn new(located: Located, model: &str) -> Doc {
+        let n = located.tool_blocks.len();
+        Doc {
+            located,
+            replaced: vec![None; n],
+            system_append: None,
+            model: model.to_owned(),
+        }
+    }
+
+    /// A tool block's text as it stands now.
+    pub fn current(&self, i: usize) -> &str {
+        match &self.replaced[i] {
+            Some((text, _)) => text,
+            None => &self.located.tool_blocks[i].text,
+        }
+    }
+}
+
+/// Shared, bounded memory the passes may use. Never changes a decision, only its cost.
+pub struct Shared {
+    pub counts: CountMemo,
+    pub originals: Originals,
+}
+
+/// What one pass did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PassReport {
+    pub pass: &'static str,
+    pub mode: String,
+    pub blocks_changed: usize,
+    /// Tokens of the blocks it changed, before and after (estimates; exact counts come
+    /// from [`Outcome::exact_saved_tokens`]).
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+}
+
+/// One optimization pass. Deterministic and synchronous: the same `Doc` and mode give the
+/// same changes, in any process.
+pub trait Pass {
+    /// The name used in config, headers and the ledger (`tool_output`).
+    fn name(&self) -> &'static str;
+    /// The mode as shown in `x-trimgate-applied`.
+    fn mode(&self) -> String;
+    /// Whether the pass could change a body of `len` bytes whose raw bytes are `body`,
+    /// judged without parsing it (the fast path).
+    fn may_fire(&self, body: &[u8]) -> bool;
+    fn run(&self, doc: &mut Doc, shared: &Shared) -> PassReport;
+}
+
+/// A block a pass rewrote, kept for exact counting and the originals store.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub pass: &'static str,
+    pub hash: Hash,
+    pub original: Arc<str>,
+    pub replacement: Arc<str>,
+}
+
+/// The pipeline's result for one request.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Replacements for spans of the original body.
+    pub edits: Vec<(Range<usize>, Vec<u8>)>,
+    /// `pass=mode` for each pass that changed something.
+    pub applied: Vec<String>,
+    pub reports: Vec<PassReport>,
+    pub changes: Vec<Change>,
+    /// Text added (the terse directive), counted against the savings.
+    pub added: Option<String>,
+    /// Bytes saved on the wire (negative if the request grew).
+    pub saved_bytes: i64,
+}
+
+impl Outcome {
+    pub fn is_unchanged(&self) -> bool {
+        self.edits.is_empty()
+    }
+
+    /// Exact o200k tokens saved: original blocks (remembered by hash) minus replacements,
+    /// minus anything added.
+    pub fn exact_saved_tokens(&self, counts: &CountMemo) -> i64 {
+        let mut saved = 0i64;
+        for c in &self.changes {
+            saved += counts.count(&c.hash, &c.original) as i64;
+            saved -= tokens::count(&c.replacement) as i64;
+        }
+        if let Some(added) = &self.added {
+            saved -= tokens::count(added) as i64;
+        }
+        saved
+    }
+
+    /// What the exact count needs, to move onto another thread.
+    pub fn take_for_count(&self) -> Outcome {
+        Outcome {
+            changes: self.changes.clone(),
+            added: self.added.clone(),
+            ..Outcome::default()
+        }
+    }
+
+    pub fn applied_header(&self) -> String {
+        self.applied.join(" ")
+    }
+}
+
+/// The optimizer: configured modes and the memory shared by every request.
+pub struct Optimizer {
+    pub modes: Modes,
+    pub shared: Shared,
+}
+
+impl Optimizer {
+    pub fn new(modes: Modes) -> Optimizer {
+        let originals = Originals::new(modes.originals_bytes);
+        Optimizer {
+            modes,
+            shared: Shared {
+                counts: CountMemo::new(16 * 1024),
+                originals,
+            },
+        }
+    }
+
+    /// Runs the passes `plan` turns on over `body`.
+    pub fn run(&self, dialect: Dialect, body: &[u8], model: &str, plan: &Plan) -> Outcome {
+        let passes = passes(plan);
+        // Fast path: nothing can fire, so nothing is parsed and the bytes go on as sent.
+        if !passes.iter().any(|p| p.may_fire(body)) {
+            return Outcome::default();
+        }
+        let Some(located) = locate::locate(dialect, body) else {
+            return Outcome::default();
+        };
+        let mut doc = Doc::new(located, model);
+        let mut reports = Vec::new();
+        for pass in &passes {
+            let report = pass.run(&mut doc, &self.shared);
+            reports.push(report);
+        }
+        finish(doc, reports, &self.shared)
+    }
+}
+
+/// The passes of a plan, in the order they run: compaction first, so pruning weighs the
+/// compacted sizes; the directive last. The strict squeeze runs alone.
+fn passes(plan: &Plan) -> Vec<Box<dyn Pass>> {
+    let mut out: Vec<Box<dyn Pass>> = Vec::new();
+    if plan.squeeze {
+        out.push(Box::new(squeeze::StrictSqueeze));
+        return out;
+    }
+    if let Some(level) = plan.tool_output {
+        out.push(Box::new(tool_output::ToolOutputCompaction { level }));
+    }
+    if let Some(mode) = plan.prune {
+        out.push(Box::new(prune::ContextPruning { mode }));
+    }
+    if let Some(mode) = plan.terse {
+        out.push(Box::new(terse::TerseDirective { mode }));
+    }
+    out
+}
+
+fn json_string(text: &str) -> Vec<u8> {
+    serde_json::to_vec(text).unwrap_or_default()
+}
+
+fn finish(doc: Doc, reports: Vec<PassReport>, shared: &Shared) -> Outcome {
+    let mut out = Outcome {
+        applied: reports
+            .iter()
+            .filter(|r| r.blocks_changed > 0)
+            .map(|r| format!("{}={}", r.pass, r.mode))
+            .collect(),
+        reports,
+        ..Outcome::default()
+    };
+    let Doc {
+        located,
+        replaced,
+        system_append,
+        ..
+    } = doc;
+    for (block, replaced) in located.tool_blocks.into_iter().zip(replaced) {
+        let Some((text, pass)) = replaced else {
+            continue;
+        };
+        let literal = json_string(&text);
+        out.saved_bytes += block.span.len() as i64 - literal.len() as i64;
+        out.edits.push((block.span, literal));
+        let hash = tokens::hash(&block.text);
+        shared.originals.keep(&hash, pass, &block.text, &text);
+        out.changes.push(Change {
+            pass,
+            hash,
+            original: block.text.into(),
+            replacement: text.into(),
+        });
+    }
+    if let (Some(added), Some(end)) = (system_append, located.system_end) {
+        let literal = json_string(&format!("{}{}", end.text, added));
+        out.saved_bytes += end.span.len() as i64 - literal.len() as i64;
+        out.edits.push((end.span, literal));
+        out.added = Some(added);
+    }
+    out.edits.sort_by_key(|(span, _)| span.start);
+    out
+}
+
+/// Splices `edits` (sorted, non-overlapping spans of `body`) into a new body.
+pub fn splice(body: &[u8], edits: &[(Range<usize>, Vec<u8>)]) -> Vec<u8> {
+    let extra: usize = edits.iter().map(|(_, b)| b.len()).sum();
+    let mut out = Vec::with_capacity(body.len() + extra);
+    let mut at = 0;
+    for (span, bytes) in edits {
+        out.extend_from_slice(&body[at..span.start]);
+        out.extend_from_slice(bytes);
+        at = span.end;
+    }
+    out.extend_from_slice(&body[at..]);
+    out
+}
+
+/// Whether a rewrite from `before` to `after` (estimated tokens) clears the savings floor.
+pub fn pays(before: u64, after: u64) -> bool {
+    after < before
+        && before - after >= MIN_SAVED_TOKENS
+        && (before - after) as f64 >= MIN_SAVED_SHARE * before as f64
+}

@@ -1,0 +1,159 @@
+//! Tool-output compaction as a pass: each tool result large enough to matter goes through
+//! [`compact`](super::compact), and the rewrite is kept only if it clears the savings
+//! floor. A result identical to an earlier one in the same request (the same file read
+//! twice) becomes a back-reference to it; the earlier one never changes, so the decision
+//! is as stable as the history it looks at.
+
+use std::collections::HashMap;
+
+use super::compact::{compact, Level};
+use super::tokens::{estimate, hash, Hash};
+use super::{pays, Doc, Pass, PassReport, Shared, MIN_BLOCK_BYTES};
+
+pub struct ToolOutputCompaction {
+    pub level: Level,
+}
+
+pub const NAME: &str = "tool_output";
+
+/// Byte patterns that only occur in a body holding a tool result, per dialect.
+const TOOL_MARKERS: [&[u8]; 3] = [b"\"tool\"", b"tool_result", b"_call_output"];
+
+pub fn has_tool_marker(body: &[u8]) -> bool {
+    TOOL_MARKERS
+        .iter()
+        .any(|m| memchr::memmem::find(body, m).is_some())
+}
+
+impl Pass for ToolOutputCompaction {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn mode(&self) -> String {
+        self.level.to_string()
+    }
+
+    fn may_fire(&self, body: &[u8]) -> bool {
+        body.len() >= MIN_BLOCK_BYTES && has_tool_marker(body)
+    }
+
+    fn run(&self, doc: &mut Doc, _shared: &Shared) -> PassReport {
+        let mut report = PassReport {
+            pass: NAME,
+            mode: self.mode(),
+            blocks_changed: 0,
+            tokens_before: 0,
+            tokens_after: 0,
+        };
+        // First occurrence of each large result, by hash → its call id and index.
+        let mut seen: HashMap<Hash, usize> = HashMap::new();
+        for i in 0..doc.located.tool_blocks.len() {
+            if doc.replaced[i].is_some() {
+                continue;
+            }
+            let block = &doc.located.tool_blocks[i];
+            if block.text.len() < MIN_BLOCK_BYTES {
+                continue;
+            }
+            let h = hash(&block.text);
+            let replacement = match seen.get(&h) {
+                Some(&first) => Some(back_reference(doc, first, &block.text)),
+                None => {
+                    seen.insert(h, i);
+                    compact(&block.text, self.level)
+                }
+            };
+            let Some(replacement) = replacement else {
+                continue;
+            };
+            let (before, after) = (estimate(&block.text), estimate(&replacement));
+            if !pays(before, after) {
+                continue;
+            }
+            report.blocks_changed += 1;
+            report.tokens_before += before;
+            report.tokens_after += after;
+            doc.replaced[i] = Some((replacement, NAME));
+        }
+        report
+    }
+}
+
+fn back_reference(doc: &Doc, first: usize, text: &str) -> String {
+    let lines = text.lines().count();
+    let earlier = &doc.located.tool_blocks[first];
+    match &earlier.call_id {
+        Some(id) => format!(
+            "[… identical to the earlier tool result of call {id} ({} lines, {} bytes) …]",
+            thousands(lines),
+            thousands(text.len())
+        ),
+        None => format!(
+            "[… identical to earlier tool result #{} ({} lines, {} bytes) …]",
+            first + 1,
+            thousands(lines),
+            thousands(text.len())
+        ),
+    }
+}
+
+/// `1234567` → `1,234,567`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::Dialect;
+    use crate::optimize::{Optimizer, Plan};
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1204), "1,204");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn a_repeated_read_becomes_a_back_reference_and_the_first_stays() {
+        let file = "fn main() {\n    println!(\"hello\");\n}\n".repeat(60);
+        let body = serde_json::json!({
+            "model": "gpt-4.1",
+            "messages": [
+                {"role": "user", "content": "read it twice"},
+                {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": file},
+                {"role": "assistant", "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "read", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c2", "content": file},
+            ]
+        });
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let plan = Plan {
+            tool_output: Some(Level::Standard),
+            ..Plan::OFF
+        };
+        let out =
+            Optimizer::new(Default::default()).run(Dialect::OpenAiChat, &bytes, "gpt-4.1", &plan);
+        assert_eq!(out.changes.len(), 1);
+        let new: serde_json::Value =
+            serde_json::from_slice(&crate::optimize::splice(&bytes, &out.edits)).unwrap();
+        assert_eq!(new["messages"][2]["content"], file);
+        let reference = new["messages"][4]["content"].as_str().unwrap();
+        assert!(
+            reference.contains("identical to the earlier tool result of call c1"),
+            "{reference}"
+        );
+        assert_eq!(out.applied, ["tool_output=standard"]);
+    }
+}
