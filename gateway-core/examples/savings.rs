@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use gateway_core::dialect::Dialect;
-use gateway_core::optimize::compact::Level;
+use gateway_core::optimize::compact::{expand_listings, Level};
 use gateway_core::optimize::modes::{PruneMode, TerseMode};
 use gateway_core::optimize::{splice, tokens, Modes, Optimizer, Plan};
 use gateway_core::translate::{self, ir::Part};
@@ -209,6 +209,12 @@ struct Row {
     sessions_stable: usize,
     cost_passthrough: f64,
     cost_mode: f64,
+    /// (request id, tokens before, tokens after)
+    per_request: Vec<(String, u64, u64)>,
+}
+
+fn squash(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -242,12 +248,9 @@ fn session_cost(turns: &[Vec<(Value, u64)>]) -> f64 {
 fn optimized(opt: &Optimizer, r: &Request, plan: &Plan) -> (Vec<u8>, f64) {
     let t = Instant::now();
     let out = opt.run(r.dialect, &r.body, &r.model, plan);
-    let body = if out.is_unchanged() {
-        r.body.clone()
-    } else {
-        splice(&r.body, &out.edits)
-    };
-    (body, t.elapsed().as_secs_f64() * 1e3)
+    let spliced = (!out.is_unchanged()).then(|| splice(&r.body, &out.edits));
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    (spliced.unwrap_or_else(|| r.body.clone()), ms)
 }
 
 /// `--hashes`: prints one SHA-256 per (mode, request), for the determinism check.
@@ -351,7 +354,10 @@ fn main() {
                     row.lost.push(format!("{}: invalid JSON", r.id));
                     continue;
                 };
-                row.tokens_after += text_tokens(&after);
+                let after_tokens = text_tokens(&after);
+                row.tokens_after += after_tokens;
+                row.per_request
+                    .push((r.id.clone(), text_tokens(&before), after_tokens));
                 if pairing_ok(r.dialect, &body, &r.call_ids) {
                     row.valid += 1;
                 } else {
@@ -360,10 +366,14 @@ fn main() {
                 }
                 let mut all = Vec::new();
                 strings(&after, &mut all);
+                // Facts are looked for as written, in grouped listings expanded back, and
+                // with whitespace ignored (a minified JSON document keeps every value).
                 let text = all.join("\n");
+                let view = format!("{text}\n{}", expand_listings(&text));
+                let squashed = squash(&view);
                 for n in &r.needles {
                     row.needles += 1;
-                    if text.contains(n.as_str()) {
+                    if view.contains(n.as_str()) || squashed.contains(&squash(n)) {
                         row.needles_found += 1;
                     } else {
                         row.lost.push(format!("{}: needle {n:?}", r.id));
@@ -423,7 +433,7 @@ fn main() {
             "saved_share": saved, "needle_recall": recall, "needles": row.needles,
             "valid_share": valid, "sessions": row.sessions, "sessions_prefix_stable": row.sessions_stable,
             "session_cost_ratio": cost_ratio, "pass_ms_p50": p50, "pass_ms_p95": p95,
-            "lost": row.lost,
+            "lost": row.lost, "per_request": row.per_request,
         }));
     }
     println!(

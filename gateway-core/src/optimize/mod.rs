@@ -34,7 +34,7 @@ use originals::Originals;
 use tokens::{CountMemo, Hash};
 
 /// Tool results shorter than this are never rewritten: too little to gain.
-pub const MIN_BLOCK_BYTES: usize = 1024;
+pub const MIN_BLOCK_BYTES: usize = 2048;
 /// A rewrite is kept only when it saves at least this share of the block's tokens…
 pub const MIN_SAVED_SHARE: f64 = 0.10;
 /// …and at least this many tokens.

@@ -54,7 +54,10 @@ impl ContextPruning {
     fn marks(&self) -> (f64, f64) {
         match self.mode {
             PruneMode::Conservative => (0.90, 0.70),
-            PruneMode::Balanced | PruneMode::Auto => (0.80, 0.55),
+            PruneMode::Balanced => (0.80, 0.55),
+            // Only a request that would not fit at all: pruning it costs nothing the
+            // provider would not have refused anyway.
+            PruneMode::Auto => (1.0, 0.70),
             PruneMode::Aggressive => (0.65, 0.40),
         }
     }
@@ -104,8 +107,24 @@ impl Pass for ContextPruning {
         let (high, low) = self.marks();
         let trigger = (budget as f64 * high) as u64;
 
-        // Tokens of the tool results as they stand (compacted or not), and a bound on the rest.
         let n = doc.located.tool_blocks.len();
+        let rest_bytes = doc.located.body_len.saturating_sub(
+            doc.located
+                .tool_blocks
+                .iter()
+                .map(|b| b.span.len())
+                .sum::<usize>(),
+        );
+        // Far below the trigger by the estimate (never off by half), the real count is
+        // not worth its milliseconds.
+        let estimated: u64 = (0..n)
+            .map(|i| tokens::estimate(doc.current(i)))
+            .sum::<u64>()
+            + rest_bytes as u64 / 4;
+        if estimated.saturating_mul(3) / 2 < trigger {
+            return report;
+        }
+        // Tokens of the tool results as they stand (compacted or not).
         let mut block_tokens = Vec::with_capacity(n);
         for i in 0..n {
             let t = match &doc.replaced[i] {
@@ -117,13 +136,6 @@ impl Pass for ContextPruning {
             };
             block_tokens.push(t);
         }
-        let rest_bytes = doc.located.body_len.saturating_sub(
-            doc.located
-                .tool_blocks
-                .iter()
-                .map(|b| b.span.len())
-                .sum::<usize>(),
-        );
         // The rest (system prompt, tools, user and assistant turns) is not tokenized: a
         // quarter of its bytes is a close, stable estimate for English and code.
         let total: u64 = block_tokens.iter().sum::<u64>() + rest_bytes as u64 / 4;

@@ -4,6 +4,7 @@
 //! on tool results above a size gate, keeping a rewrite only when it saves a tenth. Its
 //! output is a fixed point of itself, so it never squeezes its own work again.
 
+use super::compact;
 use super::tokens::estimate;
 use super::tool_output::{has_tool_marker, thousands};
 use super::{pays, Doc, Pass, PassReport, Shared};
@@ -56,10 +57,10 @@ impl Pass for StrictSqueeze {
 
 /// The squeezed text: minified when the whole text is JSON, else cleaned line by line.
 pub fn squeeze(text: &str) -> String {
-    if let Some(min) = minify_json(text) {
-        return min;
+    let clean = compact::strip_escapes(text);
+    if compact::is_json(&clean) {
+        return compact::minify_json(&clean);
     }
-    let clean = strip_escapes(text);
     let mut out = String::with_capacity(clean.len());
     let mut previous: Option<&str> = None;
     let mut repeats = 0usize;
@@ -114,80 +115,6 @@ pub fn squeeze(text: &str) -> String {
     out
 }
 
-/// Removes ANSI CSI sequences (`ESC [ … final`) and OSC sequences (`ESC ] … BEL|ESC \`).
-pub fn strip_escapes(text: &str) -> String {
-    if !text.contains('\u{1b}') {
-        return text.to_owned();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\u{1b}' {
-            out.push(c);
-            continue;
-        }
-        match chars.peek() {
-            Some('[') => {
-                chars.next();
-                for c in chars.by_ref() {
-                    if ('\u{40}'..='\u{7e}').contains(&c) {
-                        break;
-                    }
-                }
-            }
-            Some(']') => {
-                chars.next();
-                while let Some(c) = chars.next() {
-                    if c == '\u{7}' {
-                        break;
-                    }
-                    if c == '\u{1b}' && chars.peek() == Some(&'\\') {
-                        chars.next();
-                        break;
-                    }
-                }
-            }
-            // Other two-byte escapes (`ESC (B`, `ESC =`): drop the escape and its byte.
-            Some(_) => {
-                chars.next();
-            }
-            None => {}
-        }
-    }
-    out
-}
-
-/// `text` without whitespace between JSON tokens, when it is one JSON value; key order,
-/// numbers and strings stay byte for byte.
-pub fn minify_json(text: &str) -> Option<String> {
-    let trimmed = text.trim();
-    if !(trimmed.starts_with('{') || trimmed.starts_with('[')) {
-        return None;
-    }
-    serde_json::from_str::<serde::de::IgnoredAny>(trimmed).ok()?;
-    let mut out = String::with_capacity(trimmed.len());
-    let mut in_string = false;
-    let mut escaped = false;
-    for c in trimmed.chars() {
-        if in_string {
-            out.push(c);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
-            }
-        } else if c == '"' {
-            in_string = true;
-            out.push(c);
-        } else if !c.is_ascii_whitespace() {
-            out.push(c);
-        }
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,15 +134,17 @@ mod tests {
     fn json_is_minified_without_reordering() {
         let text =
             "{\n  \"z\": 1,\n  \"a\": [ 1.50, \"x  y\" ],\n  \"m\": {\"k\": \"\\\" }\"}\n}\n";
-        let min = minify_json(text).unwrap();
-        assert_eq!(min, r#"{"z":1,"a":[1.50,"x  y"],"m":{"k":"\" }"}}"#);
-        assert!(minify_json("{not json").is_none());
+        assert_eq!(
+            squeeze(text),
+            r#"{"z":1,"a":[1.50,"x  y"],"m":{"k":"\" }"}}"#
+        );
+        assert_eq!(squeeze("{not json"), "{not json");
     }
 
     #[test]
     fn osc_hyperlinks_are_stripped() {
         let text = "see \u{1b}]8;;https://x.dev\u{7}docs\u{1b}]8;;\u{1b}\\ now";
-        assert_eq!(strip_escapes(text), "see docs now");
+        assert_eq!(squeeze(text), "see docs now");
     }
 
     proptest! {

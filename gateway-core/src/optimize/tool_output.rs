@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use super::compact::{compact, Level};
-use super::tokens::{estimate, hash, Hash};
+use super::tokens::estimate;
 use super::{pays, Doc, Pass, PassReport, Shared, MIN_BLOCK_BYTES};
 
 pub struct ToolOutputCompaction {
@@ -25,6 +25,29 @@ pub fn has_tool_marker(body: &[u8]) -> bool {
         .any(|m| memchr::memmem::find(body, m).is_some())
 }
 
+/// Whether `body` holds a JSON string literal of at least `min` bytes, by a scan over
+/// its quotes: a tool result below the size gate cannot be one.
+pub fn has_long_string(body: &[u8], min: usize) -> bool {
+    let mut open: Option<usize> = None;
+    for at in memchr::memchr_iter(b'"', body) {
+        // A quote after an odd run of backslashes is escaped, inside a string.
+        let backslashes = body[..at].iter().rev().take_while(|b| **b == b'\\').count();
+        if backslashes % 2 == 1 {
+            continue;
+        }
+        match open {
+            None => open = Some(at),
+            Some(start) => {
+                if at - start > min {
+                    return true;
+                }
+                open = None;
+            }
+        }
+    }
+    false
+}
+
 impl Pass for ToolOutputCompaction {
     fn name(&self) -> &'static str {
         NAME
@@ -35,7 +58,9 @@ impl Pass for ToolOutputCompaction {
     }
 
     fn may_fire(&self, body: &[u8]) -> bool {
-        body.len() >= MIN_BLOCK_BYTES && has_tool_marker(body)
+        body.len() >= MIN_BLOCK_BYTES
+            && has_long_string(body, MIN_BLOCK_BYTES)
+            && has_tool_marker(body)
     }
 
     fn run(&self, doc: &mut Doc, _shared: &Shared) -> PassReport {
@@ -46,21 +71,17 @@ impl Pass for ToolOutputCompaction {
             tokens_before: 0,
             tokens_after: 0,
         };
-        // First occurrence of each large result, by hash → its call id and index.
-        let mut seen: HashMap<Hash, usize> = HashMap::new();
-        for i in 0..doc.located.tool_blocks.len() {
-            if doc.replaced[i].is_some() {
+        // First occurrence of each large result, by its text.
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let mut decided = Vec::new();
+        for (i, block) in doc.located.tool_blocks.iter().enumerate() {
+            if doc.replaced[i].is_some() || block.text.len() < MIN_BLOCK_BYTES {
                 continue;
             }
-            let block = &doc.located.tool_blocks[i];
-            if block.text.len() < MIN_BLOCK_BYTES {
-                continue;
-            }
-            let h = hash(&block.text);
-            let replacement = match seen.get(&h) {
+            let replacement = match seen.get(block.text.as_str()) {
                 Some(&first) => Some(back_reference(doc, first, &block.text)),
                 None => {
-                    seen.insert(h, i);
+                    seen.insert(&block.text, i);
                     compact(&block.text, self.level)
                 }
             };
@@ -74,6 +95,9 @@ impl Pass for ToolOutputCompaction {
             report.blocks_changed += 1;
             report.tokens_before += before;
             report.tokens_after += after;
+            decided.push((i, replacement));
+        }
+        for (i, replacement) in decided {
             doc.replaced[i] = Some((replacement, NAME));
         }
         report
@@ -116,6 +140,14 @@ mod tests {
     use super::*;
     use crate::dialect::Dialect;
     use crate::optimize::{Optimizer, Plan};
+
+    #[test]
+    fn long_strings_are_found_past_escaped_quotes() {
+        let long = format!(r#"{{"a":"x\"{}","b":"y"}}"#, "z".repeat(50));
+        assert!(has_long_string(long.as_bytes(), 40));
+        assert!(!has_long_string(long.as_bytes(), 60));
+        assert!(!has_long_string(br#"{"a":"\\","b":"short"}"#, 6));
+    }
 
     #[test]
     fn thousands_separators() {

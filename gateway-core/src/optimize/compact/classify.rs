@@ -150,6 +150,17 @@ fn decide(t: &Tally, first_line: &str) -> Kind {
     if t.hunks > 0 && t.diff_headers >= 2 {
         return Kind::Diff;
     }
+    // A listing is a listing whatever the lines it lists say (a grep for `error` is
+    // full of error words).
+    if t.grep >= 3 && share(t.grep + t.grep_separators) >= 80 {
+        return Kind::Grep;
+    }
+    if t.ls >= 3 && share(t.ls + t.ls_other) >= 80 {
+        return Kind::Ls;
+    }
+    if t.paths >= 5 && share(t.paths) >= 90 {
+        return Kind::Find;
+    }
     if t.test_lines >= 2 {
         return Kind::Test;
     }
@@ -161,15 +172,6 @@ fn decide(t: &Tally, first_line: &str) -> Kind {
     }
     if t.trace_marks >= 1 && !looks_like_source(t) {
         return Kind::Trace;
-    }
-    if t.grep >= 3 && share(t.grep + t.grep_separators) >= 80 {
-        return Kind::Grep;
-    }
-    if t.ls >= 3 && share(t.ls + t.ls_other) >= 80 {
-        return Kind::Ls;
-    }
-    if t.paths >= 5 && share(t.paths) >= 90 {
-        return Kind::Find;
     }
     if looks_like_source(t) {
         return Kind::Code;

@@ -152,6 +152,7 @@ pub(crate) fn lines_elided(n: usize) -> String {
 /// Folds runs of identical lines into one line and a `[… line repeated N times …]` marker
 /// (N counts every occurrence), and runs of blank lines into one blank line.
 pub(crate) fn fold_repeats(rows: Vec<Row>) -> Vec<Row> {
+    let rows = fold_blocks(rows);
     let mut out: Vec<Row> = Vec::with_capacity(rows.len());
     let mut iter = rows.into_iter().peekable();
     while let Some(row) = iter.next() {
@@ -183,6 +184,106 @@ pub(crate) fn fold_repeats(rows: Vec<Row>) -> Vec<Row> {
             for _ in 0..n {
                 out.push(row.clone());
             }
+        }
+    }
+    out
+}
+
+/// A command line a build tool echoes in verbose mode (`cargo -vv`: `Running \`CARGO=… rustc
+/// --crate-name serde …\``) is kilobytes of flags and environment; past this length only the
+/// crate it builds is kept.
+const LONG_ECHO: usize = 400;
+
+/// Shortens long echoed command lines to what they build.
+pub(crate) fn shorten_command_echoes(rows: Vec<Row>) -> Vec<Row> {
+    rows.into_iter()
+        .map(|row| {
+            let t = row.text.trim_start();
+            if row.is_marker() || row.text.len() < LONG_ECHO || !t.starts_with("Running `") {
+                return row;
+            }
+            let indent = &row.text[..row.text.len() - t.len()];
+            let command = t.trim_start_matches("Running `");
+            // Environment values may hold spaces, so the program is recognised, not parsed.
+            let program = if command.contains("--crate-name ") {
+                "rustc"
+            } else {
+                command
+                    .split_whitespace()
+                    .find(|w| w.contains("build-script-"))
+                    .map_or("command", |p| {
+                        p.trim_end_matches('`').rsplit('/').next().unwrap_or(p)
+                    })
+            };
+            let crate_name = command
+                .split_once("--crate-name ")
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .map_or_else(String::new, |name| format!(" --crate-name {name}"));
+            Row {
+                text: format!(
+                    "{indent}[… Running {program}{crate_name}: {}-byte command line elided …]",
+                    thousands(row.text.len())
+                ),
+                tag: Tag::Marker(1),
+            }
+        })
+        .collect()
+}
+
+/// Longest block of lines whose repeats are folded (a recursion's frame is 2–6 lines).
+const MAX_BLOCK: usize = 8;
+
+/// Folds a block of 2–8 lines repeated back to back at least three times (the frames of a
+/// deep recursion, a retry loop's output) into its first copy and a marker.
+pub(crate) fn fold_blocks(rows: Vec<Row>) -> Vec<Row> {
+    let mut out: Vec<Row> = Vec::with_capacity(rows.len());
+    let mut i = 0;
+    while i < rows.len() {
+        let mut folded = false;
+        for k in 2..=MAX_BLOCK {
+            if i + 3 * k > rows.len() {
+                break;
+            }
+            let block = &rows[i..i + k];
+            // A block of one line repeated is the exact-repeat fold's, with its own count.
+            if block.iter().any(Row::is_marker) || block.iter().all(|r| r.text == block[0].text) {
+                continue;
+            }
+            let mut copies = 1;
+            while i + (copies + 1) * k <= rows.len()
+                && rows[i + copies * k..i + (copies + 1) * k]
+                    .iter()
+                    .zip(block)
+                    .all(|(a, b)| a.text == b.text && !a.is_marker())
+            {
+                copies += 1;
+            }
+            if copies < 3 {
+                continue;
+            }
+            let removed = (copies - 1) * k;
+            let marker = Row::marker(
+                &format!(
+                    "previous {k} lines repeated {} more times",
+                    thousands(copies - 1)
+                ),
+                removed,
+            );
+            let bytes: usize = block.iter().map(|r| r.text.len() + 1).sum::<usize>() * (copies - 1);
+            if marker.text.len() >= bytes {
+                continue;
+            }
+            out.extend(block.iter().cloned());
+            out.push(marker);
+            i += copies * k;
+            folded = true;
+            break;
+        }
+        if !folded {
+            if let Some(row) = rows.get(i) {
+                out.push(row.clone());
+            }
+            i += 1;
         }
     }
     out
@@ -616,6 +717,32 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1204), "1,204");
         assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn repeated_blocks_fold_into_one_copy_and_a_count() {
+        let frame = [
+            "  File \"tree.py\", line 18, in depth_of",
+            "    return 1 + max(depth_of(c) for c in children)",
+        ];
+        let mut input = vec![Row::plain("Traceback (most recent call last):")];
+        for _ in 0..40 {
+            input.extend(frame.iter().map(|l| Row::plain(*l)));
+        }
+        input.push(Row::plain(
+            "RecursionError: maximum recursion depth exceeded",
+        ));
+        let out = fold_repeats(input);
+        assert_eq!(
+            texts(&out),
+            [
+                "Traceback (most recent call last):",
+                frame[0],
+                frame[1],
+                "[… previous 2 lines repeated 39 more times …]",
+                "RecursionError: maximum recursion depth exceeded",
+            ]
+        );
     }
 
     #[test]

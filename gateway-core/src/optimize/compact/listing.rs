@@ -316,8 +316,54 @@ pub(crate) fn compact_ls(rows: Vec<Row>, level: Level) -> Vec<Row> {
     out
 }
 
+/// Undoes the grouping of grep and find listings: each `  12:text` under a `path` header
+/// becomes `path:12:text` again, each `  name` under a `dir/` header `dir/name`. Shows the
+/// grouping loses nothing (the savings evaluator checks facts in this view too).
+pub fn expand(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    let mut header: Option<&str> = None;
+    for line in text.split('\n') {
+        if let (Some(h), Some(rest)) = (header, line.strip_prefix("  ")) {
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            let sep = rest.as_bytes().get(digits).copied();
+            if h.ends_with('/') {
+                out.push_str(h);
+                out.push_str(rest);
+            } else if digits > 0 && matches!(sep, Some(b':' | b'-')) {
+                out.push_str(h);
+                out.push(char::from(sep.unwrap_or(b':')));
+                out.push_str(rest);
+            } else {
+                out.push_str(line);
+            }
+        } else {
+            header = (!line.is_empty() && !line.starts_with(' ') && !line.starts_with("[…"))
+                .then_some(line);
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn grouped_listings_expand_back_to_every_original_line() {
+        for fixture in [
+            include_str!("fixtures/grep_rn.txt"),
+            include_str!("fixtures/find.txt"),
+        ] {
+            let grouped = crate::optimize::compact::compact(fixture, Level::Standard).unwrap();
+            assert!(grouped.len() < fixture.len());
+            let expanded = expand(&grouped);
+            let lines: std::collections::HashSet<&str> = expanded.lines().collect();
+            for line in fixture.lines().filter(|l| !l.trim().is_empty()) {
+                assert!(lines.contains(line.trim_end()), "{line:?} not recovered");
+            }
+        }
+    }
+
     use super::*;
     use crate::optimize::compact::lines::{join, rows};
 

@@ -73,10 +73,30 @@ pub fn compact(text: &str, level: Level) -> Option<String> {
     (out.len() < text.len()).then_some(out)
 }
 
+pub use listing::expand as expand_listings;
+
+/// Text without ANSI/OSC escapes (for the strict squeeze, which shares them).
+pub fn strip_escapes(text: &str) -> String {
+    ansi::strip(text).into_owned()
+}
+
+/// Whether `text` is one JSON object or array.
+pub fn is_json(text: &str) -> bool {
+    json::is_json(text)
+}
+
+/// A JSON document without whitespace between tokens; key order and values byte for byte.
+pub fn minify_json(text: &str) -> String {
+    json::minify(text)
+}
+
 /// The level `Auto` means for a kind; explicit levels stay.
 fn resolve(level: Level, kind: Kind) -> Level {
     match (level, kind) {
         (Level::Auto, Kind::Diff) => Level::Light,
+        // `ls -l` columns (mode, owner, date) are dropped from Standard up: facts an agent
+        // may need, so by default a listing keeps them.
+        (Level::Auto, Kind::Ls) => Level::Light,
         (Level::Auto, Kind::Progress) => Level::Aggressive,
         (Level::Auto, _) => Level::Standard,
         (explicit, _) => explicit,
@@ -106,6 +126,7 @@ fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
             rows = trace::compact(rows, level);
         }
         if log_like || kind == Kind::Diagnostics {
+            rows = lines::shorten_command_echoes(rows);
             rows = lines::fold_progress(rows);
             rows = lines::fold_status_runs(rows, !aggressive);
         }
