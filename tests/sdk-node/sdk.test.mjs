@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import OpenAI from 'openai';
@@ -14,6 +14,7 @@ const BIN = process.env.TRIMGATE_BIN ?? resolve(import.meta.dirname, '../../targ
 const children = [];
 let dir;
 let gateway;
+let mockUrl;
 
 function start(args, prefix, env = {}) {
   const child = spawn(BIN, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
@@ -27,6 +28,7 @@ function start(args, prefix, env = {}) {
 
 before(async () => {
   const mock = await start(['mock', '--listen', '127.0.0.1:0'], 'mock provider listening on ');
+  mockUrl = mock;
   dir = mkdtempSync(join(tmpdir(), 'trimgate-node-'));
   const config = join(dir, 'config.toml');
   writeFileSync(config, `
@@ -166,4 +168,64 @@ test('openai SDK streams a tool round trip from an Anthropic provider', async ()
   messages.push(first.choices[0].message, { role: 'tool', tool_call_id: call.id, content: 'found: 9' });
   const second = await openai().chat.completions.stream({ model, messages, tools: [tool] }).finalChatCompletion();
   assert.match(second.choices[0].message.content, /found: 9/);
+});
+
+// A real `cargo test` log (captured for the savings corpus) as a tool result: the provider
+// gets it compacted with the failures kept, and the client sees what happened in the headers.
+const LOG = readFileSync(resolve(import.meta.dirname, '../../bench/corpus/outputs/cargo-test-failures.txt'), 'utf8');
+const FAILING = [...LOG.matchAll(/^---- (\S+) stdout ----$/gm)].map((m) => m[1]);
+
+/** The tool result's text in the last request the mock provider received, in any dialect. */
+async function lastToolText() {
+  const requests = await (await fetch(`${mockUrl}/_mock/requests`)).json();
+  const body = JSON.parse(requests.at(-1).body);
+  for (const m of body.messages ?? []) {
+    if (m.role === 'tool') return typeof m.content === 'string' ? m.content : m.content[0].text;
+    for (const b of Array.isArray(m.content) ? m.content : []) {
+      if (b.type === 'tool_result') return typeof b.content === 'string' ? b.content : b.content[0].text;
+    }
+  }
+  throw new Error('no tool result reached the provider');
+}
+
+async function checkOptimized(response) {
+  assert.equal(response.headers.get('x-trimgate-applied'), 'tool_output=auto');
+  assert.ok(Number(response.headers.get('x-trimgate-saved-tokens')) > 200);
+  const sent = await lastToolText();
+  assert.ok(sent.length < LOG.length * 0.8, `${sent.length} vs ${LOG.length}`);
+  assert.match(sent, /elided/);
+  for (const name of FAILING) assert.ok(sent.includes(name), `${name} lost`);
+}
+
+test('tool results are compacted for openai clients, natively and across dialects', async () => {
+  assert.ok(FAILING.length >= 3);
+  for (const model of ['gpt-5', 'gpt-on-messages-1']) {
+    const { data, response } = await openai().chat.completions.create({
+      model,
+      messages: [
+        { role: 'user', content: 'run the tests' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q":"cargo test"}' } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: LOG },
+      ],
+      tools: [tool],
+    }).withResponse();
+    assert.equal(data.choices[0].finish_reason, 'stop');
+    await checkOptimized(response);
+  }
+});
+
+test('tool results are compacted for anthropic clients, natively and across dialects', async () => {
+  for (const model of ['claude-sonnet-5-5', 'claude-on-chat-1']) {
+    const { data, response } = await anthropic().messages.create({
+      model,
+      max_tokens: 100,
+      messages: [
+        { role: 'user', content: 'run the tests' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { q: 'cargo test' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: LOG }] },
+      ],
+    }).withResponse();
+    assert.equal(data.stop_reason, 'end_turn');
+    await checkOptimized(response);
+  }
 });
