@@ -170,14 +170,28 @@ async fn settle_savings(ctx: &mut Ctx, pending: &mut Pending) {
 }
 
 /// Runs the passes the plan turns on and starts the exact count of what they saved.
-fn optimize(
+async fn optimize(
     state: &Arc<AppState>,
     ctx: &mut Ctx,
-    body: &[u8],
+    body: &Bytes,
     model: &str,
     plan: &Plan,
 ) -> Vec<(std::ops::Range<usize>, Vec<u8>)> {
-    let outcome = state.optimizer.run(ctx.dialect(), body, model, plan);
+    let outcome = if body.len() < OFF_THREAD_BYTES {
+        state.optimizer.run(ctx.dialect(), body, model, plan)
+    } else {
+        // Milliseconds of work: a blocking thread, so other requests on this worker go on.
+        let (optimizer, body, model, plan, dialect) = (
+            state.optimizer.clone(),
+            body.clone(),
+            model.to_owned(),
+            *plan,
+            ctx.dialect(),
+        );
+        tokio::task::spawn_blocking(move || optimizer.run(dialect, &body, &model, &plan))
+            .await
+            .unwrap_or_default()
+    };
     let counting = (!outcome.changes.is_empty() || outcome.added.is_some()).then(|| {
         let optimizer = state.optimizer.clone();
         let applied = outcome.take_for_count();
@@ -191,6 +205,9 @@ fn optimize(
     });
     outcome.edits
 }
+
+/// Bodies from this size are optimized on a blocking thread.
+const OFF_THREAD_BYTES: usize = 64 * 1024;
 
 /// The plan for this request: the model's modes, then the gateway key's, then the header's.
 fn plan_for(
@@ -294,7 +311,7 @@ async fn run(
             });
         };
         // 3. optimize, on the client's bytes, before they are translated
-        let edits = optimize(state, ctx, &body, &served_model, &plan);
+        let edits = optimize(state, ctx, &body, &served_model, &plan).await;
         let body = if edits.is_empty() {
             body
         } else {
@@ -315,7 +332,7 @@ async fn run(
 
     // 3. optimize
     let mut edits = Edits::default();
-    edits.extend(optimize(state, ctx, &body, &served_model, &plan));
+    edits.extend(optimize(state, ctx, &body, &served_model, &plan).await);
 
     // 4. prepare
     if let Some(model) = target.rewrite {

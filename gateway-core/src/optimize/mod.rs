@@ -283,3 +283,96 @@ pub fn pays(before: u64, after: u64) -> bool {
         && before - after >= MIN_SAVED_TOKENS
         && (before - after) as f64 >= MIN_SAVED_SHARE * before as f64
 }
+
+#[cfg(test)]
+mod tests {
+    use super::compact::Level;
+    use super::modes::{PruneMode, TerseMode};
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    fn body(dialect: Dialect, text: &str) -> Vec<u8> {
+        let v = match dialect {
+            Dialect::OpenAiChat => json!({"model": "gpt-4o", "messages": [
+                {"role": "system", "content": "sys"},
+                {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": text}], "tools": [{"type": "function"}]}),
+            Dialect::OpenAiResponses => json!({"model": "gpt-5", "instructions": "sys", "input": [
+                {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": text}], "tools": [{"type": "function"}]}),
+            Dialect::AnthropicMessages => {
+                json!({"model": "claude-x", "max_tokens": 10, "system": "sys", "messages": [
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": text}]}]}],
+                "tools": [{"name": "f"}]})
+            }
+        };
+        serde_json::to_vec(&v).unwrap()
+    }
+
+    /// The body with every tool result's text set to `text`: what must be left once the
+    /// passes' own work is put back.
+    fn with_tool_text(dialect: Dialect, v: &Value, text: &str) -> Value {
+        let mut v = v.clone();
+        match dialect {
+            Dialect::OpenAiChat => v["messages"][2]["content"] = json!(text),
+            Dialect::OpenAiResponses => v["input"][1]["output"] = json!(text),
+            Dialect::AnthropicMessages => {
+                v["messages"][1]["content"][0]["content"][0]["text"] = json!(text)
+            }
+        }
+        v
+    }
+
+    fn log_line() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "test [a-z_]{3,12} \\.\\.\\. (ok|FAILED)",
+            "   Compiling [a-z]{3,8} v[0-9]\\.[0-9]{1,2}\\.[0-9]",
+            "error\\[E0[0-9]{3}\\]: [a-z ]{5,30}",
+            "  --> src/[a-z]{2,6}\\.rs:[0-9]{1,3}:[0-9]{1,2}",
+            "\u{1b}\\[3[0-9]m[a-z ]{0,20}\u{1b}\\[0m",
+            "[a-z/]{3,20}:[0-9]{1,4}:[ a-z(){};]{0,40}",
+            "[ -~]{0,60}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn passes_keep_json_valid_blocks_smaller_and_everything_else_as_sent(
+            lines in proptest::collection::vec(log_line(), 1..120),
+            repeat in 1usize..30,
+            which in 0usize..3,
+        ) {
+            let dialect = [Dialect::OpenAiChat, Dialect::OpenAiResponses, Dialect::AnthropicMessages][which];
+            let text = lines.join("\n").repeat(repeat);
+            let original = body(dialect, &text);
+            let plans = [
+                Plan::DEFAULT,
+                Plan { tool_output: Some(Level::Aggressive), prune: Some(PruneMode::Aggressive), terse: Some(TerseMode::Full), squeeze: false },
+                Plan { squeeze: true, ..Plan::OFF },
+            ];
+            for plan in plans {
+                let out = Optimizer::new(Modes::default()).run(dialect, &original, "gpt-4o", &plan);
+                let again = Optimizer::new(Modes::default()).run(dialect, &original, "gpt-4o", &plan);
+                prop_assert_eq!(&out.edits, &again.edits);
+                for c in &out.changes {
+                    prop_assert!(c.replacement.len() < c.original.len());
+                }
+                let sent: Value = serde_json::from_slice(&splice(&original, &out.edits)).unwrap();
+                let mut expected: Value = serde_json::from_slice(&original).unwrap();
+                if let Some(added) = &out.added {
+                    match dialect {
+                        Dialect::OpenAiChat => expected["messages"][0]["content"] = json!(format!("sys{added}")),
+                        Dialect::OpenAiResponses => expected["instructions"] = json!(format!("sys{added}")),
+                        Dialect::AnthropicMessages => expected["system"] = json!(format!("sys{added}")),
+                    }
+                }
+                let restored = with_tool_text(dialect, &sent, &text);
+                prop_assert_eq!(restored, expected);
+            }
+        }
+    }
+}
