@@ -89,6 +89,26 @@ pub struct PassReport {
     pub tokens_after: u64,
 }
 
+impl PassReport {
+    /// A report of nothing done yet.
+    pub fn new(pass: &'static str, mode: String) -> PassReport {
+        PassReport {
+            pass,
+            mode,
+            blocks_changed: 0,
+            tokens_before: 0,
+            tokens_after: 0,
+        }
+    }
+
+    /// Counts one changed block.
+    pub fn changed(&mut self, before: u64, after: u64) {
+        self.blocks_changed += 1;
+        self.tokens_before += before;
+        self.tokens_after += after;
+    }
+}
+
 /// One optimization pass. Deterministic and synchronous: the same `Doc` and mode give the
 /// same changes, in any process.
 pub trait Pass {

@@ -90,13 +90,7 @@ impl Pass for ContextPruning {
     }
 
     fn run(&self, doc: &mut Doc, shared: &Shared) -> PassReport {
-        let mut report = PassReport {
-            pass: NAME,
-            mode: self.mode(),
-            blocks_changed: 0,
-            tokens_before: 0,
-            tokens_after: 0,
-        };
+        let mut report = PassReport::new(NAME, self.mode());
         let window = context_window(&doc.model);
         let reserve = doc
             .located
@@ -163,9 +157,7 @@ impl Pass for ContextPruning {
             }
             let after = tokens::estimate(&text);
             freed += before.saturating_sub(after);
-            report.blocks_changed += 1;
-            report.tokens_before += before;
-            report.tokens_after += after;
+            report.changed(before, after);
             doc.replaced[i] = Some((text, NAME));
         }
         report

@@ -29,13 +29,7 @@ impl Pass for StrictSqueeze {
     }
 
     fn run(&self, doc: &mut Doc, _shared: &Shared) -> PassReport {
-        let mut report = PassReport {
-            pass: NAME,
-            mode: self.mode(),
-            blocks_changed: 0,
-            tokens_before: 0,
-            tokens_after: 0,
-        };
+        let mut report = PassReport::new(NAME, self.mode());
         for i in 0..doc.located.tool_blocks.len() {
             let text = &doc.located.tool_blocks[i].text;
             if text.len() < GATE_BYTES {
@@ -46,9 +40,7 @@ impl Pass for StrictSqueeze {
             if squeezed.len() >= text.len() || !pays(before, after) {
                 continue;
             }
-            report.blocks_changed += 1;
-            report.tokens_before += before;
-            report.tokens_after += after;
+            report.changed(before, after);
             doc.replaced[i] = Some((squeezed, NAME));
         }
         report

@@ -50,13 +50,7 @@ impl Pass for TerseDirective {
     }
 
     fn run(&self, doc: &mut Doc, _shared: &Shared) -> PassReport {
-        let mut report = PassReport {
-            pass: NAME,
-            mode: self.mode(),
-            blocks_changed: 0,
-            tokens_before: 0,
-            tokens_after: 0,
-        };
+        let mut report = PassReport::new(NAME, self.mode());
         let Some(end) = &doc.located.system_end else {
             return report;
         };
@@ -79,9 +73,7 @@ impl Pass for TerseDirective {
         if end.text.ends_with(directive.trim_start()) {
             return report;
         }
-        report.blocks_changed = 1;
-        report.tokens_before = 0;
-        report.tokens_after = estimate(directive);
+        report.changed(0, estimate(directive));
         doc.system_append = Some(directive.to_owned());
         report
     }

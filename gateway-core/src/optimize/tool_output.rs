@@ -64,13 +64,7 @@ impl Pass for ToolOutputCompaction {
     }
 
     fn run(&self, doc: &mut Doc, _shared: &Shared) -> PassReport {
-        let mut report = PassReport {
-            pass: NAME,
-            mode: self.mode(),
-            blocks_changed: 0,
-            tokens_before: 0,
-            tokens_after: 0,
-        };
+        let mut report = PassReport::new(NAME, self.mode());
         // First occurrence of each large result, by its text.
         let mut seen: HashMap<&str, usize> = HashMap::new();
         let mut decided = Vec::new();
@@ -92,9 +86,7 @@ impl Pass for ToolOutputCompaction {
             if !pays(before, after) {
                 continue;
             }
-            report.blocks_changed += 1;
-            report.tokens_before += before;
-            report.tokens_after += after;
+            report.changed(before, after);
             decided.push((i, replacement));
         }
         for (i, replacement) in decided {
@@ -122,18 +114,7 @@ fn back_reference(doc: &Doc, first: usize, text: &str) -> String {
     }
 }
 
-/// `1234567` → `1,234,567`.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use super::compact::thousands;
 
 #[cfg(test)]
 mod tests {
@@ -147,14 +128,6 @@ mod tests {
         assert!(has_long_string(long.as_bytes(), 40));
         assert!(!has_long_string(long.as_bytes(), 60));
         assert!(!has_long_string(br#"{"a":"\\","b":"short"}"#, 6));
-    }
-
-    #[test]
-    fn thousands_separators() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1204), "1,204");
-        assert_eq!(thousands(1234567), "1,234,567");
     }
 
     #[test]

@@ -85,7 +85,7 @@ pub(crate) fn join(rows: &[Row]) -> String {
 }
 
 /// `1204` → `1,204`.
-pub(crate) fn thousands(n: usize) -> String {
+pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {

@@ -73,6 +73,7 @@ pub fn compact(text: &str, level: Level) -> Option<String> {
     (out.len() < text.len()).then_some(out)
 }
 
+pub use lines::thousands;
 pub use listing::expand as expand_listings;
 
 /// Text without ANSI/OSC escapes (for the strict squeeze, which shares them).
