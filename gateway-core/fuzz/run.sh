@@ -12,7 +12,7 @@ cargo fuzz build -s none >&2 || exit 1
 run() {
   local t=$1
   mkdir -p "corpus/$t"
-  cargo fuzz run -s none "$t" "corpus/$t" "seeds/$t" -- -max_total_time="$secs" -print_final_stats=1 \
+  cargo fuzz run -s none "$t" "corpus/$t" "seeds/$t" -- -max_total_time="$secs" -timeout=20 -print_final_stats=1 \
     > "results/$t.log" 2>&1
   local rc=$?
   local execs

@@ -60,7 +60,9 @@ pub fn estimate(text: &str) -> u64 {
             }
             tokens += 1;
         } else if b < 0x80 {
-            // Runs of punctuation (`::`, `();`, `->`, `"}`) mostly merge in pairs.
+            // Runs of punctuation (`::`, `();`, `->`, `"}`) mostly merge in pairs. The first
+            // byte is taken whatever it is (a form feed is ASCII whitespace, and must not stall).
+            i += 1;
             while i < bytes.len()
                 && bytes[i] < 0x80
                 && !bytes[i].is_ascii_alphanumeric()
@@ -155,6 +157,16 @@ mod tests {
                 "estimate {est} vs real {real} (ratio {ratio:.2}) for {:?}",
                 &s[..60]
             );
+        }
+    }
+
+    #[test]
+    fn every_byte_moves_the_estimate_on() {
+        // Found by fuzzing: a form feed or vertical tab once stopped the scan.
+        assert_eq!(estimate("a\u{c}b\u{b}c"), 5);
+        for b in 0u8..128 {
+            let s = String::from(char::from(b)).repeat(3);
+            assert!(estimate(&s) <= 3, "{b:#x}");
         }
     }
 
