@@ -32,6 +32,7 @@ MODES = [
     "prune=balanced",
     "squeeze=on",
 ]
+ALL_OFF = "tool_output=off terse=off prune=off squeeze=off"
 PROFILES = [("small", 1 * 1024), ("~97 KiB", 97 * 1024), ("~633 KiB", 633 * 1024)]
 DIALECT_MODEL = {"chat": "gpt-5", "responses": "gpt-5", "messages": "claude-sonnet-4-5"}
 
@@ -92,7 +93,7 @@ base_url = "http://127.0.0.1:{mock_port}/v1"
 api_key = {{ env = "TG_BENCH_KEY" }}
 """)
     env = dict(os.environ, TG_BENCH_KEY="sk-bench", TRIMGATE_LOG="warn")
-    mock = subprocess.Popen([binary, "mock", "--listen", f"127.0.0.1:{mock_port}"], env=env,
+    mock = subprocess.Popen([binary, "mock", "--any-key", "--listen", f"127.0.0.1:{mock_port}"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     gw = subprocess.Popen([binary, "serve", "--config", config, "--listen", f"127.0.0.1:{gw_port}"],
                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -107,10 +108,11 @@ api_key = {{ env = "TG_BENCH_KEY" }}
             for mode in MODES:
                 overheads, saved_tokens, saved_bytes, applied = [], None, None, None
                 for i in range(n + 1):
-                    headers = {"content-type": "application/json", "x-trimgate-optimize": mode,
-                               "anthropic-version": "2023-06-01"}
-                    if mode == "default":
-                        del headers["x-trimgate-optimize"]
+                    headers = {"content-type": "application/json", "anthropic-version": "2023-06-01"}
+                    if mode != "default":
+                        # Each mode alone: every other pass off.
+                        headers["x-trimgate-optimize"] = ALL_OFF if mode == "off" else f"{ALL_OFF} {mode}"
+
                     conn.request("POST", r["path"], body=data, headers=headers)
                     res = conn.getresponse()
                     res.read()

@@ -16,6 +16,7 @@
 
 pub mod compact;
 pub mod locate;
+pub mod memo;
 pub mod modes;
 pub mod originals;
 pub mod prune;
@@ -29,6 +30,7 @@ use std::sync::Arc;
 
 use crate::dialect::Dialect;
 use locate::Located;
+use memo::Memo;
 pub use modes::{Modes, Plan, PlanPatch};
 use originals::Originals;
 use tokens::{CountMemo, Hash};
@@ -75,6 +77,8 @@ impl Doc {
 pub struct Shared {
     pub counts: CountMemo,
     pub originals: Originals,
+    /// Compaction results by (block hash, level): `None` when the block stays as it is.
+    pub compacted: Memo<(Hash, compact::Level), Option<Arc<str>>>,
 }
 
 /// What one pass did.
@@ -157,7 +161,8 @@ impl Outcome {
         let mut saved = 0i64;
         for c in &self.changes {
             saved += counts.count(&c.hash, &c.original) as i64;
-            saved -= tokens::count(&c.replacement) as i64;
+            // The same block is rewritten the same way next turn: remember its count too.
+            saved -= counts.count(&tokens::hash(&c.replacement), &c.replacement) as i64;
         }
         if let Some(added) = &self.added {
             saved -= tokens::count(added) as i64;
@@ -193,6 +198,7 @@ impl Optimizer {
             shared: Shared {
                 counts: CountMemo::new(16 * 1024),
                 originals,
+                compacted: Memo::new(16 * 1024, 64 * 1024 * 1024),
             },
         }
     }

@@ -1,9 +1,9 @@
 //! What the client sent, kept by content hash next to what the provider got, so a user
 //! can see exactly what a pass changed. Bounded in bytes; the oldest entries go first.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use super::memo::Memo;
 use super::tokens::{hex, Hash};
 
 /// One rewritten block.
@@ -15,70 +15,35 @@ pub struct Original {
     pub replacement: Arc<str>,
 }
 
-pub struct Originals {
-    inner: Mutex<Inner>,
-    max_bytes: usize,
-}
-
-#[derive(Default)]
-struct Inner {
-    entries: HashMap<String, Original>,
-    order: VecDeque<String>,
-    bytes: usize,
-}
+pub struct Originals(Memo<String, Original>);
 
 impl Originals {
     pub fn new(max_bytes: usize) -> Originals {
-        Originals {
-            inner: Mutex::new(Inner::default()),
-            max_bytes,
-        }
+        Originals(Memo::new(usize::MAX, max_bytes))
     }
 
     pub fn keep(&self, hash: &Hash, pass: &'static str, original: &str, replacement: &str) {
-        let size = original.len() + replacement.len();
-        if size > self.max_bytes {
-            return;
-        }
         let key = hex(hash);
-        let Ok(mut inner) = self.inner.lock() else {
-            return;
+        let kept = Original {
+            hash: key.clone(),
+            pass,
+            original: original.into(),
+            replacement: replacement.into(),
         };
-        if inner.entries.contains_key(&key) {
-            return;
-        }
-        while inner.bytes + size > self.max_bytes {
-            let Some(old) = inner.order.pop_front() else {
-                break;
-            };
-            if let Some(e) = inner.entries.remove(&old) {
-                inner.bytes -= e.original.len() + e.replacement.len();
-            }
-        }
-        inner.bytes += size;
-        inner.order.push_back(key.clone());
-        inner.entries.insert(
-            key.clone(),
-            Original {
-                hash: key,
-                pass,
-                original: original.into(),
-                replacement: replacement.into(),
-            },
-        );
+        self.0.put(key, kept, original.len() + replacement.len());
     }
 
-    /// The block whose SHA-256 (hex) is `hash`, if still kept.
+    /// The block whose hash (hex) is `hash`, if still kept.
     pub fn get(&self, hash: &str) -> Option<Original> {
-        self.inner.lock().ok()?.entries.get(hash).cloned()
+        self.0.get(&hash.to_owned())
     }
 
     pub fn len(&self) -> usize {
-        self.inner.lock().map(|i| i.entries.len()).unwrap_or(0)
+        self.0.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.0.is_empty()
     }
 }
 

@@ -66,7 +66,7 @@ impl ContextPruning {
 fn placeholder(tokens: u64, text: &str) -> String {
     let h = hex(&hash(text));
     format!(
-        "[… tool result elided to fit the context window: {} tokens, {} lines, sha256 {} …]",
+        "[… tool result elided to fit the context window: {} tokens, {} lines, blake3 {} …]",
         thousands(tokens as usize),
         thousands(text.lines().count()),
         &h[..16]
@@ -121,13 +121,8 @@ impl Pass for ContextPruning {
         // Tokens of the tool results as they stand (compacted or not).
         let mut block_tokens = Vec::with_capacity(n);
         for i in 0..n {
-            let t = match &doc.replaced[i] {
-                Some((text, _)) => tokens::count(text),
-                None => {
-                    let text = &doc.located.tool_blocks[i].text;
-                    shared.counts.count(&hash(text), text)
-                }
-            };
+            let text = doc.current(i);
+            let t = shared.counts.count(&hash(text), text);
             block_tokens.push(t);
         }
         // The rest (system prompt, tools, user and assistant turns) is not tokenized: a

@@ -2,16 +2,14 @@
 //! hash because agents resend the same history every turn, and a fast estimate for the
 //! savings floor, where a decision must be cheap and the same in every process.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use super::memo::Memo;
 
-use sha2::{Digest, Sha256};
-
-/// A block's identity: the SHA-256 of its text.
+/// A block's identity: the BLAKE3 hash of its text (fast enough to take on every block of
+/// every request: about 0.2 ms for 600 KiB).
 pub type Hash = [u8; 32];
 
 pub fn hash(text: &str) -> Hash {
-    Sha256::digest(text.as_bytes()).into()
+    blake3::hash(text.as_bytes()).into()
 }
 
 pub fn hex(hash: &Hash) -> String {
@@ -83,53 +81,23 @@ pub fn estimate(text: &str) -> u64 {
     tokens
 }
 
-/// Exact counts of blocks seen recently, by hash, bounded in entries; oldest out first.
-pub struct CountMemo {
-    inner: Mutex<MemoInner>,
-    capacity: usize,
-}
-
-struct MemoInner {
-    counts: HashMap<Hash, u64>,
-    order: VecDeque<Hash>,
-}
+/// Exact counts of blocks seen recently, by hash.
+pub struct CountMemo(Memo<Hash, u64>);
 
 impl CountMemo {
     pub fn new(capacity: usize) -> CountMemo {
-        CountMemo {
-            inner: Mutex::new(MemoInner {
-                counts: HashMap::new(),
-                order: VecDeque::new(),
-            }),
-            capacity,
-        }
+        CountMemo(Memo::new(capacity, usize::MAX))
     }
 
     /// The exact count of `text`, whose hash is `hash`, from memory or the tokenizer.
     pub fn count(&self, hash: &Hash, text: &str) -> u64 {
-        if let Ok(inner) = self.inner.lock() {
-            if let Some(n) = inner.counts.get(hash) {
-                return *n;
-            }
+        if let Some(n) = self.0.get(hash) {
+            return n;
         }
         // Counted outside the lock: two threads may count the same text once each.
         let n = count(text);
-        if let Ok(mut inner) = self.inner.lock() {
-            if inner.counts.insert(*hash, n).is_none() {
-                inner.order.push_back(*hash);
-                while inner.order.len() > self.capacity {
-                    if let Some(old) = inner.order.pop_front() {
-                        inner.counts.remove(&old);
-                    }
-                }
-            }
-        }
+        self.0.put(*hash, n, 0);
         n
-    }
-
-    /// The count of a short text not worth remembering (a rewrite, a placeholder).
-    pub fn count_uncached(text: &str) -> u64 {
-        count(text)
     }
 }
 
@@ -176,6 +144,6 @@ mod tests {
         for text in ["one two", "three four five", "six", "one two"] {
             assert_eq!(memo.count(&hash(text), text), count(text));
         }
-        assert!(memo.inner.lock().unwrap().counts.len() <= 2);
+        assert!(memo.0.len() <= 2);
     }
 }

@@ -7,7 +7,9 @@
 use std::collections::HashMap;
 
 use super::compact::{compact, Level};
-use super::tokens::estimate;
+use std::sync::Arc;
+
+use super::tokens::{estimate, hash};
 use super::{pays, Doc, Pass, PassReport, Shared, MIN_BLOCK_BYTES};
 
 pub struct ToolOutputCompaction {
@@ -63,7 +65,7 @@ impl Pass for ToolOutputCompaction {
             && has_tool_marker(body)
     }
 
-    fn run(&self, doc: &mut Doc, _shared: &Shared) -> PassReport {
+    fn run(&self, doc: &mut Doc, shared: &Shared) -> PassReport {
         let mut report = PassReport::new(NAME, self.mode());
         // First occurrence of each large result, by its text.
         let mut seen: HashMap<&str, usize> = HashMap::new();
@@ -76,7 +78,18 @@ impl Pass for ToolOutputCompaction {
                 Some(&first) => Some(back_reference(doc, first, &block.text)),
                 None => {
                     seen.insert(&block.text, i);
-                    compact(&block.text, self.level)
+                    let key = (hash(&block.text), self.level);
+                    match shared.compacted.get(&key) {
+                        Some(known) => known.map(|t| t.to_string()),
+                        None => {
+                            let result = compact(&block.text, self.level);
+                            let weight = result.as_ref().map_or(0, String::len);
+                            shared
+                                .compacted
+                                .put(key, result.as_deref().map(Arc::from), weight);
+                            result
+                        }
+                    }
                 }
             };
             let Some(replacement) = replacement else {
