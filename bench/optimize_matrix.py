@@ -57,20 +57,21 @@ def wait_up(port, proc, timeout=15):
 
 
 def pick(requests_dir):
-    """For each profile and dialect, the corpus request whose body size is nearest."""
-    reqs = []
+    """For each profile, the scenario whose Anthropic request is nearest in size, in all
+    three dialects (the same turn of the same session), so the rows compare."""
+    by_id = {}
     for name in sorted(os.listdir(requests_dir)):
         if name.endswith(".json"):
             with open(os.path.join(requests_dir, name)) as f:
                 r = json.load(f)
-            body = json.dumps(r["body"]).encode()
-            reqs.append((r, body))
+            by_id[r["id"]] = (r, json.dumps(r["body"]).encode())
     chosen = []
     for label, size in PROFILES:
+        anthropic = [x for x in by_id.values() if x[0]["dialect"] == "messages"]
+        r, _ = min(anthropic, key=lambda x: abs(len(x[1]) - size))
         for dialect in ("chat", "responses", "messages"):
-            cands = [x for x in reqs if x[0]["dialect"] == dialect]
-            r, body = min(cands, key=lambda x: abs(len(x[1]) - size))
-            chosen.append((label, dialect, r, body))
+            twin = by_id[r["id"].replace("-messages-", f"-{dialect}-")]
+            chosen.append((label, dialect, twin[0], twin[1]))
     return chosen
 
 

@@ -77,8 +77,8 @@ impl Doc {
 pub struct Shared {
     pub counts: CountMemo,
     pub originals: Originals,
-    /// Compaction results by (block hash, level): `None` when the block stays as it is.
-    pub compacted: Memo<(Hash, compact::Level), Option<Arc<str>>>,
+    /// Compaction decisions by (block hash, level).
+    pub compacted: Memo<(Hash, compact::Level), tool_output::Decision>,
 }
 
 /// What one pass did.

@@ -74,39 +74,70 @@ impl Pass for ToolOutputCompaction {
             if doc.replaced[i].is_some() || block.text.len() < MIN_BLOCK_BYTES {
                 continue;
             }
-            let replacement = match seen.get(block.text.as_str()) {
-                Some(&first) => Some(back_reference(doc, first, &block.text)),
-                None => {
+            let first = seen.get(block.text.as_str()).copied();
+            let decision = decide(&block.text, self.level, shared);
+            let (text, before, after) = match (first, decision.replacement) {
+                (Some(first), _) => {
+                    let reference = back_reference(doc, first, &block.text);
+                    let after = estimate(&reference);
+                    (reference, decision.before, after)
+                }
+                (None, Some(text)) => (text.to_string(), decision.before, decision.after),
+                (None, None) => {
                     seen.insert(&block.text, i);
-                    let key = (hash(&block.text), self.level);
-                    match shared.compacted.get(&key) {
-                        Some(known) => known.map(|t| t.to_string()),
-                        None => {
-                            let result = compact(&block.text, self.level);
-                            let weight = result.as_ref().map_or(0, String::len);
-                            shared
-                                .compacted
-                                .put(key, result.as_deref().map(Arc::from), weight);
-                            result
-                        }
-                    }
+                    continue;
                 }
             };
-            let Some(replacement) = replacement else {
-                continue;
-            };
-            let (before, after) = (estimate(&block.text), estimate(&replacement));
-            if !pays(before, after) {
+            if first.is_none() {
+                seen.insert(&block.text, i);
+            } else if !pays(before, after) {
                 continue;
             }
             report.changed(before, after);
-            decided.push((i, replacement));
+            decided.push((i, text));
         }
         for (i, replacement) in decided {
             doc.replaced[i] = Some((replacement, NAME));
         }
         report
     }
+}
+
+/// What compaction makes of one block at one level, floor applied; remembered by hash.
+#[derive(Clone)]
+pub struct Decision {
+    /// The rewrite, when it pays.
+    pub replacement: Option<Arc<str>>,
+    /// Estimated tokens of the block, and of the rewrite.
+    pub before: u64,
+    pub after: u64,
+}
+
+fn decide(text: &str, level: Level, shared: &Shared) -> Decision {
+    let key = (hash(text), level);
+    if let Some(known) = shared.compacted.get(&key) {
+        return known;
+    }
+    let before = estimate(text);
+    let (replacement, after) = match compact(text, level) {
+        Some(new) => {
+            let after = estimate(&new);
+            if pays(before, after) {
+                (Some(Arc::<str>::from(new)), after)
+            } else {
+                (None, before)
+            }
+        }
+        None => (None, before),
+    };
+    let weight = replacement.as_ref().map_or(0, |r| r.len());
+    let decision = Decision {
+        replacement,
+        before,
+        after,
+    };
+    shared.compacted.put(key, decision.clone(), weight);
+    decision
 }
 
 fn back_reference(doc: &Doc, first: usize, text: &str) -> String {
