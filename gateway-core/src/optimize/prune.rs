@@ -8,7 +8,7 @@
 //! is pruned on every turn until the history grows by another batch.
 
 use super::modes::PruneMode;
-use super::tokens::{self, hash, hex};
+use super::tokens::{self, hash, hex, Hash};
 use super::tool_output::thousands;
 use super::{Doc, Pass, PassReport, Shared};
 
@@ -109,22 +109,27 @@ impl Pass for ContextPruning {
                 .map(|b| b.span.len())
                 .sum::<usize>(),
         );
-        // Far below the trigger by the estimate (never off by half), the real count is
-        // not worth its milliseconds.
-        let estimated: u64 = (0..n)
-            .map(|i| tokens::estimate(doc.current(i)))
-            .sum::<u64>()
-            + rest_bytes as u64 / 4;
-        if estimated.saturating_mul(3) / 2 < trigger {
+        // Exact counts already known (earlier turns) are used as they are; the others are
+        // estimated first, and counted only if the request may be near the trigger (the
+        // estimate is never off by half).
+        let hashes: Vec<Hash> = (0..n).map(|i| hash(doc.current(i))).collect();
+        let mut known = 0u64;
+        let mut estimated = 0u64;
+        for (i, h) in hashes.iter().enumerate() {
+            match shared.counts.get(h) {
+                Some(t) => known += t,
+                None => estimated += tokens::estimate(doc.current(i)),
+            }
+        }
+        let rest = rest_bytes as u64 / 4;
+        if known + estimated.saturating_mul(3) / 2 + rest < trigger {
             return report;
         }
-        // Tokens of the tool results as they stand (compacted or not).
-        let mut block_tokens = Vec::with_capacity(n);
-        for i in 0..n {
-            let text = doc.current(i);
-            let t = shared.counts.count(&hash(text), text);
-            block_tokens.push(t);
-        }
+        let block_tokens: Vec<u64> = hashes
+            .iter()
+            .enumerate()
+            .map(|(i, h)| shared.counts.count(h, doc.current(i)))
+            .collect();
         // The rest (system prompt, tools, user and assistant turns) is not tokenized: a
         // quarter of its bytes is a close, stable estimate for English and code.
         let total: u64 = block_tokens.iter().sum::<u64>() + rest_bytes as u64 / 4;

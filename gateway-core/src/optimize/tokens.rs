@@ -97,6 +97,11 @@ impl CountMemo {
         CountMemo(Memo::new(capacity, usize::MAX))
     }
 
+    /// The count of the text whose hash is `hash`, if it was counted before.
+    pub fn get(&self, hash: &Hash) -> Option<u64> {
+        self.0.get(hash)
+    }
+
     /// The exact count of `text`, whose hash is `hash`, from memory or the tokenizer.
     pub fn count(&self, hash: &Hash, text: &str) -> u64 {
         if let Some(n) = self.0.get(hash) {
