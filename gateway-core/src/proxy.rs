@@ -194,7 +194,7 @@ async fn optimize(
     };
     let counting = (!outcome.changes.is_empty() || outcome.added.is_some()).then(|| {
         let optimizer = state.optimizer.clone();
-        let applied = outcome.take_for_count();
+        let applied = outcome.for_counting();
         tokio::task::spawn_blocking(move || applied.exact_saved_tokens(&optimizer.shared.counts))
     });
     ctx.optimized = Some(Optimized {

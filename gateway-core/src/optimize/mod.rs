@@ -120,8 +120,8 @@ pub trait Pass {
     fn name(&self) -> &'static str;
     /// The mode as shown in `x-trimgate-applied`.
     fn mode(&self) -> String;
-    /// Whether the pass could change a body of `len` bytes whose raw bytes are `body`,
-    /// judged without parsing it (the fast path).
+    /// Whether the pass could change `body`, judged from its raw bytes without parsing
+    /// them (the fast path: when no pass may fire, nothing is parsed).
     fn may_fire(&self, body: &[u8]) -> bool;
     fn run(&self, doc: &mut Doc, shared: &Shared) -> PassReport;
 }
@@ -171,7 +171,7 @@ impl Outcome {
     }
 
     /// What the exact count needs, to move onto another thread.
-    pub fn take_for_count(&self) -> Outcome {
+    pub fn for_counting(&self) -> Outcome {
         Outcome {
             changes: self.changes.clone(),
             added: self.added.clone(),

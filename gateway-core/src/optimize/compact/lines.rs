@@ -335,28 +335,40 @@ pub(crate) fn status_verb(line: &str) -> Option<&'static str> {
 /// line of a run of three or more stay around the marker; without it the whole run
 /// becomes one marker.
 pub(crate) fn fold_status_runs(rows: Vec<Row>, keep_ends: bool) -> Vec<Row> {
+    fold_runs(rows, status_verb, |out, run, verb| {
+        emit_status_run(out, run, verb, keep_ends)
+    })
+}
+
+/// Groups consecutive plain rows that share a key (rows without one pass through) and
+/// hands each run, with its key, to `emit`.
+fn fold_runs<K: PartialEq>(
+    rows: Vec<Row>,
+    key_of: impl Fn(&str) -> Option<K>,
+    mut emit: impl FnMut(&mut Vec<Row>, &mut Vec<Row>, Option<K>),
+) -> Vec<Row> {
     let mut out: Vec<Row> = Vec::with_capacity(rows.len());
     let mut run: Vec<Row> = Vec::new();
-    let mut verb: Option<&'static str> = None;
+    let mut key: Option<K> = None;
     for row in rows {
         let this = if row.tag == Tag::Plain {
-            status_verb(&row.text)
+            key_of(&row.text)
         } else {
             None
         };
-        if this.is_some() && this == verb {
+        if this.is_some() && this == key {
             run.push(row);
             continue;
         }
-        emit_status_run(&mut out, &mut run, verb, keep_ends);
-        verb = this;
-        if this.is_some() {
+        emit(&mut out, &mut run, key.take());
+        key = this;
+        if key.is_some() {
             run.push(row);
         } else {
             out.push(row);
         }
     }
-    emit_status_run(&mut out, &mut run, verb, keep_ends);
+    emit(&mut out, &mut run, key);
     out
 }
 
@@ -567,29 +579,9 @@ fn progress_key(line: &str) -> Option<String> {
 /// Keeps only the last line of each run of two or more progress lines that update the same
 /// thing.
 pub(crate) fn fold_progress(rows: Vec<Row>) -> Vec<Row> {
-    let mut out: Vec<Row> = Vec::with_capacity(rows.len());
-    let mut run: Vec<Row> = Vec::new();
-    let mut key: Option<String> = None;
-    for row in rows {
-        let this = if row.tag == Tag::Plain {
-            progress_key(&row.text)
-        } else {
-            None
-        };
-        if this.is_some() && this == key {
-            run.push(row);
-            continue;
-        }
-        emit_progress_run(&mut out, &mut run);
-        key = this;
-        if key.is_some() {
-            run.push(row);
-        } else {
-            out.push(row);
-        }
-    }
-    emit_progress_run(&mut out, &mut run);
-    out
+    fold_runs(rows, progress_key, |out, run, _| {
+        emit_progress_run(out, run)
+    })
 }
 
 fn emit_progress_run(out: &mut Vec<Row>, run: &mut Vec<Row>) {
