@@ -169,6 +169,26 @@ fn describe(config: &Config) {
             p.key
         );
     }
+    let modes = &config.optimize;
+    eprintln!(
+        "optimizer: {}{} (a request can send `x-trimgate-optimize: off`)",
+        modes.defaults,
+        match modes.rules.len() {
+            0 => String::new(),
+            n => format!(", {n} per-model rule(s)"),
+        }
+    );
+    if !config.gateway_keys.is_empty() {
+        eprintln!(
+            "gateway keys required: {}",
+            config
+                .gateway_keys
+                .iter()
+                .map(|k| k.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
 }
 
 async fn serve(args: ServeArgs) -> Result<(), String> {

@@ -241,6 +241,31 @@ impl Modes {
     }
 }
 
+impl fmt::Display for Plan {
+    /// `tool_output=auto prune=auto`, or `all passes off`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if self.squeeze {
+            parts.push("squeeze=on".to_owned());
+        } else {
+            if let Some(l) = self.tool_output {
+                parts.push(format!("tool_output={l}"));
+            }
+            if let Some(t) = self.terse {
+                parts.push(format!("terse={t}"));
+            }
+            if let Some(p) = self.prune {
+                parts.push(format!("prune={p}"));
+            }
+        }
+        if parts.is_empty() {
+            f.write_str("all passes off")
+        } else {
+            f.write_str(&parts.join(" "))
+        }
+    }
+}
+
 impl fmt::Display for Level {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -292,6 +317,12 @@ mod tests {
         for bad in ["tool_output=max", "zip=on", "aggressive", ""] {
             assert!(PlanPatch::from_header(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn plans_print_as_the_header_reads() {
+        assert_eq!(Plan::DEFAULT.to_string(), "tool_output=auto prune=auto");
+        assert_eq!(Plan::OFF.to_string(), "all passes off");
     }
 
     #[test]
