@@ -93,7 +93,7 @@ kind = "anthropic"
 base_url = "http://127.0.0.1:{mock_port}/v1"
 api_key = {{ env = "TG_BENCH_KEY" }}
 """)
-    env = dict(os.environ, TG_BENCH_KEY="sk-bench", TRIMGATE_LOG="warn")
+    env = dict(os.environ, TG_BENCH_KEY="sk-bench", TRIMGATE_LOG="warn", XDG_DATA_HOME=tmp)
     mock = subprocess.Popen([binary, "mock", "--any-key", "--listen", f"127.0.0.1:{mock_port}"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     gw = subprocess.Popen([binary, "serve", "--config", config, "--listen", f"127.0.0.1:{gw_port}"],

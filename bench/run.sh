@@ -47,6 +47,8 @@ fi
 
 # --- processes and cleanup -----------------------------------------------------
 TMP=$(mktemp -d /tmp/trimgate-bench.XXXXXX)
+# The gateway keeps its default ledger (SQLite, as a user gets it) in the run's temp dir.
+export XDG_DATA_HOME="$TMP"
 PIDS=()
 cleanup() {
   local pid

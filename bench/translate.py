@@ -30,9 +30,13 @@ SYSTEM = "You are a careful coding assistant. Answer briefly."
 USER = "Explain what this function does. " + "x" * 830
 
 
+# The gateway keeps its default ledger in a temp dir, not the user's data dir.
+DATA_HOME = tempfile.mkdtemp(prefix="trimgate-translate-data-")
+
+
 def start(args, prefix, env=None):
     p = subprocess.Popen([BIN, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                         env={**os.environ, **(env or {})})
+                         env={**os.environ, "XDG_DATA_HOME": DATA_HOME, **(env or {})})
     for line in p.stdout:
         if line.startswith(prefix):
             return p, line[len(prefix):].strip().replace("http://", "")

@@ -10,8 +10,9 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use gateway_core::config::{self, Config, ProviderKind};
 use gateway_core::headers::{ENV_CONFIG, ENV_LISTEN, ENV_LOG};
+use gateway_core::ledger::{self, Ledger};
 use gateway_core::mock::{MockConfig, MockState};
-use gateway_core::record::LogRecorder;
+use gateway_core::record::{LogRecorder, Recorder};
 use gateway_core::secrets::EnvFileStore;
 use gateway_core::server::{self, AppState};
 
@@ -191,6 +192,27 @@ fn describe(config: &Config) {
     }
 }
 
+/// The ledger, or — when it cannot be opened — a loud warning and the log line alone: a
+/// broken database never stops the gateway from serving.
+async fn open_ledger(url: Option<&str>) -> (Arc<dyn Recorder>, Option<Ledger>) {
+    let Some(url) = url else {
+        eprintln!("ledger: off");
+        return (Arc::new(LogRecorder), None);
+    };
+    match ledger::open(url).await {
+        Ok(pool) => {
+            eprintln!("ledger: {}", ledger::redact(url));
+            let (ledger, recorder) = Ledger::start(pool, Arc::new(LogRecorder));
+            (recorder, Some(ledger))
+        }
+        Err(e) => {
+            eprintln!("WARNING: {e}\nWARNING: the ledger is disabled; requests are served but not recorded");
+            tracing::warn!(error = %e, "ledger disabled");
+            (Arc::new(LogRecorder), None)
+        }
+    }
+}
+
 async fn serve(args: ServeArgs) -> Result<(), String> {
     init_logging(args.log_json);
     let mut config = load_config(&args.config)?;
@@ -203,16 +225,19 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     if !addr.ip().is_loopback() {
         tracing::warn!(%addr, "listening beyond loopback: anyone who can reach this address can use your provider keys");
     }
-    let state = AppState::new(config, Arc::new(EnvFileStore), Arc::new(LogRecorder))
+    let (recorder, ledger) = open_ledger(config.ledger_url.as_deref()).await;
+    let state = AppState::new(config, Arc::new(EnvFileStore), recorder)
         .map_err(|e| format!("cannot start the HTTP client: {e}"))?;
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     println!("Trimgate listening on http://{local}");
     println!("  Claude Code:  ANTHROPIC_BASE_URL=http://{local}");
     println!("  OpenAI SDKs, Codex CLI, aider:  OPENAI_BASE_URL=http://{local}/v1");
-    server::serve(listener, state, shutdown_signal())
-        .await
-        .map_err(|e| e.to_string())?;
+    let served = server::serve(listener, state, shutdown_signal()).await;
+    if let Some(ledger) = ledger {
+        ledger.close().await;
+    }
+    served.map_err(|e| e.to_string())?;
     eprintln!("stopped");
     Ok(())
 }

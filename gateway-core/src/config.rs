@@ -41,6 +41,19 @@ pub struct GatewayConfig {
     /// Keys clients must present; when none are listed, any client on the listen address is served.
     #[serde(default)]
     pub gateway_keys: Vec<GatewayKeyConfig>,
+    #[serde(default)]
+    pub ledger: LedgerConfig,
+}
+
+/// `[ledger]`: where request rows go.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerConfig {
+    /// `false` keeps no ledger (the log line per request stays).
+    pub enabled: Option<bool>,
+    /// `sqlite:///path/ledger.sqlite` or `postgres://user@host/db`; default: SQLite in the
+    /// platform data dir.
+    pub url: Option<String>,
 }
 
 /// `[optimize]`: the passes every model runs, then `[[optimize.models]]` rules by glob.
@@ -317,6 +330,8 @@ pub struct Config {
     pub routes: RouteTable,
     pub optimize: Modes,
     pub gateway_keys: Vec<GatewayKey>,
+    /// The ledger's URL; `None` when there is no ledger.
+    pub ledger_url: Option<String>,
 }
 
 /// A key a client presents to use the gateway, with its optimizer overrides.
@@ -452,6 +467,7 @@ impl Config {
             routes: RouteTable::default(),
             optimize: Modes::default(),
             gateway_keys: Vec::new(),
+            ledger_url: None,
         })
     }
 }
@@ -508,11 +524,13 @@ impl GatewayConfig {
             routes,
             optimize,
             gateway_keys,
+            ledger,
         } = self;
         let mut problems = Vec::new();
         let server = validate_server(server, &mut problems);
         let optimize = validate_optimize(optimize, &mut problems);
         let gateway_keys = validate_gateway_keys(gateway_keys, &mut problems);
+        let ledger_url = validate_ledger(ledger, &mut problems);
 
         let mut built: Vec<Arc<Provider>> = Vec::new();
         for (name, provider) in providers {
@@ -595,6 +613,7 @@ impl GatewayConfig {
                 routes,
                 optimize,
                 gateway_keys,
+                ledger_url,
             })
         } else {
             Err(problems)
@@ -736,6 +755,29 @@ fn key_source(
             problems.push(ConfigProblem {
                 path: path.to_owned(),
                 message: "give exactly one of { env = \"VAR\" } or { file = \"/path\" }; keys themselves never go in the config".into(),
+            });
+            None
+        }
+    }
+}
+
+fn validate_ledger(ledger: LedgerConfig, problems: &mut Vec<ConfigProblem>) -> Option<String> {
+    if ledger.enabled == Some(false) {
+        return None;
+    }
+    match ledger.url {
+        None => crate::ledger::default_path().map(|p| crate::ledger::sqlite_url(&p)),
+        Some(url)
+            if url.starts_with("sqlite:")
+                || url.starts_with("postgres://")
+                || url.starts_with("postgresql://") =>
+        {
+            Some(url)
+        }
+        Some(_) => {
+            problems.push(ConfigProblem {
+                path: "ledger.url".into(),
+                message: "must be a sqlite:// or postgres:// URL".into(),
             });
             None
         }

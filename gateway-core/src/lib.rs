@@ -23,6 +23,7 @@ pub mod config;
 pub mod dialect;
 pub mod error;
 pub mod headers;
+pub mod ledger;
 pub mod mock;
 pub mod models;
 pub mod optimize;

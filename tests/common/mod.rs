@@ -98,6 +98,8 @@ impl Gateway {
             .env("TG_TEST_OPENAI_KEY", OPENAI_KEY)
             .env("TG_TEST_ANTHROPIC_KEY", ANTHROPIC_KEY)
             .env("TRIMGATE_LOG", "info")
+            // The default ledger goes to the platform data dir: keep it in the test's folder.
+            .env("XDG_DATA_HOME", dir.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log));
         for (k, v) in env {

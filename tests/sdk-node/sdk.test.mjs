@@ -16,8 +16,11 @@ let dir;
 let gateway;
 let mockUrl;
 
+const dataHome = mkdtempSync(join(tmpdir(), 'trimgate-node-data-'));
+
 function start(args, prefix, env = {}) {
-  const child = spawn(BIN, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+  // The default ledger lives in the platform data dir: keep it out of the user's.
+  const child = spawn(BIN, args, { env: { ...process.env, XDG_DATA_HOME: dataHome, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
   children.push(child);
   return new Promise((ok, fail) => {
     const lines = createInterface({ input: child.stdout });
@@ -59,6 +62,7 @@ provider = "mock-anthropic"
 after(() => {
   for (const child of children) child.kill('SIGTERM');
   rmSync(dir, { recursive: true, force: true });
+  rmSync(dataHome, { recursive: true, force: true });
 });
 
 const openai = () => new OpenAI({ baseURL: `${gateway}/v1`, apiKey: 'placeholder', maxRetries: 0 });

@@ -18,13 +18,17 @@ ANTHROPIC_KEY = "sk-ant-mock"
 PLACEHOLDER = "sk-placeholder-from-the-client"
 
 
+DATA_HOME = tempfile.mkdtemp(prefix="trimgate-sdk-data-")
+
+
 def _start(args, prefix, env=None):
     proc = subprocess.Popen(
         [BIN, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        env={**os.environ, **(env or {})},
+        # The default ledger lives in the platform data dir: keep it out of the user's.
+        env={**os.environ, "XDG_DATA_HOME": DATA_HOME, **(env or {})},
     )
     for line in proc.stdout:
         if line.startswith(prefix):

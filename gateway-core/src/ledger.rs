@@ -1,0 +1,351 @@
+//! The ledger: one row per request in SQLite (the default, in the platform data dir, WAL
+//! mode) or PostgreSQL, through the same sqlx code. Rows are written off the hot path: the
+//! record stage puts them on a bounded channel and a writer task stores them in batches,
+//! one transaction each. A full channel never blocks or fails a request; the row is
+//! dropped and counted.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, ConnectOptions};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::record::{Outcome, Recorder, RequestRecord};
+
+/// Rows waiting to be written; past this the newest are dropped.
+const QUEUE: usize = 8192;
+/// Rows per transaction at most.
+const BATCH: usize = 512;
+/// How long the writer gathers a batch before writing what it has.
+const GATHER: Duration = Duration::from_millis(200);
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    #[error("cannot create the ledger's folder {path}: {detail}")]
+    Folder { path: String, detail: String },
+    #[error("cannot open the ledger at {url}: {detail}")]
+    Open { url: String, detail: String },
+    #[error("cannot bring the ledger at {url} up to date: {detail}")]
+    Migrate { url: String, detail: String },
+}
+
+/// Where the ledger lives by default: `<platform data dir>/trimgate/ledger.sqlite`.
+pub fn default_path() -> Option<PathBuf> {
+    directories::ProjectDirs::from("dev", "trimgate", "trimgate")
+        .map(|dirs| dirs.data_dir().join("ledger.sqlite"))
+}
+
+/// The sqlx URL for a SQLite file.
+pub fn sqlite_url(path: &std::path::Path) -> String {
+    format!("sqlite://{}", path.display())
+}
+
+/// Shows a ledger URL without a password.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{}{}:…@{}", &url[..scheme + 3], user, &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// Opens (creating if needed) and migrates the ledger at `url`.
+pub async fn open(url: &str) -> Result<AnyPool, LedgerError> {
+    sqlx::any::install_default_drivers();
+    let shown = redact(url);
+    if let Some(path) = url.strip_prefix("sqlite://") {
+        let file = path.split('?').next().unwrap_or(path);
+        if let Some(dir) = std::path::Path::new(file).parent() {
+            if !dir.as_os_str().is_empty() {
+                std::fs::create_dir_all(dir).map_err(|e| LedgerError::Folder {
+                    path: dir.display().to_string(),
+                    detail: e.to_string(),
+                })?;
+            }
+        }
+    }
+    // A SQLite file is created when missing, unless the URL says otherwise.
+    let url = if url.starts_with("sqlite:") && !url.contains("mode=") {
+        let sep = if url.contains('?') { '&' } else { '?' };
+        format!("{url}{sep}mode=rwc")
+    } else {
+        url.to_owned()
+    };
+    let options = AnyConnectOptions::from_str(&url)
+        .map_err(|e| LedgerError::Open {
+            url: shown.clone(),
+            detail: e.to_string(),
+        })?
+        .disable_statement_logging();
+    let pool = AnyPoolOptions::new()
+        .max_connections(if url.starts_with("sqlite:") { 1 } else { 4 })
+        .after_connect(|conn, _| {
+            Box::pin(async move {
+                if conn.backend_name() == "SQLite" {
+                    // WAL: readers never wait for the writer; NORMAL: a crash can lose the
+                    // last transactions, never corrupt the file.
+                    sqlx::query("PRAGMA journal_mode=WAL")
+                        .execute(&mut *conn)
+                        .await?;
+                    sqlx::query("PRAGMA synchronous=NORMAL")
+                        .execute(&mut *conn)
+                        .await?;
+                    sqlx::query("PRAGMA busy_timeout=5000")
+                        .execute(&mut *conn)
+                        .await?;
+                }
+                Ok(())
+            })
+        })
+        .connect_with(options)
+        .await
+        .map_err(|e| LedgerError::Open {
+            url: shown.clone(),
+            detail: e.to_string(),
+        })?;
+    MIGRATOR
+        .run(&pool)
+        .await
+        .map_err(|e| LedgerError::Migrate {
+            url: shown,
+            detail: e.to_string(),
+        })?;
+    Ok(pool)
+}
+
+/// The record stage's side of the ledger: hands each record to the inner recorder (the
+/// log line) and queues it for the writer.
+pub struct LedgerRecorder {
+    inner: Arc<dyn Recorder>,
+    queue: mpsc::Sender<RequestRecord>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl Recorder for LedgerRecorder {
+    fn record(&self, record: RequestRecord) {
+        self.inner.record(record.clone());
+        if self.queue.try_send(record).is_err() {
+            let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+            if n.is_power_of_two() {
+                tracing::warn!(dropped = n, "ledger queue full: rows dropped");
+            }
+        }
+    }
+}
+
+/// The writer task and what stops it.
+pub struct Ledger {
+    stop: watch::Sender<bool>,
+    writer: JoinHandle<()>,
+    pub dropped: Arc<AtomicU64>,
+}
+
+impl Ledger {
+    /// Starts the writer on `pool`; records go through the returned recorder.
+    pub fn start(pool: AnyPool, inner: Arc<dyn Recorder>) -> (Ledger, Arc<LedgerRecorder>) {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let (stop, stopped) = watch::channel(false);
+        let dropped = Arc::new(AtomicU64::new(0));
+        let writer = tokio::spawn(write_loop(pool, rx, stopped));
+        let recorder = Arc::new(LedgerRecorder {
+            inner,
+            queue: tx,
+            dropped: dropped.clone(),
+        });
+        (
+            Ledger {
+                stop,
+                writer,
+                dropped,
+            },
+            recorder,
+        )
+    }
+
+    /// Writes every queued row, then stops the writer.
+    pub async fn close(self) {
+        let _ = self.stop.send(true);
+        let _ = self.writer.await;
+    }
+}
+
+async fn write_loop(
+    pool: AnyPool,
+    mut rx: mpsc::Receiver<RequestRecord>,
+    mut stopped: watch::Receiver<bool>,
+) {
+    let mut batch = Vec::with_capacity(BATCH);
+    loop {
+        let stopping = tokio::select! {
+            got = rx.recv() => match got {
+                Some(r) => { batch.push(r); false }
+                None => true,
+            },
+            _ = stopped.changed() => true,
+        };
+        if !stopping {
+            // Gather what else arrives shortly, up to a batch.
+            let deadline = tokio::time::Instant::now() + GATHER;
+            while batch.len() < BATCH {
+                match tokio::time::timeout_at(deadline, rx.recv()).await {
+                    Ok(Some(r)) => batch.push(r),
+                    _ => break,
+                }
+            }
+        } else {
+            while let Ok(r) = rx.try_recv() {
+                batch.push(r);
+            }
+        }
+        for chunk in batch.chunks(BATCH) {
+            if let Err(e) = write(&pool, chunk).await {
+                tracing::warn!(error = %e, rows = chunk.len(), "ledger write failed: rows lost");
+            }
+        }
+        batch.clear();
+        if stopping {
+            pool.close().await;
+            return;
+        }
+    }
+}
+
+const INSERT: &str =
+    "INSERT INTO requests (ts_ms, request_id, dialect, provider, model_requested, \
+    model_served, gateway_key, streamed, status, outcome, error, latency_ms, overhead_ms, \
+    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, \
+    applied, saved_tokens, saved_bytes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
+    $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)";
+
+fn outcome_name(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Completed => "completed",
+        Outcome::GatewayError => "gateway_error",
+        Outcome::ClientCancelled => "client_cancelled",
+        Outcome::UpstreamFailed => "upstream_failed",
+    }
+}
+
+async fn write(pool: &AnyPool, rows: &[RequestRecord]) -> Result<(), sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    for r in rows {
+        let ts = r
+            .started_at
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let usage = r.usage;
+        let tokens = |f: fn(&crate::usage::Usage) -> u64| usage.as_ref().map(|u| f(u) as i64);
+        sqlx::query(INSERT)
+            .bind(ts)
+            .bind(r.request_id.clone())
+            .bind(r.dialect.as_str().to_owned())
+            .bind(r.provider.clone())
+            .bind(r.model_requested.clone())
+            .bind(r.model_served.clone())
+            .bind(r.gateway_key.clone())
+            .bind(i64::from(r.streamed))
+            .bind(i64::from(r.status))
+            .bind(outcome_name(r.outcome).to_owned())
+            .bind(r.error.map(str::to_owned))
+            .bind(r.latency.as_secs_f64() * 1e3)
+            .bind(r.overhead.as_secs_f64() * 1e3)
+            .bind(tokens(|u| u.input))
+            .bind(tokens(|u| u.output))
+            .bind(tokens(|u| u.cache_read))
+            .bind(tokens(|u| u.cache_write))
+            .bind(tokens(|u| u.reasoning))
+            .bind(r.applied.clone())
+            .bind(r.saved_tokens)
+            .bind(r.saved_bytes)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::Dialect;
+    use crate::record::MemoryRecorder;
+    use sqlx::Row;
+    use std::time::SystemTime;
+
+    fn record(id: &str) -> RequestRecord {
+        RequestRecord {
+            request_id: id.into(),
+            started_at: SystemTime::now(),
+            dialect: Dialect::AnthropicMessages,
+            provider: Some("p".into()),
+            model_requested: Some("claude-x".into()),
+            model_served: Some("claude-x-1".into()),
+            streamed: true,
+            status: 200,
+            outcome: Outcome::Completed,
+            error: None,
+            latency: Duration::from_millis(12),
+            overhead: Duration::from_micros(40),
+            usage: Some(crate::usage::Usage {
+                input: 100,
+                output: 20,
+                cache_read: 80,
+                cache_write: 0,
+                reasoning: 5,
+            }),
+            applied: "tool_output=auto".into(),
+            saved_tokens: 1234,
+            saved_bytes: 5678,
+            gateway_key: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn rows_are_written_in_batches_and_flushed_on_close() {
+        let dir = std::env::temp_dir().join(format!("tg-ledger-{}", uuid::Uuid::new_v4()));
+        let url = sqlite_url(&dir.join("nested").join("ledger.sqlite"));
+        let pool = open(&url).await.unwrap();
+        let memory = Arc::new(MemoryRecorder::new(10));
+        let (ledger, recorder) = Ledger::start(pool, memory.clone());
+        for i in 0..50 {
+            recorder.record(record(&format!("r{i}")));
+        }
+        ledger.close().await;
+        assert_eq!(
+            memory.records().len(),
+            10,
+            "the inner recorder still sees every record"
+        );
+
+        // Reopened, as after a restart: migrations are not run twice, rows are there.
+        let pool = open(&url).await.unwrap();
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS n, SUM(input_tokens) AS i, SUM(saved_tokens) AS s FROM requests",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        assert_eq!(row.get::<i64, _>("n"), 50);
+        assert_eq!(row.get::<i64, _>("i"), 5000);
+        assert_eq!(row.get::<i64, _>("s"), 50 * 1234);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn passwords_never_show() {
+        assert_eq!(
+            redact("postgres://tg:s3cret@db:5432/ledger"),
+            "postgres://tg:…@db:5432/ledger"
+        );
+        assert_eq!(redact("sqlite:///x/l.sqlite"), "sqlite:///x/l.sqlite");
+    }
+}
