@@ -12,6 +12,7 @@ use gateway_core::config::{self, Config, ProviderKind};
 use gateway_core::headers::{ENV_CONFIG, ENV_LISTEN, ENV_LOG};
 use gateway_core::ledger::{self, Ledger};
 use gateway_core::mock::{MockConfig, MockState};
+use gateway_core::pricing::Pricing;
 use gateway_core::record::{LogRecorder, Recorder};
 use gateway_core::secrets::EnvFileStore;
 use gateway_core::server::{self, AppState};
@@ -194,7 +195,10 @@ fn describe(config: &Config) {
 
 /// The ledger, or — when it cannot be opened — a loud warning and the log line alone: a
 /// broken database never stops the gateway from serving.
-async fn open_ledger(url: Option<&str>) -> (Arc<dyn Recorder>, Option<Ledger>) {
+async fn open_ledger(
+    url: Option<&str>,
+    pricing: Arc<Pricing>,
+) -> (Arc<dyn Recorder>, Option<Ledger>) {
     let Some(url) = url else {
         eprintln!("ledger: off");
         return (Arc::new(LogRecorder), None);
@@ -202,7 +206,7 @@ async fn open_ledger(url: Option<&str>) -> (Arc<dyn Recorder>, Option<Ledger>) {
     match ledger::open(url).await {
         Ok(pool) => {
             eprintln!("ledger: {}", ledger::redact(url));
-            let (ledger, recorder) = Ledger::start(pool, Arc::new(LogRecorder));
+            let (ledger, recorder) = Ledger::start(pool, Arc::new(LogRecorder), pricing);
             (recorder, Some(ledger))
         }
         Err(e) => {
@@ -225,7 +229,8 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     if !addr.ip().is_loopback() {
         tracing::warn!(%addr, "listening beyond loopback: anyone who can reach this address can use your provider keys");
     }
-    let (recorder, ledger) = open_ledger(config.ledger_url.as_deref()).await;
+    let pricing = Arc::new(config.pricing.clone());
+    let (recorder, ledger) = open_ledger(config.ledger_url.as_deref(), pricing).await;
     let state = AppState::new(config, Arc::new(EnvFileStore), recorder)
         .map_err(|e| format!("cannot start the HTTP client: {e}"))?;
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;

@@ -67,7 +67,7 @@ async fn every_request_becomes_a_row_with_usage_and_savings() {
         .await
         .unwrap();
     let rows = sqlx::query(
-        "SELECT dialect, model_requested, streamed, status, outcome, input_tokens, output_tokens, applied, saved_tokens \
+        "SELECT dialect, model_requested, streamed, status, outcome, input_tokens, output_tokens, applied, saved_tokens, cost_usd \
          FROM requests ORDER BY ts_ms, status",
     )
     .fetch_all(&pool)
@@ -82,6 +82,8 @@ async fn every_request_becomes_a_row_with_usage_and_savings() {
     assert_eq!(chat.get::<String, _>("dialect"), "openai_chat");
     assert_eq!(chat.get::<i64, _>("status"), 200);
     assert!(chat.get::<Option<i64>, _>("input_tokens").unwrap() > 0);
+    // gpt-5 is in the bundled price table.
+    assert!(chat.get::<Option<f64>, _>("cost_usd").unwrap() > 0.0);
     let anthropic = by_model("claude-sonnet-5-5").unwrap();
     assert_eq!(anthropic.get::<i64, _>("streamed"), 1);
     assert!(

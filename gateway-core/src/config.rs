@@ -18,6 +18,7 @@ use crate::headers::{
 };
 use crate::optimize::modes::ModelRule;
 use crate::optimize::{Modes, Plan, PlanPatch};
+use crate::pricing::Pricing;
 use crate::routing::{RouteSpec, RouteTable};
 use crate::secrets::KeySource;
 
@@ -43,6 +44,9 @@ pub struct GatewayConfig {
     pub gateway_keys: Vec<GatewayKeyConfig>,
     #[serde(default)]
     pub ledger: LedgerConfig,
+    /// Prices matched before the bundled table.
+    #[serde(default)]
+    pub pricing: Vec<crate::pricing::PriceConfig>,
 }
 
 /// `[ledger]`: where request rows go.
@@ -332,6 +336,7 @@ pub struct Config {
     pub gateway_keys: Vec<GatewayKey>,
     /// The ledger's URL; `None` when there is no ledger.
     pub ledger_url: Option<String>,
+    pub pricing: Pricing,
 }
 
 /// A key a client presents to use the gateway, with its optimizer overrides.
@@ -468,6 +473,7 @@ impl Config {
             optimize: Modes::default(),
             gateway_keys: Vec::new(),
             ledger_url: None,
+            pricing: Pricing::bundled(),
         })
     }
 }
@@ -525,12 +531,20 @@ impl GatewayConfig {
             optimize,
             gateway_keys,
             ledger,
+            pricing,
         } = self;
         let mut problems = Vec::new();
         let server = validate_server(server, &mut problems);
         let optimize = validate_optimize(optimize, &mut problems);
         let gateway_keys = validate_gateway_keys(gateway_keys, &mut problems);
         let ledger_url = validate_ledger(ledger, &mut problems);
+        let pricing = Pricing::new(&pricing).unwrap_or_else(|message| {
+            problems.push(ConfigProblem {
+                path: "pricing".into(),
+                message,
+            });
+            Pricing::bundled()
+        });
 
         let mut built: Vec<Arc<Provider>> = Vec::new();
         for (name, provider) in providers {
@@ -614,6 +628,7 @@ impl GatewayConfig {
                 optimize,
                 gateway_keys,
                 ledger_url,
+                pricing,
             })
         } else {
             Err(problems)

@@ -15,6 +15,7 @@ use sqlx::{AnyPool, ConnectOptions};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
+use crate::pricing::Pricing;
 use crate::record::{Outcome, Recorder, RequestRecord};
 
 /// Rows waiting to be written; past this the newest are dropped.
@@ -152,11 +153,15 @@ pub struct Ledger {
 
 impl Ledger {
     /// Starts the writer on `pool`; records go through the returned recorder.
-    pub fn start(pool: AnyPool, inner: Arc<dyn Recorder>) -> (Ledger, Arc<LedgerRecorder>) {
+    pub fn start(
+        pool: AnyPool,
+        inner: Arc<dyn Recorder>,
+        pricing: Arc<Pricing>,
+    ) -> (Ledger, Arc<LedgerRecorder>) {
         let (tx, rx) = mpsc::channel(QUEUE);
         let (stop, stopped) = watch::channel(false);
         let dropped = Arc::new(AtomicU64::new(0));
-        let writer = tokio::spawn(write_loop(pool, rx, stopped));
+        let writer = tokio::spawn(write_loop(pool, rx, stopped, pricing));
         let recorder = Arc::new(LedgerRecorder {
             inner,
             queue: tx,
@@ -183,6 +188,7 @@ async fn write_loop(
     pool: AnyPool,
     mut rx: mpsc::Receiver<RequestRecord>,
     mut stopped: watch::Receiver<bool>,
+    pricing: Arc<Pricing>,
 ) {
     let mut batch = Vec::with_capacity(BATCH);
     loop {
@@ -208,7 +214,7 @@ async fn write_loop(
             }
         }
         for chunk in batch.chunks(BATCH) {
-            if let Err(e) = write(&pool, chunk).await {
+            if let Err(e) = write(&pool, chunk, &pricing).await {
                 tracing::warn!(error = %e, rows = chunk.len(), "ledger write failed: rows lost");
             }
         }
@@ -224,8 +230,8 @@ const INSERT: &str =
     "INSERT INTO requests (ts_ms, request_id, dialect, provider, model_requested, \
     model_served, gateway_key, streamed, status, outcome, error, latency_ms, overhead_ms, \
     input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, \
-    applied, saved_tokens, saved_bytes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
-    $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)";
+    applied, saved_tokens, saved_bytes, cost_usd, saved_usd) VALUES ($1, $2, $3, $4, $5, $6, $7, \
+    $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)";
 
 fn outcome_name(o: Outcome) -> &'static str {
     match o {
@@ -236,7 +242,11 @@ fn outcome_name(o: Outcome) -> &'static str {
     }
 }
 
-async fn write(pool: &AnyPool, rows: &[RequestRecord]) -> Result<(), sqlx::Error> {
+async fn write(
+    pool: &AnyPool,
+    rows: &[RequestRecord],
+    pricing: &Pricing,
+) -> Result<(), sqlx::Error> {
     let mut tx = pool.begin().await?;
     for r in rows {
         let ts = r
@@ -245,6 +255,11 @@ async fn write(pool: &AnyPool, rows: &[RequestRecord]) -> Result<(), sqlx::Error
             .map_or(0, |d| d.as_millis() as i64);
         let usage = r.usage;
         let tokens = |f: fn(&crate::usage::Usage) -> u64| usage.as_ref().map(|u| f(u) as i64);
+        let model = r.model_served.as_deref().or(r.model_requested.as_deref());
+        let cost = match (model, usage.as_ref()) {
+            (Some(m), Some(u)) => pricing.cost(m, u, r.saved_tokens),
+            _ => None,
+        };
         sqlx::query(INSERT)
             .bind(ts)
             .bind(r.request_id.clone())
@@ -267,6 +282,8 @@ async fn write(pool: &AnyPool, rows: &[RequestRecord]) -> Result<(), sqlx::Error
             .bind(r.applied.clone())
             .bind(r.saved_tokens)
             .bind(r.saved_bytes)
+            .bind(cost.map(|c| c.cost))
+            .bind(cost.map(|c| c.saved))
             .execute(&mut *tx)
             .await?;
     }
@@ -288,7 +305,7 @@ mod tests {
             dialect: Dialect::AnthropicMessages,
             provider: Some("p".into()),
             model_requested: Some("claude-x".into()),
-            model_served: Some("claude-x-1".into()),
+            model_served: Some("claude-sonnet-4-5".into()),
             streamed: true,
             status: 200,
             outcome: Outcome::Completed,
@@ -315,7 +332,7 @@ mod tests {
         let url = sqlite_url(&dir.join("nested").join("ledger.sqlite"));
         let pool = open(&url).await.unwrap();
         let memory = Arc::new(MemoryRecorder::new(10));
-        let (ledger, recorder) = Ledger::start(pool, memory.clone());
+        let (ledger, recorder) = Ledger::start(pool, memory.clone(), Arc::new(Pricing::bundled()));
         for i in 0..50 {
             recorder.record(record(&format!("r{i}")));
         }
@@ -329,7 +346,7 @@ mod tests {
         // Reopened, as after a restart: migrations are not run twice, rows are there.
         let pool = open(&url).await.unwrap();
         let row = sqlx::query(
-            "SELECT COUNT(*) AS n, SUM(input_tokens) AS i, SUM(saved_tokens) AS s FROM requests",
+            "SELECT COUNT(*) AS n, SUM(input_tokens) AS i, SUM(saved_tokens) AS s, SUM(cost_usd) AS c FROM requests",
         )
         .fetch_one(&pool)
         .await
@@ -337,6 +354,9 @@ mod tests {
         assert_eq!(row.get::<i64, _>("n"), 50);
         assert_eq!(row.get::<i64, _>("i"), 5000);
         assert_eq!(row.get::<i64, _>("s"), 50 * 1234);
+        // Sonnet: 20 fresh input × $3, 80 cache reads × $0.30, 20 output × $15, per million.
+        let each = (20.0 * 3.0 + 80.0 * 0.30 + 20.0 * 15.0) / 1e6;
+        assert!((row.get::<f64, _>("c") - 50.0 * each).abs() < 1e-9);
         let _ = std::fs::remove_dir_all(dir);
     }
 

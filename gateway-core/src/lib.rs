@@ -16,6 +16,9 @@
 //! - [`secrets`]  — where provider keys come from ([`secrets::SecretStore`]).
 //! - [`models`]   — `GET /v1/models` in OpenAI or Anthropic shape.
 //! - [`headers`]  — header names and other constants, in one place.
+//! - [`ledger`]   — one row per request in SQLite or PostgreSQL, written off the request path.
+//! - [`pricing`]  — what a request cost, per usage bucket, from a dated price table.
+//! - [`optimize`] — the passes that rewrite requests to spend fewer tokens.
 //! - [`translate`] — the canonical IR and a codec per dialect, for requests across dialects.
 //! - [`mock`]     — a mock provider that speaks each provider's wire format, for tests and benchmarks.
 
@@ -27,6 +30,7 @@ pub mod ledger;
 pub mod mock;
 pub mod models;
 pub mod optimize;
+pub mod pricing;
 pub mod proxy;
 pub mod record;
 pub mod relay;
