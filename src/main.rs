@@ -10,6 +10,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use gateway_core::config::{self, Config, ProviderKind};
 use gateway_core::headers::{ENV_CONFIG, ENV_LISTEN, ENV_LOG};
+use gateway_core::ledger::stats::{By, Totals};
 use gateway_core::ledger::{self, Ledger};
 use gateway_core::mock::{MockConfig, MockState};
 use gateway_core::pricing::Pricing;
@@ -40,6 +41,23 @@ enum Command {
     Check(ConfigArgs),
     /// Run the mock provider (OpenAI and Anthropic wire formats) for tests and benchmarks.
     Mock(MockArgs),
+    /// Totals from the ledger: requests, tokens, tokens saved, cost and cost saved.
+    Stats(StatsArgs),
+}
+
+#[derive(Args)]
+struct StatsArgs {
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// How far back: 30m, 24h, 7d, or a Unix time in milliseconds.
+    #[arg(long, default_value = "24h")]
+    since: String,
+    /// Group by model, provider, pass, hour or day.
+    #[arg(long, default_value = "model")]
+    by: String,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -264,6 +282,95 @@ async fn mock(args: MockArgs) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
+async fn stats(args: StatsArgs) -> Result<(), String> {
+    let config = load_config(&args.config)?;
+    let by = By::parse(&args.by)?;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    let since = ledger::stats::parse_since(&args.since, now_ms)?;
+    let url = config
+        .ledger_url
+        .ok_or("the ledger is off in this config ([ledger] enabled = false)")?;
+    let pool = ledger::open(&url).await.map_err(|e| e.to_string())?;
+    let rows = ledger::stats::totals(&pool, since, by)
+        .await
+        .map_err(|e| format!("cannot read the ledger: {e}"))?;
+    if args.json {
+        let text = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
+        println!("{text}");
+        return Ok(());
+    }
+    println!(
+        "{:<28} {:>8} {:>6} {:>12} {:>10} {:>7} {:>12} {:>10} {:>10}",
+        args.by,
+        "requests",
+        "errors",
+        "input tok",
+        "output tok",
+        "cached",
+        "saved tok",
+        "cost $",
+        "saved $"
+    );
+    let mut all = Totals::default();
+    for t in &rows {
+        let key = match by {
+            By::Bucket(_) => t.key.parse::<i64>().map_or(t.key.clone(), format_ms),
+            _ if t.key.is_empty() => "(no pass)".to_owned(),
+            _ => t.key.clone(),
+        };
+        print_row(&key, t);
+        all.requests += t.requests;
+        all.errors += t.errors;
+        all.input_tokens += t.input_tokens;
+        all.output_tokens += t.output_tokens;
+        all.cache_read_tokens += t.cache_read_tokens;
+        all.saved_tokens += t.saved_tokens;
+        all.cost_usd += t.cost_usd;
+        all.saved_usd += t.saved_usd;
+    }
+    print_row("total", &all);
+    eprintln!(
+        "prices: list prices of {} (override with [[pricing]])",
+        config.pricing.date
+    );
+    Ok(())
+}
+
+fn print_row(key: &str, t: &Totals) {
+    println!(
+        "{:<28} {:>8} {:>6} {:>12} {:>10} {:>6.1}% {:>12} {:>10.4} {:>10.4}",
+        key,
+        t.requests,
+        t.errors,
+        t.input_tokens,
+        t.output_tokens,
+        t.cache_hit_rate() * 100.0,
+        t.saved_tokens,
+        t.cost_usd,
+        t.saved_usd
+    );
+}
+
+/// A bucket's start as `YYYY-MM-DD HH:00` UTC.
+fn format_ms(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let hour = secs.rem_euclid(86_400) / 3600;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02} {hour:02}:00")
+}
+
 fn check(args: ConfigArgs) -> Result<(), String> {
     let config = load_config(&args)?;
     describe(&config);
@@ -287,6 +394,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => runtime.block_on(serve(args)),
         Command::Mock(args) => runtime.block_on(mock(args)),
         Command::Check(args) => check(args),
+        Command::Stats(args) => runtime.block_on(stats(args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -294,5 +402,17 @@ fn main() -> ExitCode {
             eprintln!("error: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_ms;
+
+    #[test]
+    fn bucket_starts_print_as_utc_dates() {
+        assert_eq!(format_ms(0), "1970-01-01 00:00");
+        assert_eq!(format_ms(1_796_130_000_000), "2026-12-01 13:00");
+        assert_eq!(format_ms(1_709_247_600_000), "2024-02-29 23:00");
     }
 }

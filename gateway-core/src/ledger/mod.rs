@@ -4,6 +4,8 @@
 //! one transaction each. A full channel never blocks or fails a request; the row is
 //! dropped and counted.
 
+pub mod stats;
+
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -357,6 +359,55 @@ mod tests {
         // Sonnet: 20 fresh input × $3, 80 cache reads × $0.30, 20 output × $15, per million.
         let each = (20.0 * 3.0 + 80.0 * 0.30 + 20.0 * 15.0) / 1e6;
         assert!((row.get::<f64, _>("c") - 50.0 * each).abs() < 1e-9);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[tokio::test]
+    async fn totals_group_by_model_and_by_hour() {
+        let dir = std::env::temp_dir().join(format!("tg-stats-{}", uuid::Uuid::new_v4()));
+        let url = sqlite_url(&dir.join("ledger.sqlite"));
+        let pool = open(&url).await.unwrap();
+        let (ledger, recorder) = Ledger::start(
+            pool,
+            Arc::new(MemoryRecorder::new(1)),
+            Arc::new(Pricing::bundled()),
+        );
+        let hour = Duration::from_secs(3600);
+        for i in 0..6u64 {
+            let mut r = record(&format!("r{i}"));
+            r.started_at = UNIX_EPOCH + hour * 1000 + hour * (i as u32 % 2);
+            if i >= 4 {
+                r.model_served = Some("gpt-5".into());
+                r.status = 500;
+                r.outcome = Outcome::UpstreamFailed;
+            }
+            recorder.record(r);
+        }
+        ledger.close().await;
+        let pool = open(&url).await.unwrap();
+        let by_model = stats::totals(&pool, 0, stats::By::Model).await.unwrap();
+        assert_eq!(by_model.len(), 2);
+        let sonnet = by_model
+            .iter()
+            .find(|t| t.key == "claude-sonnet-4-5")
+            .unwrap();
+        assert_eq!(
+            (sonnet.requests, sonnet.errors, sonnet.input_tokens),
+            (4, 0, 400)
+        );
+        assert!((sonnet.cache_hit_rate() - 0.8).abs() < 1e-9);
+        let gpt = by_model.iter().find(|t| t.key == "gpt-5").unwrap();
+        assert_eq!((gpt.requests, gpt.errors), (2, 2));
+        let by_hour = stats::totals(&pool, 0, stats::By::Bucket(3_600_000))
+            .await
+            .unwrap();
+        let keys: Vec<&str> = by_hour.iter().map(|t| t.key.as_str()).collect();
+        assert_eq!(keys, ["3600000000", "3603600000"]);
+        assert_eq!(by_hour.iter().map(|t| t.requests).sum::<i64>(), 6);
+        let recent = stats::totals(&pool, 3_603_600_000, stats::By::Model)
+            .await
+            .unwrap();
+        assert_eq!(recent.iter().map(|t| t.requests).sum::<i64>(), 3);
         let _ = std::fs::remove_dir_all(dir);
     }
 
