@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up and runs every test: formatting, lints, Rust unit and end-to-end tests, and the
-# official OpenAI and Anthropic SDKs (Python and Node) driven through the gateway.
+# Sets up and runs every test: formatting, lints, Rust unit and end-to-end tests (the
+# ledger's against SQLite and a PostgreSQL server started here), and the official OpenAI
+# and Anthropic SDKs (Python and Node) driven through the gateway.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -14,6 +15,11 @@ if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   as_root apt-get update -qq
   as_root apt-get install -y -qq python3-venv >/dev/null
 fi
+
+# A PostgreSQL server on loopback for the ledger tests (installed with apt if missing).
+echo "== PostgreSQL for the ledger tests"
+TRIMGATE_TEST_POSTGRES_URL=$(./scripts/postgres.sh)
+export TRIMGATE_TEST_POSTGRES_URL
 
 echo "== cargo fmt --check"
 cargo fmt --all --check

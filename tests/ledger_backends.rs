@@ -1,0 +1,229 @@
+//! The same ledger tests against SQLite and against a real PostgreSQL server
+//! (`TRIMGATE_TEST_POSTGRES_URL`, which `scripts/test.sh` sets after starting one with
+//! `scripts/postgres.sh`): migrations, batched writes, prices, aggregations, and the
+//! gateway writing rows to each.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use common::*;
+use gateway_core::dialect::Dialect;
+use gateway_core::ledger::{self, stats, Ledger};
+use gateway_core::mock::MockConfig;
+use gateway_core::pricing::Pricing;
+use gateway_core::record::{MemoryRecorder, Outcome, Recorder, RequestRecord};
+use gateway_core::usage::Usage;
+use serde_json::json;
+use sqlx::Row;
+
+fn postgres_base() -> String {
+    std::env::var("TRIMGATE_TEST_POSTGRES_URL").unwrap_or_else(|_| {
+        panic!("TRIMGATE_TEST_POSTGRES_URL is not set: run scripts/test.sh, or start a server with scripts/postgres.sh and export the URL it prints")
+    })
+}
+
+/// A new, empty database on the test server, so runs never see each other's rows.
+async fn fresh_postgres() -> String {
+    let base = postgres_base();
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(&base).await.unwrap();
+    let name = format!("tg_{}", uuid_like());
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let (prefix, _) = base.rsplit_once('/').unwrap();
+    format!("{prefix}/{name}")
+}
+
+fn uuid_like() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{:x}{:x}", nanos, std::process::id())
+}
+
+fn fresh_sqlite(dir: &tempfile::TempDir) -> String {
+    ledger::sqlite_url(&dir.path().join("ledger.sqlite"))
+}
+
+fn record(i: u64, model: &str, at: SystemTime) -> RequestRecord {
+    RequestRecord {
+        request_id: format!("r{i}"),
+        started_at: at,
+        dialect: Dialect::AnthropicMessages,
+        provider: Some("anthropic".into()),
+        model_requested: Some(model.into()),
+        model_served: Some(model.into()),
+        streamed: i % 2 == 0,
+        status: if i % 5 == 4 { 529 } else { 200 },
+        // A provider's 529 is relayed whole: completed, and counted as an error by status.
+        outcome: Outcome::Completed,
+        error: None,
+        latency: Duration::from_millis(100 + i),
+        overhead: Duration::from_micros(50),
+        usage: Some(Usage {
+            input: 1000,
+            output: 100,
+            cache_read: 600,
+            cache_write: 200,
+            reasoning: 0,
+        }),
+        applied: if i % 2 == 0 {
+            "tool_output=auto".into()
+        } else {
+            String::new()
+        },
+        saved_tokens: if i % 2 == 0 { 400 } else { 0 },
+        saved_bytes: if i % 2 == 0 { 1600 } else { 0 },
+        gateway_key: Some("ci".into()),
+    }
+}
+
+/// Writes 40 rows over two hours and two models, reopens, and checks every aggregate.
+async fn rows_prices_and_totals(url: &str) {
+    let pool = ledger::open(url).await.unwrap();
+    let (ledger, recorder) = Ledger::start(
+        pool,
+        Arc::new(MemoryRecorder::new(1)),
+        Arc::new(Pricing::bundled()),
+    );
+    let base = UNIX_EPOCH + Duration::from_secs(1_796_130_000);
+    for i in 0..40u64 {
+        let model = if i < 30 {
+            "claude-sonnet-4-5"
+        } else {
+            "claude-haiku-4-5"
+        };
+        let at = base + Duration::from_secs(3600 * (i % 2));
+        recorder.record(record(i, model, at));
+    }
+    ledger.close().await;
+
+    // Reopened: the migrations are recorded and not run again.
+    let pool = ledger::open(url).await.unwrap();
+    let by_model = stats::totals(&pool, 0, stats::By::Model).await.unwrap();
+    assert_eq!(by_model.len(), 2);
+    let sonnet = &by_model[0];
+    assert_eq!(sonnet.key, "claude-sonnet-4-5", "largest cost first");
+    assert_eq!((sonnet.requests, sonnet.errors), (30, 6));
+    assert_eq!(
+        (
+            sonnet.input_tokens,
+            sonnet.output_tokens,
+            sonnet.cache_read_tokens
+        ),
+        (30_000, 3_000, 18_000)
+    );
+    assert_eq!(sonnet.saved_tokens, 15 * 400);
+    // Sonnet per request: 200 fresh × $3 + 600 reads × $0.30 + 200 writes × $3.75 + 100 out × $15, per million.
+    let each = (200.0 * 3.0 + 600.0 * 0.30 + 200.0 * 3.75 + 100.0 * 15.0) / 1e6;
+    assert!(
+        (sonnet.cost_usd - 30.0 * each).abs() < 1e-9,
+        "{}",
+        sonnet.cost_usd
+    );
+    assert!((sonnet.saved_usd - 15.0 * 400.0 * 3.0 / 1e6).abs() < 1e-9);
+    assert!((sonnet.cache_hit_rate() - 0.6).abs() < 1e-9);
+
+    let by_pass = stats::totals(&pool, 0, stats::By::Passes).await.unwrap();
+    let keys: Vec<&str> = by_pass.iter().map(|t| t.key.as_str()).collect();
+    assert!(
+        keys.contains(&"tool_output=auto") && keys.contains(&""),
+        "{keys:?}"
+    );
+
+    let by_hour = stats::totals(&pool, 0, stats::By::Bucket(3_600_000))
+        .await
+        .unwrap();
+    assert_eq!(
+        by_hour.iter().map(|t| t.key.as_str()).collect::<Vec<_>>(),
+        ["1796130000000", "1796133600000"]
+    );
+    assert_eq!(by_hour[0].requests, 20);
+    let late = stats::totals(&pool, 1_796_133_600_000, stats::By::Provider)
+        .await
+        .unwrap();
+    assert_eq!(
+        (late.len(), late[0].key.as_str(), late[0].requests),
+        (1, "anthropic", 20)
+    );
+
+    let row = sqlx::query(
+        "SELECT request_id, gateway_key, streamed, latency_ms FROM requests WHERE request_id = $1",
+    )
+    .bind("r7".to_owned())
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        row.get::<Option<String>, _>("gateway_key").as_deref(),
+        Some("ci")
+    );
+    assert_eq!(row.get::<i64, _>("streamed"), 0);
+    assert!((row.get::<f64, _>("latency_ms") - 107.0).abs() < 1e-6);
+}
+
+/// The gateway binary writes a row per request to the ledger at `url`.
+async fn gateway_writes_rows(url: &str) {
+    let mock = start_mock(MockConfig::default()).await;
+    let extra = format!("[ledger]\nurl = \"{url}\"\n");
+    let mut gw = Gateway::spawn(&mock_config(&mock.url, "", &extra));
+    for stream in [false, true] {
+        let body = json!({"model": "gpt-5", "stream": stream, "messages": [{"role": "user", "content": "count me"}]});
+        let res = post_json(
+            &format!("{}/v1/chat/completions", gw.url),
+            body.to_string(),
+            &[],
+        )
+        .await;
+        assert_eq!(res.status(), 200);
+        let _ = res.text().await.unwrap();
+    }
+    gw.signal("TERM");
+    assert!(
+        gw.wait_exit(Duration::from_secs(15)).is_some(),
+        "{}",
+        gw.stderr()
+    );
+    let pool = ledger::open(url).await.unwrap();
+    let rows =
+        sqlx::query("SELECT streamed, input_tokens, output_tokens FROM requests ORDER BY streamed")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(rows.len(), 2, "{}", gw.stderr());
+    for (row, streamed) in rows.iter().zip([0, 1]) {
+        assert_eq!(row.get::<i64, _>("streamed"), streamed);
+        assert!(row.get::<Option<i64>, _>("input_tokens").unwrap() > 0);
+        assert!(row.get::<Option<i64>, _>("output_tokens").unwrap() > 0);
+    }
+}
+
+#[tokio::test]
+async fn sqlite_rows_prices_and_totals() {
+    let dir = tempfile::tempdir().unwrap();
+    rows_prices_and_totals(&fresh_sqlite(&dir)).await;
+}
+
+#[tokio::test]
+async fn postgres_rows_prices_and_totals() {
+    rows_prices_and_totals(&fresh_postgres().await).await;
+}
+
+#[tokio::test]
+async fn sqlite_gateway_writes_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    gateway_writes_rows(&fresh_sqlite(&dir)).await;
+}
+
+#[tokio::test]
+async fn postgres_gateway_writes_rows() {
+    gateway_writes_rows(&fresh_postgres().await).await;
+}
