@@ -17,6 +17,7 @@ use gateway_core::pricing::Pricing;
 use gateway_core::record::{LogRecorder, Recorder};
 use gateway_core::secrets::EnvFileStore;
 use gateway_core::server::{self, AppState};
+use gateway_core::telemetry::{self, MetricsRecorder};
 
 // glibc's malloc contends across the runtime's threads; mimalloc keeps per-thread heaps.
 #[global_allocator]
@@ -249,8 +250,12 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     }
     let pricing = Arc::new(config.pricing.clone());
     let (recorder, ledger) = open_ledger(config.ledger_url.as_deref(), pricing).await;
+    let recorder = Arc::new(MetricsRecorder { inner: recorder });
     let state = AppState::new(config, Arc::new(EnvFileStore), recorder)
         .map_err(|e| format!("cannot start the HTTP client: {e}"))?;
+    if let Some(handle) = telemetry::install() {
+        state.set_metrics(handle);
+    }
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     println!("Trimgate listening on http://{local}");

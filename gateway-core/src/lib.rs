@@ -20,6 +20,7 @@
 //! - [`pricing`]  — what a request cost, per usage bucket, from a dated price table.
 //! - [`optimize`] — the passes that rewrite requests to spend fewer tokens.
 //! - [`translate`] — the canonical IR and a codec per dialect, for requests across dialects.
+//! - [`telemetry`] — Prometheus metrics from the record stage and the ledger.
 //! - [`mock`]     — a mock provider that speaks each provider's wire format, for tests and benchmarks.
 
 pub mod config;
@@ -38,6 +39,7 @@ pub mod routing;
 pub mod secrets;
 pub mod server;
 pub mod sniff;
+pub mod telemetry;
 pub mod translate;
 pub mod upstream;
 pub mod usage;

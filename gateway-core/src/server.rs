@@ -36,6 +36,7 @@ use crate::proxy;
 use crate::record::Recorder;
 use crate::secrets::SecretStore;
 use crate::upstream::Upstream;
+use metrics_exporter_prometheus::PrometheusHandle;
 use sha2::{Digest, Sha256};
 
 /// Everything a request handler can reach.
@@ -45,6 +46,8 @@ pub struct AppState {
     pub optimizer: Arc<Optimizer>,
     secrets: Arc<dyn SecretStore>,
     pub recorder: Arc<dyn Recorder>,
+    /// Renders `/metrics`, when the process installed a Prometheus recorder.
+    metrics: std::sync::OnceLock<PrometheusHandle>,
     abort: watch::Sender<bool>,
     draining: AtomicBool,
 }
@@ -63,10 +66,16 @@ impl AppState {
             upstream,
             optimizer,
             secrets,
+            metrics: std::sync::OnceLock::new(),
             recorder,
             abort: watch::Sender::new(false),
             draining: AtomicBool::new(false),
         }))
+    }
+
+    /// Serves `/metrics` from `handle`.
+    pub fn set_metrics(&self, handle: PrometheusHandle) {
+        let _ = self.metrics.set(handle);
     }
 
     pub fn config(&self) -> Arc<Config> {
@@ -137,6 +146,23 @@ async fn list_models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> 
         models::openai_list(&config.routes)
     };
     json_response(StatusCode::OK, &body)
+}
+
+async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+    match state.metrics.get() {
+        Some(handle) => {
+            let mut response = Response::new(Body::from(handle.render()));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; version=0.0.4"),
+            );
+            response
+        }
+        None => json_response(
+            StatusCode::NOT_FOUND,
+            &serde_json::json!({"error": "metrics are not enabled in this process"}),
+        ),
+    }
 }
 
 async fn healthz() -> Response {
@@ -211,6 +237,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     }
     router
         .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
         .route("/readyz", get(readyz))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

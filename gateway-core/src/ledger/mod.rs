@@ -138,6 +138,7 @@ impl Recorder for LedgerRecorder {
     fn record(&self, record: RequestRecord) {
         self.inner.record(record.clone());
         if self.queue.try_send(record).is_err() {
+            metrics::counter!("trimgate_ledger_dropped_total").increment(1);
             let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
             if n.is_power_of_two() {
                 tracing::warn!(dropped = n, "ledger queue full: rows dropped");
@@ -215,8 +216,10 @@ async fn write_loop(
                 batch.push(r);
             }
         }
+        metrics::gauge!("trimgate_ledger_queue_depth").set(rx.len() as f64);
         for chunk in batch.chunks(BATCH) {
             if let Err(e) = write(&pool, chunk, &pricing).await {
+                metrics::counter!("trimgate_ledger_write_errors_total").increment(1);
                 tracing::warn!(error = %e, rows = chunk.len(), "ledger write failed: rows lost");
             }
         }
