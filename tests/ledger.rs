@@ -124,3 +124,110 @@ async fn a_ledger_that_cannot_open_leaves_the_gateway_serving() {
     .await;
     assert_eq!(res.status(), 200);
 }
+
+#[tokio::test]
+async fn sigkill_under_load_loses_at_most_the_last_second_and_never_corrupts() {
+    let mock = start_mock(MockConfig::default()).await;
+    let data = tempfile::tempdir().unwrap();
+    let path = data.path().join("ledger.sqlite");
+    let extra = format!("[ledger]\nurl = \"sqlite://{}\"\n", path.display());
+    let mut gw = Gateway::spawn(&mock_config(&mock.url, "", &extra));
+    let url = format!("{}/v1/chat/completions", gw.url);
+    let body =
+        json!({"model": "gpt-5", "messages": [{"role": "user", "content": "load"}]}).to_string();
+
+    // Four clients send requests back to back; each success is timed.
+    let start = std::time::Instant::now();
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        let (url, body) = (url.clone(), body.clone());
+        clients.push(tokio::spawn(async move {
+            let mut done = Vec::new();
+            while start.elapsed() < Duration::from_secs(4) {
+                match client()
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .body(body.clone())
+                    .send()
+                    .await
+                {
+                    Ok(res) if res.status() == 200 => {
+                        let _ = res.bytes().await;
+                        done.push(start.elapsed());
+                    }
+                    _ => break,
+                }
+            }
+            done
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let killed_at = start.elapsed();
+    gw.signal("KILL");
+    assert!(gw.wait_exit(Duration::from_secs(5)).is_some());
+    let mut finished = Vec::new();
+    for c in clients {
+        finished.extend(c.await.unwrap());
+    }
+    let older_than_a_second = finished
+        .iter()
+        .filter(|t| **t + Duration::from_secs(1) <= killed_at)
+        .count() as i64;
+    assert!(
+        older_than_a_second > 50,
+        "only {older_than_a_second} requests before the last second"
+    );
+
+    let pool = gateway_core::ledger::open(&gateway_core::ledger::sqlite_url(&path))
+        .await
+        .unwrap();
+    let check: String = sqlx::query("PRAGMA integrity_check")
+        .fetch_one(&pool)
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(check, "ok");
+    let rows: i64 = sqlx::query("SELECT COUNT(*) FROM requests")
+        .fetch_one(&pool)
+        .await
+        .unwrap()
+        .get(0);
+    assert!(
+        rows >= older_than_a_second,
+        "{rows} rows kept of {older_than_a_second} requests answered more than a second before the kill ({} in all)",
+        finished.len()
+    );
+}
+
+#[tokio::test]
+async fn a_corrupt_ledger_file_is_reported_and_the_gateway_serves() {
+    let mock = start_mock(MockConfig::default()).await;
+    let data = tempfile::tempdir().unwrap();
+    let path = data.path().join("ledger.sqlite");
+    std::fs::write(
+        &path,
+        b"this is not a database, it was overwritten by accident\n".repeat(100),
+    )
+    .unwrap();
+    let extra = format!("[ledger]\nurl = \"sqlite://{}\"\n", path.display());
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", &extra));
+    let log = gw.stderr();
+    assert!(
+        log.contains("cannot open the ledger") || log.contains("cannot bring the ledger"),
+        "{log}"
+    );
+    assert!(log.contains("the ledger is disabled"), "{log}");
+    let chat =
+        json!({"model": "gpt-5", "messages": [{"role": "user", "content": "still serving"}]});
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        chat.to_string(),
+        &[],
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    // The file is left as it was, for the user to inspect or restore.
+    assert!(std::fs::read(&path)
+        .unwrap()
+        .starts_with(b"this is not a database"));
+}

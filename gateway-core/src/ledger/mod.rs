@@ -92,6 +92,13 @@ pub async fn open(url: &str) -> Result<AnyPool, LedgerError> {
         .disable_statement_logging();
     let pool = AnyPoolOptions::new()
         .max_connections(if url.starts_with("sqlite:") { 1 } else { 4 })
+        // A file that is not a database, or a server that does not answer, is reported
+        // at start within seconds, not after the pool's default half minute of retries.
+        .acquire_timeout(Duration::from_secs(if url.starts_with("sqlite:") {
+            2
+        } else {
+            10
+        }))
         .after_connect(|conn, _| {
             Box::pin(async move {
                 if conn.backend_name() == "SQLite" {
