@@ -265,3 +265,45 @@ key = { env = "TG_TEST_GATEWAY_KEY_DEV" }
         "a gateway key never goes upstream"
     );
 }
+
+#[tokio::test]
+async fn a_holdout_share_of_sessions_goes_unoptimized_and_is_marked() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", "[optimize]\nholdout = 0.5\n"));
+    let url = format!("{}/v1/chat/completions", gw.url);
+    let log = cargo_test_log();
+    let mut groups = Vec::new();
+    for session in 0..16 {
+        let mut body = chat_body(&log);
+        body["messages"][1]["content"] = json!(format!("Session {session}: run the tests."));
+        let text = body.to_string();
+        let mut applied = Vec::new();
+        // Two turns of one session land in the same group.
+        for _ in 0..2 {
+            let res = post_json(&url, text.clone(), &[]).await;
+            assert_eq!(res.status(), 200);
+            applied.push(header(&res, "x-trimgate-applied"));
+            let sent = mock.state.requests().pop().unwrap().body;
+            if applied.last().unwrap() == "holdout" {
+                assert_eq!(sent, text.as_bytes(), "a held-out request goes as sent");
+            } else {
+                assert!(sent.len() < text.len());
+            }
+        }
+        assert_eq!(applied[0], applied[1]);
+        groups.push(applied[0].clone());
+    }
+    let held = groups.iter().filter(|g| *g == "holdout").count();
+    assert!(
+        (2..=14).contains(&held),
+        "{held} of 16 sessions held out at 50 %: {groups:?}"
+    );
+    // A client that names its modes is never held out.
+    let res = post_json(
+        &url,
+        chat_body(&log).to_string(),
+        &[("x-trimgate-optimize", "tool_output=standard")],
+    )
+    .await;
+    assert_eq!(header(&res, "x-trimgate-applied"), "tool_output=standard");
+}

@@ -70,6 +70,8 @@ pub struct OptimizeConfig {
     pub squeeze: Option<bool>,
     /// Memory for rewritten blocks' originals, in MiB.
     pub originals_mib: Option<usize>,
+    /// Share of sessions sent unoptimized as a control group (0 to 0.5).
+    pub holdout: Option<f64>,
     #[serde(default)]
     pub models: Vec<ModelOptimizeConfig>,
 }
@@ -83,6 +85,7 @@ pub struct ModelOptimizeConfig {
     pub terse: Option<String>,
     pub prune: Option<String>,
     pub squeeze: Option<bool>,
+    pub holdout: Option<f64>,
 }
 
 /// Pass settings that override others (a gateway key's).
@@ -665,6 +668,7 @@ fn validate_optimize(optimize: OptimizeConfig, problems: &mut Vec<ConfigProblem>
         prune,
         squeeze,
         originals_mib,
+        holdout,
         models,
     } = optimize;
     let mut defaults = Plan::DEFAULT;
@@ -691,8 +695,14 @@ fn validate_optimize(optimize: OptimizeConfig, problems: &mut Vec<ConfigProblem>
             &path,
             problems,
         );
+        let model_holdout = m
+            .holdout
+            .map(|h| holdout_permille(h, &format!("{path}holdout"), problems));
         match ModelRule::new(&m.pattern, patch) {
-            Ok(rule) if !m.pattern.is_empty() => rules.push(rule),
+            Ok(mut rule) if !m.pattern.is_empty() => {
+                rule.holdout_permille = model_holdout;
+                rules.push(rule);
+            }
             Ok(_) => problems.push(ConfigProblem {
                 path: format!("{path}match"),
                 message: "must not be empty".into(),
@@ -706,12 +716,25 @@ fn validate_optimize(optimize: OptimizeConfig, problems: &mut Vec<ConfigProblem>
     let mut modes = Modes {
         defaults,
         rules,
+        holdout_permille: holdout.map_or(0, |h| holdout_permille(h, "optimize.holdout", problems)),
         ..Modes::default()
     };
     if let Some(mib) = originals_mib {
         modes.originals_bytes = mib.saturating_mul(1024 * 1024);
     }
     modes
+}
+
+fn holdout_permille(share: f64, path: &str, problems: &mut Vec<ConfigProblem>) -> u16 {
+    if share.is_finite() && (0.0..=0.5).contains(&share) {
+        (share * 1000.0).round() as u16
+    } else {
+        problems.push(ConfigProblem {
+            path: path.to_owned(),
+            message: format!("must be a share between 0 and 0.5, got {share}"),
+        });
+        0
+    }
 }
 
 fn validate_gateway_keys(

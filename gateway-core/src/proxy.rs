@@ -175,17 +175,26 @@ async fn optimize(
     ctx: &mut Ctx,
     body: &Bytes,
     model: &str,
-    plan: &Plan,
+    plan: &Planned,
 ) -> Vec<(std::ops::Range<usize>, Vec<u8>)> {
+    if plan.held_out {
+        ctx.optimized = Some(Optimized {
+            applied: HOLDOUT.into(),
+            saved_bytes: 0,
+            saved_tokens: Some(0),
+            counting: None,
+        });
+        return Vec::new();
+    }
     let outcome = if body.len() < OFF_THREAD_BYTES {
-        state.optimizer.run(ctx.dialect(), body, model, plan)
+        state.optimizer.run(ctx.dialect(), body, model, &plan.plan)
     } else {
         // Milliseconds of work: a blocking thread, so other requests on this worker go on.
         let (optimizer, body, model, plan, dialect) = (
             state.optimizer.clone(),
             body.clone(),
             model.to_owned(),
-            *plan,
+            plan.plan,
             ctx.dialect(),
         );
         tokio::task::spawn_blocking(move || optimizer.run(dialect, &body, &model, &plan))
@@ -209,25 +218,45 @@ async fn optimize(
 /// Bodies from this size are optimized on a blocking thread.
 const OFF_THREAD_BYTES: usize = 64 * 1024;
 
+/// `x-trimgate-applied` for a request of the control group.
+const HOLDOUT: &str = "holdout";
+
+/// The passes a request runs, or that it is held out of them as a control.
+struct Planned {
+    plan: Plan,
+    held_out: bool,
+}
+
 /// The plan for this request: the model's modes, then the gateway key's, then the header's.
+/// A request that names its own modes is never held out.
 fn plan_for(
     state: &AppState,
     model: &str,
     key: Option<&GatewayKey>,
     headers: &HeaderMap,
-) -> Result<Plan, GatewayError> {
-    let mut plan = state.optimizer.modes.for_model(model);
+    dialect: Dialect,
+    body: &[u8],
+) -> Result<Planned, GatewayError> {
+    let modes = &state.optimizer.modes;
+    let mut plan = modes.for_model(model);
     if let Some(key) = key {
         plan.apply(&key.optimize);
     }
-    if let Some(value) = headers.get(&X_OPTIMIZE) {
-        let text = value
-            .to_str()
-            .map_err(|_| GatewayError::InvalidOptimizeHeader("not ASCII".into()))?;
-        let patch = PlanPatch::from_header(text).map_err(GatewayError::InvalidOptimizeHeader)?;
-        plan.apply(&patch);
-    }
-    Ok(plan)
+    let Some(value) = headers.get(&X_OPTIMIZE) else {
+        return Ok(Planned {
+            plan,
+            held_out: !plan.is_off() && modes.held_out(model, dialect, body),
+        });
+    };
+    let text = value
+        .to_str()
+        .map_err(|_| GatewayError::InvalidOptimizeHeader("not ASCII".into()))?;
+    let patch = PlanPatch::from_header(text).map_err(GatewayError::InvalidOptimizeHeader)?;
+    plan.apply(&patch);
+    Ok(Planned {
+        plan,
+        held_out: false,
+    })
 }
 
 fn is_json(headers: &HeaderMap) -> Result<(), GatewayError> {
@@ -291,7 +320,14 @@ async fn run(
             })?;
     let provider = target.provider.clone();
     pending.record().provider = Some(provider.name.clone());
-    let plan = plan_for(state, &sniffed.model, key.as_ref(), &parts.headers)?;
+    let plan = plan_for(
+        state,
+        &sniffed.model,
+        key.as_ref(),
+        &parts.headers,
+        ctx.dialect(),
+        &body,
+    )?;
     let served_model = target.rewrite.unwrap_or(&sniffed.model).to_owned();
     if !provider.speaks(ctx.dialect()) {
         if ctx.endpoint == Endpoint::CountTokens {

@@ -7,6 +7,7 @@ use std::fmt;
 use globset::{Glob, GlobMatcher};
 
 use super::compact::Level;
+use crate::dialect::Dialect;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TerseMode {
@@ -195,6 +196,8 @@ fn bad(pass: &str, mode: &str, allowed: &str) -> String {
 pub struct Modes {
     pub defaults: Plan,
     pub rules: Vec<ModelRule>,
+    /// Share of sessions, in thousandths, sent unoptimized as a control group.
+    pub holdout_permille: u16,
     /// Bytes of rewritten blocks kept for inspection.
     pub originals_bytes: usize,
 }
@@ -204,6 +207,8 @@ pub struct ModelRule {
     pub pattern: String,
     matcher: GlobMatcher,
     pub patch: PlanPatch,
+    /// The holdout share for these models, in thousandths, when set.
+    pub holdout_permille: Option<u16>,
 }
 
 impl ModelRule {
@@ -214,6 +219,7 @@ impl ModelRule {
             pattern: pattern.to_owned(),
             matcher: glob.compile_matcher(),
             patch,
+            holdout_permille: None,
         })
     }
 }
@@ -223,12 +229,37 @@ impl Default for Modes {
         Modes {
             defaults: Plan::DEFAULT,
             rules: Vec::new(),
+            holdout_permille: 0,
             originals_bytes: 64 * 1024 * 1024,
         }
     }
 }
 
 impl Modes {
+    /// Whether this request belongs to the control group sent unoptimized. Decided per
+    /// session — by the session's first user message, which every turn repeats — so a
+    /// held-out session stays held out on every turn and the provider's cache sees one
+    /// consistent history.
+    pub fn held_out(&self, model: &str, dialect: Dialect, body: &[u8]) -> bool {
+        let permille = self
+            .rules
+            .iter()
+            .rev()
+            .find(|r| r.holdout_permille.is_some() && r.matcher.is_match(model))
+            .and_then(|r| r.holdout_permille)
+            .unwrap_or(self.holdout_permille);
+        if permille == 0 {
+            return false;
+        }
+        let first = super::locate::locate(dialect, body).and_then(|l| l.first_user_text);
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(model.as_bytes());
+        hasher.update(first.as_deref().unwrap_or("").as_bytes());
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(&hasher.finalize().as_bytes()[..8]);
+        u64::from_le_bytes(bytes) % 1000 < u64::from(permille)
+    }
+
     /// The plan for `model`, before key and header overrides.
     pub fn for_model(&self, model: &str) -> Plan {
         let mut plan = self.defaults;
@@ -323,6 +354,36 @@ mod tests {
     fn plans_print_as_the_header_reads() {
         assert_eq!(Plan::DEFAULT.to_string(), "tool_output=auto prune=auto");
         assert_eq!(Plan::OFF.to_string(), "all passes off");
+    }
+
+    #[test]
+    fn holdout_takes_its_share_by_session_and_keeps_a_session_together() {
+        let modes = Modes {
+            holdout_permille: 200,
+            ..Modes::default()
+        };
+        let mut held = 0;
+        for i in 0..2000 {
+            let first_turn = serde_json::json!({"model": "m", "messages": [
+                {"role": "system", "content": "the same agent prompt for every session"},
+                {"role": "user", "content": format!("task {i}")}]});
+            let mut later_turn = first_turn.clone();
+            for _ in 0..50 {
+                later_turn["messages"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(serde_json::json!({"role": "assistant", "content": "working"}));
+            }
+            let a = modes.held_out("m", Dialect::OpenAiChat, first_turn.to_string().as_bytes());
+            let b = modes.held_out("m", Dialect::OpenAiChat, later_turn.to_string().as_bytes());
+            assert_eq!(a, b, "one session, one group");
+            held += usize::from(a);
+        }
+        assert!(
+            (300..500).contains(&held),
+            "{held} of 2000 held out at 20 %"
+        );
+        assert!(!Modes::default().held_out("m", Dialect::OpenAiChat, b"{}"));
     }
 
     #[test]
