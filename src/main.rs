@@ -217,6 +217,7 @@ fn describe(config: &Config) {
 async fn open_ledger(
     url: Option<&str>,
     pricing: Arc<Pricing>,
+    retention: Option<std::time::Duration>,
 ) -> (Arc<dyn Recorder>, Option<Ledger>) {
     let Some(url) = url else {
         eprintln!("ledger: off");
@@ -225,6 +226,9 @@ async fn open_ledger(
     match ledger::open(url).await {
         Ok(pool) => {
             eprintln!("ledger: {}", ledger::redact(url));
+            if let Some(keep) = retention {
+                ledger::spawn_retention(pool.clone(), keep);
+            }
             let (ledger, recorder) = Ledger::start(pool, Arc::new(LogRecorder), pricing);
             (recorder, Some(ledger))
         }
@@ -249,7 +253,12 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         tracing::warn!(%addr, "listening beyond loopback: anyone who can reach this address can use your provider keys");
     }
     let pricing = Arc::new(config.pricing.clone());
-    let (recorder, ledger) = open_ledger(config.ledger_url.as_deref(), pricing).await;
+    let (recorder, ledger) = open_ledger(
+        config.ledger_url.as_deref(),
+        pricing,
+        config.ledger_retention,
+    )
+    .await;
     let recorder = Arc::new(MetricsRecorder { inner: recorder });
     let state = AppState::new(config, Arc::new(EnvFileStore), recorder)
         .map_err(|e| format!("cannot start the HTTP client: {e}"))?;

@@ -58,6 +58,8 @@ pub struct LedgerConfig {
     /// `sqlite:///path/ledger.sqlite` or `postgres://user@host/db`; default: SQLite in the
     /// platform data dir.
     pub url: Option<String>,
+    /// Rows older than this many days are deleted (at start and daily); none by default.
+    pub retention_days: Option<u32>,
 }
 
 /// `[optimize]`: the passes every model runs, then `[[optimize.models]]` rules by glob.
@@ -339,6 +341,8 @@ pub struct Config {
     pub gateway_keys: Vec<GatewayKey>,
     /// The ledger's URL; `None` when there is no ledger.
     pub ledger_url: Option<String>,
+    /// How long ledger rows are kept; `None` keeps them all.
+    pub ledger_retention: Option<Duration>,
     pub pricing: Pricing,
 }
 
@@ -476,6 +480,7 @@ impl Config {
             optimize: Modes::default(),
             gateway_keys: Vec::new(),
             ledger_url: None,
+            ledger_retention: None,
             pricing: Pricing::bundled(),
         })
     }
@@ -540,6 +545,16 @@ impl GatewayConfig {
         let server = validate_server(server, &mut problems);
         let optimize = validate_optimize(optimize, &mut problems);
         let gateway_keys = validate_gateway_keys(gateway_keys, &mut problems);
+        let ledger_retention = match ledger.retention_days {
+            Some(0) => {
+                problems.push(ConfigProblem {
+                    path: "ledger.retention_days".into(),
+                    message: "must be at least 1 (leave it out to keep every row)".into(),
+                });
+                None
+            }
+            days => days.map(|d| Duration::from_secs(u64::from(d) * 86_400)),
+        };
         let ledger_url = validate_ledger(ledger, &mut problems);
         let pricing = Pricing::new(&pricing).unwrap_or_else(|message| {
             problems.push(ConfigProblem {
@@ -631,6 +646,7 @@ impl GatewayConfig {
                 optimize,
                 gateway_keys,
                 ledger_url,
+                ledger_retention,
                 pricing,
             })
         } else {

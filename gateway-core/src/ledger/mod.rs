@@ -194,6 +194,37 @@ impl Ledger {
     }
 }
 
+/// Deletes rows older than `keep` now and once a day, until the pool closes.
+pub fn spawn_retention(pool: AnyPool, keep: Duration) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(86_400));
+        loop {
+            tick.tick().await;
+            if pool.is_closed() {
+                return;
+            }
+            match prune_older_than(&pool, keep).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(rows = n, "ledger rows past retention deleted"),
+                Err(e) => tracing::warn!(error = %e, "ledger retention failed"),
+            }
+        }
+    })
+}
+
+/// Deletes rows that started more than `keep` ago; returns how many.
+pub async fn prune_older_than(pool: &AnyPool, keep: Duration) -> Result<u64, sqlx::Error> {
+    let now = std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    let cutoff = now - keep.as_millis() as i64;
+    let done = sqlx::query("DELETE FROM requests WHERE ts_ms < $1")
+        .bind(cutoff)
+        .execute(pool)
+        .await?;
+    Ok(done.rows_affected())
+}
+
 async fn write_loop(
     pool: AnyPool,
     mut rx: mpsc::Receiver<RequestRecord>,
@@ -418,6 +449,35 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(recent.iter().map(|t| t.requests).sum::<i64>(), 3);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[tokio::test]
+    async fn retention_deletes_only_rows_past_it() {
+        let dir = std::env::temp_dir().join(format!("tg-retain-{}", uuid::Uuid::new_v4()));
+        let url = sqlite_url(&dir.join("ledger.sqlite"));
+        let pool = open(&url).await.unwrap();
+        let (ledger, recorder) = Ledger::start(
+            pool,
+            Arc::new(MemoryRecorder::new(1)),
+            Arc::new(Pricing::bundled()),
+        );
+        let day = Duration::from_secs(86_400);
+        for (i, age) in [0u32, 1, 5, 40].iter().enumerate() {
+            let mut r = record(&format!("r{i}"));
+            r.started_at = SystemTime::now() - day * *age;
+            recorder.record(r);
+        }
+        ledger.close().await;
+        let pool = open(&url).await.unwrap();
+        assert_eq!(prune_older_than(&pool, day * 30).await.unwrap(), 1);
+        assert_eq!(prune_older_than(&pool, day * 2).await.unwrap(), 1);
+        let left: i64 = sqlx::query("SELECT COUNT(*) FROM requests")
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(left, 2);
         let _ = std::fs::remove_dir_all(dir);
     }
 
