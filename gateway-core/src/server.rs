@@ -60,7 +60,6 @@ impl AppState {
     ) -> Result<Arc<AppState>, std::io::Error> {
         let upstream = Upstream::new(&config, secrets.clone())?;
         let optimizer = Arc::new(Optimizer::new(config.optimize.clone()));
-        crate::optimize::tokens::warm_up();
         Ok(Arc::new(AppState {
             config: Arc::new(config),
             upstream,

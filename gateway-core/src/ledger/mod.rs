@@ -269,12 +269,34 @@ async fn write_loop(
     }
 }
 
-const INSERT: &str =
-    "INSERT INTO requests (ts_ms, request_id, dialect, provider, model_requested, \
-    model_served, gateway_key, streamed, status, outcome, error, latency_ms, overhead_ms, \
-    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, \
-    applied, saved_tokens, saved_bytes, cost_usd, saved_usd) VALUES ($1, $2, $3, $4, $5, $6, $7, \
-    $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)";
+const COLUMNS: &str = "INSERT INTO requests (ts_ms, request_id, dialect, provider, \
+    model_requested, model_served, gateway_key, streamed, status, outcome, error, latency_ms, \
+    overhead_ms, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, \
+    reasoning_tokens, applied, saved_tokens, saved_bytes, cost_usd, saved_usd) VALUES ";
+const PER_ROW: usize = 23;
+/// Rows per INSERT: one statement for many rows costs far less than one per row, and
+/// 64 × 23 parameters stay under every backend's limit.
+const ROWS_PER_INSERT: usize = 64;
+
+/// `($1, …, $23), ($24, …)` for `rows` rows: numbered placeholders, which SQLite and
+/// PostgreSQL both read.
+fn values_sql(rows: usize) -> String {
+    let mut sql = String::from(COLUMNS);
+    for row in 0..rows {
+        if row > 0 {
+            sql.push_str(", ");
+        }
+        sql.push('(');
+        for col in 0..PER_ROW {
+            if col > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!("${}", row * PER_ROW + col + 1));
+        }
+        sql.push(')');
+    }
+    sql
+}
 
 fn outcome_name(o: Outcome) -> &'static str {
     match o {
@@ -291,44 +313,47 @@ async fn write(
     pricing: &Pricing,
 ) -> Result<(), sqlx::Error> {
     let mut tx = pool.begin().await?;
-    for r in rows {
-        let ts = r
-            .started_at
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
-        let usage = r.usage;
-        let tokens = |f: fn(&crate::usage::Usage) -> u64| usage.as_ref().map(|u| f(u) as i64);
-        let model = r.model_served.as_deref().or(r.model_requested.as_deref());
-        let cost = match (model, usage.as_ref()) {
-            (Some(m), Some(u)) => pricing.cost(m, u, r.saved_tokens),
-            _ => None,
-        };
-        sqlx::query(INSERT)
-            .bind(ts)
-            .bind(r.request_id.clone())
-            .bind(r.dialect.as_str().to_owned())
-            .bind(r.provider.clone())
-            .bind(r.model_requested.clone())
-            .bind(r.model_served.clone())
-            .bind(r.gateway_key.clone())
-            .bind(i64::from(r.streamed))
-            .bind(i64::from(r.status))
-            .bind(outcome_name(r.outcome).to_owned())
-            .bind(r.error.map(str::to_owned))
-            .bind(r.latency.as_secs_f64() * 1e3)
-            .bind(r.overhead.as_secs_f64() * 1e3)
-            .bind(tokens(|u| u.input))
-            .bind(tokens(|u| u.output))
-            .bind(tokens(|u| u.cache_read))
-            .bind(tokens(|u| u.cache_write))
-            .bind(tokens(|u| u.reasoning))
-            .bind(r.applied.clone())
-            .bind(r.saved_tokens)
-            .bind(r.saved_bytes)
-            .bind(cost.map(|c| c.cost))
-            .bind(cost.map(|c| c.saved))
-            .execute(&mut *tx)
-            .await?;
+    for group in rows.chunks(ROWS_PER_INSERT) {
+        let sql = values_sql(group.len());
+        let mut query = sqlx::query(&sql);
+        for r in group {
+            let ts = r
+                .started_at
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64);
+            let usage = r.usage;
+            let tokens = |f: fn(&crate::usage::Usage) -> u64| usage.as_ref().map(|u| f(u) as i64);
+            let model = r.model_served.as_deref().or(r.model_requested.as_deref());
+            let cost = match (model, usage.as_ref()) {
+                (Some(m), Some(u)) => pricing.cost(m, u, r.saved_tokens),
+                _ => None,
+            };
+            query = query
+                .bind(ts)
+                .bind(r.request_id.clone())
+                .bind(r.dialect.as_str().to_owned())
+                .bind(r.provider.clone())
+                .bind(r.model_requested.clone())
+                .bind(r.model_served.clone())
+                .bind(r.gateway_key.clone())
+                .bind(i64::from(r.streamed))
+                .bind(i64::from(r.status))
+                .bind(outcome_name(r.outcome).to_owned())
+                .bind(r.error.map(str::to_owned))
+                .bind(r.latency.as_secs_f64() * 1e3)
+                .bind(r.overhead.as_secs_f64() * 1e3)
+                .bind(tokens(|u| u.input))
+                .bind(tokens(|u| u.output))
+                .bind(tokens(|u| u.cache_read))
+                .bind(tokens(|u| u.cache_write))
+                .bind(tokens(|u| u.reasoning))
+                .bind(r.applied.clone())
+                .bind(r.saved_tokens)
+                .bind(r.saved_bytes)
+                .bind(cost.map(|c| c.cost))
+                .bind(cost.map(|c| c.saved));
+        }
+        query.execute(&mut *tx).await?;
     }
     tx.commit().await
 }

@@ -16,14 +16,6 @@ pub fn hex(hash: &Hash) -> String {
     hash.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Loads the tokenizer's tables (about 90 ms) on a thread of its own, so the first
-/// request that needs an exact count does not wait for them.
-pub fn warm_up() {
-    std::thread::spawn(|| {
-        let _ = tiktoken_rs::o200k_base_singleton();
-    });
-}
-
 /// Exact o200k_base count.
 pub fn count(text: &str) -> u64 {
     tiktoken_rs::o200k_base_singleton()
