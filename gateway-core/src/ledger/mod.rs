@@ -143,8 +143,14 @@ pub struct LedgerRecorder {
 
 impl Recorder for LedgerRecorder {
     fn record(&self, record: RequestRecord) {
-        self.inner.record(record.clone());
-        if self.queue.try_send(record).is_err() {
+        // The inner recorder (the log line) gets the row from the writer, after it is
+        // stored: nothing is cloned or formatted on the request path. A row the queue
+        // cannot take is still logged here.
+        if let Err(
+            mpsc::error::TrySendError::Full(record) | mpsc::error::TrySendError::Closed(record),
+        ) = self.queue.try_send(record)
+        {
+            self.inner.record(record);
             metrics::counter!("trimgate_ledger_dropped_total").increment(1);
             let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
             if n.is_power_of_two() {
@@ -171,7 +177,7 @@ impl Ledger {
         let (tx, rx) = mpsc::channel(QUEUE);
         let (stop, stopped) = watch::channel(false);
         let dropped = Arc::new(AtomicU64::new(0));
-        let writer = tokio::spawn(write_loop(pool, rx, stopped, pricing));
+        let writer = tokio::spawn(write_loop(pool, rx, stopped, pricing, inner.clone()));
         let recorder = Arc::new(LedgerRecorder {
             inner,
             queue: tx,
@@ -230,6 +236,7 @@ async fn write_loop(
     mut rx: mpsc::Receiver<RequestRecord>,
     mut stopped: watch::Receiver<bool>,
     pricing: Arc<Pricing>,
+    inner: Arc<dyn Recorder>,
 ) {
     let mut batch = Vec::with_capacity(BATCH);
     loop {
@@ -261,7 +268,9 @@ async fn write_loop(
                 tracing::warn!(error = %e, rows = chunk.len(), "ledger write failed: rows lost");
             }
         }
-        batch.clear();
+        for r in batch.drain(..) {
+            inner.record(r);
+        }
         if stopping {
             pool.close().await;
             return;
