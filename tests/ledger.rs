@@ -13,13 +13,18 @@ use gateway_core::mock::MockConfig;
 use serde_json::json;
 use sqlx::Row;
 
+/// The gateway with its ledger in a SQLite file at `path`.
+fn spawn_with_ledger(mock_url: &str, path: &std::path::Path) -> Gateway {
+    let extra = format!("[ledger]\nurl = \"sqlite://{}\"\n", path.display());
+    Gateway::spawn(&mock_config(mock_url, "", &extra))
+}
+
 #[tokio::test]
 async fn every_request_becomes_a_row_with_usage_and_savings() {
     let mock = start_mock(MockConfig::default()).await;
     let data = tempfile::tempdir().unwrap();
     let path = data.path().join("ledger.sqlite");
-    let extra = format!("[ledger]\nurl = \"sqlite://{}\"\n", path.display());
-    let mut gw = Gateway::spawn(&mock_config(&mock.url, "", &extra));
+    let mut gw = spawn_with_ledger(&mock.url, &path);
     assert!(gw.stderr().contains("ledger: sqlite://"), "{}", gw.stderr());
 
     let chat = json!({"model": "gpt-5", "messages": [{"role": "user", "content": "hello"}]});
@@ -130,8 +135,7 @@ async fn sigkill_under_load_loses_at_most_the_last_second_and_never_corrupts() {
     let mock = start_mock(MockConfig::default()).await;
     let data = tempfile::tempdir().unwrap();
     let path = data.path().join("ledger.sqlite");
-    let extra = format!("[ledger]\nurl = \"sqlite://{}\"\n", path.display());
-    let mut gw = Gateway::spawn(&mock_config(&mock.url, "", &extra));
+    let mut gw = spawn_with_ledger(&mock.url, &path);
     let url = format!("{}/v1/chat/completions", gw.url);
     let body =
         json!({"model": "gpt-5", "messages": [{"role": "user", "content": "load"}]}).to_string();
@@ -209,8 +213,7 @@ async fn a_corrupt_ledger_file_is_reported_and_the_gateway_serves() {
         b"this is not a database, it was overwritten by accident\n".repeat(100),
     )
     .unwrap();
-    let extra = format!("[ledger]\nurl = \"sqlite://{}\"\n", path.display());
-    let gw = Gateway::spawn(&mock_config(&mock.url, "", &extra));
+    let gw = spawn_with_ledger(&mock.url, &path);
     let log = gw.stderr();
     assert!(
         log.contains("cannot open the ledger") || log.contains("cannot bring the ledger"),

@@ -375,6 +375,19 @@ mod tests {
     use sqlx::Row;
     use std::time::SystemTime;
 
+    /// A fresh SQLite ledger in a temp dir: its folder, URL, writer and recorder.
+    async fn started(tag: &str) -> (PathBuf, String, Ledger, Arc<LedgerRecorder>) {
+        let dir = std::env::temp_dir().join(format!("tg-{tag}-{}", uuid::Uuid::new_v4()));
+        let url = sqlite_url(&dir.join("ledger.sqlite"));
+        let pool = open(&url).await.unwrap();
+        let (ledger, recorder) = Ledger::start(
+            pool,
+            Arc::new(MemoryRecorder::new(1)),
+            Arc::new(Pricing::bundled()),
+        );
+        (dir, url, ledger, recorder)
+    }
+
     fn record(id: &str) -> RequestRecord {
         RequestRecord {
             request_id: id.into(),
@@ -439,14 +452,7 @@ mod tests {
 
     #[tokio::test]
     async fn totals_group_by_model_and_by_hour() {
-        let dir = std::env::temp_dir().join(format!("tg-stats-{}", uuid::Uuid::new_v4()));
-        let url = sqlite_url(&dir.join("ledger.sqlite"));
-        let pool = open(&url).await.unwrap();
-        let (ledger, recorder) = Ledger::start(
-            pool,
-            Arc::new(MemoryRecorder::new(1)),
-            Arc::new(Pricing::bundled()),
-        );
+        let (dir, url, ledger, recorder) = started("stats").await;
         let hour = Duration::from_secs(3600);
         for i in 0..6u64 {
             let mut r = record(&format!("r{i}"));
@@ -488,14 +494,7 @@ mod tests {
 
     #[tokio::test]
     async fn retention_deletes_only_rows_past_it() {
-        let dir = std::env::temp_dir().join(format!("tg-retain-{}", uuid::Uuid::new_v4()));
-        let url = sqlite_url(&dir.join("ledger.sqlite"));
-        let pool = open(&url).await.unwrap();
-        let (ledger, recorder) = Ledger::start(
-            pool,
-            Arc::new(MemoryRecorder::new(1)),
-            Arc::new(Pricing::bundled()),
-        );
+        let (dir, url, ledger, recorder) = started("retain").await;
         let day = Duration::from_secs(86_400);
         for (i, age) in [0u32, 1, 5, 40].iter().enumerate() {
             let mut r = record(&format!("r{i}"));
