@@ -22,6 +22,18 @@ pub enum Outcome {
     UpstreamFailed,
 }
 
+impl Outcome {
+    /// The name used in the ledger and in metric labels.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Completed => "completed",
+            Outcome::GatewayError => "gateway_error",
+            Outcome::ClientCancelled => "client_cancelled",
+            Outcome::UpstreamFailed => "upstream_failed",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct RequestRecord {
     pub request_id: String,

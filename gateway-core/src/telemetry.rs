@@ -9,7 +9,7 @@ use std::time::Duration;
 use metrics::{counter, histogram};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
-use crate::record::{Outcome, Recorder, RequestRecord};
+use crate::record::{Recorder, RequestRecord};
 
 /// Latency buckets in seconds: the gateway's own time is sub-millisecond, a model's
 /// answer takes seconds to minutes.
@@ -37,15 +37,6 @@ pub fn install() -> Option<PrometheusHandle> {
     Some(handle)
 }
 
-fn outcome_label(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Completed => "completed",
-        Outcome::GatewayError => "gateway_error",
-        Outcome::ClientCancelled => "client_cancelled",
-        Outcome::UpstreamFailed => "upstream_failed",
-    }
-}
-
 /// Counts each record, then hands it on.
 pub struct MetricsRecorder {
     pub inner: Arc<dyn Recorder>,
@@ -58,7 +49,7 @@ impl Recorder for MetricsRecorder {
         let status = r.status.to_string();
         counter!("trimgate_requests_total",
             "dialect" => dialect, "provider" => provider.clone(), "status" => status,
-            "outcome" => outcome_label(r.outcome))
+            "outcome" => r.outcome.as_str())
         .increment(1);
         histogram!("trimgate_request_duration_seconds", "dialect" => dialect, "provider" => provider.clone())
             .record(r.latency.as_secs_f64());

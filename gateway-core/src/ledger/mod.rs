@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::pricing::Pricing;
-use crate::record::{Outcome, Recorder, RequestRecord};
+use crate::record::{Recorder, RequestRecord};
 
 /// Rows waiting to be written; past this the newest are dropped.
 const QUEUE: usize = 8192;
@@ -138,7 +138,7 @@ pub async fn open(url: &str) -> Result<AnyPool, LedgerError> {
 pub struct LedgerRecorder {
     inner: Arc<dyn Recorder>,
     queue: mpsc::Sender<RequestRecord>,
-    dropped: Arc<AtomicU64>,
+    dropped: AtomicU64,
 }
 
 impl Recorder for LedgerRecorder {
@@ -164,7 +164,6 @@ impl Recorder for LedgerRecorder {
 pub struct Ledger {
     stop: watch::Sender<bool>,
     writer: JoinHandle<()>,
-    pub dropped: Arc<AtomicU64>,
 }
 
 impl Ledger {
@@ -176,21 +175,14 @@ impl Ledger {
     ) -> (Ledger, Arc<LedgerRecorder>) {
         let (tx, rx) = mpsc::channel(QUEUE);
         let (stop, stopped) = watch::channel(false);
-        let dropped = Arc::new(AtomicU64::new(0));
+
         let writer = tokio::spawn(write_loop(pool, rx, stopped, pricing, inner.clone()));
         let recorder = Arc::new(LedgerRecorder {
             inner,
             queue: tx,
-            dropped: dropped.clone(),
+            dropped: AtomicU64::new(0),
         });
-        (
-            Ledger {
-                stop,
-                writer,
-                dropped,
-            },
-            recorder,
-        )
+        (Ledger { stop, writer }, recorder)
     }
 
     /// Writes every queued row, then stops the writer.
@@ -307,15 +299,6 @@ fn values_sql(rows: usize) -> String {
     sql
 }
 
-fn outcome_name(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Completed => "completed",
-        Outcome::GatewayError => "gateway_error",
-        Outcome::ClientCancelled => "client_cancelled",
-        Outcome::UpstreamFailed => "upstream_failed",
-    }
-}
-
 async fn write(
     pool: &AnyPool,
     rows: &[RequestRecord],
@@ -347,7 +330,7 @@ async fn write(
                 .bind(r.gateway_key.clone())
                 .bind(i64::from(r.streamed))
                 .bind(i64::from(r.status))
-                .bind(outcome_name(r.outcome).to_owned())
+                .bind(r.outcome.as_str().to_owned())
                 .bind(r.error.map(str::to_owned))
                 .bind(r.latency.as_secs_f64() * 1e3)
                 .bind(r.overhead.as_secs_f64() * 1e3)
@@ -372,6 +355,7 @@ mod tests {
     use super::*;
     use crate::dialect::Dialect;
     use crate::record::MemoryRecorder;
+    use crate::record::Outcome;
     use sqlx::Row;
     use std::time::SystemTime;
 

@@ -83,9 +83,14 @@ impl Pass for ContextPruning {
     }
 
     fn may_fire(&self, body: &[u8]) -> bool {
-        // Every o200k token is at least one byte, so a body smaller than the lowest
-        // trigger in bytes is under it in tokens.
-        let lowest = (DEFAULT_CONTEXT.min(128_000) as f64 * 0.5) as usize;
+        // Every o200k token is at least one byte, so a body smaller than this mode's
+        // trigger on the smallest window (with the largest output reserve) is under it
+        // in tokens, whatever the model.
+        let smallest = CONTEXT
+            .iter()
+            .map(|(_, n)| *n)
+            .fold(DEFAULT_CONTEXT, u64::min);
+        let lowest = ((smallest - smallest / 4) as f64 * self.marks().0) as usize;
         body.len() >= lowest
     }
 
