@@ -8,10 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use gateway_core::cache;
 use gateway_core::config::{self, Config, ProviderKind};
 use gateway_core::headers::{ENV_CONFIG, ENV_LISTEN, ENV_LOG};
 use gateway_core::ledger::stats::{By, Totals};
-use gateway_core::ledger::{self, Ledger};
+use gateway_core::ledger::{self, AnyPool, Ledger};
 use gateway_core::mock::{MockConfig, MockState};
 use gateway_core::pricing::Pricing;
 use gateway_core::record::{LogRecorder, Recorder};
@@ -53,7 +54,7 @@ struct StatsArgs {
     /// How far back: 30m, 24h, 7d, or a Unix time in milliseconds.
     #[arg(long, default_value = "24h")]
     since: String,
-    /// Group by model, provider, pass, hour or day.
+    /// Group by model, provider, pass (each pass), passes (the set applied), hour or day.
     #[arg(long, default_value = "model")]
     by: String,
     /// Print JSON instead of a table.
@@ -218,7 +219,7 @@ async fn open_ledger(
     url: Option<&str>,
     pricing: Arc<Pricing>,
     retention: Option<std::time::Duration>,
-) -> (Arc<dyn Recorder>, Option<Ledger>) {
+) -> (Arc<dyn Recorder>, Option<(Ledger, AnyPool)>) {
     let Some(url) = url else {
         eprintln!("ledger: off");
         return (Arc::new(LogRecorder), None);
@@ -229,8 +230,8 @@ async fn open_ledger(
             if let Some(keep) = retention {
                 ledger::spawn_retention(pool.clone(), keep);
             }
-            let (ledger, recorder) = Ledger::start(pool, Arc::new(LogRecorder), pricing);
-            (recorder, Some(ledger))
+            let (ledger, recorder) = Ledger::start(pool.clone(), Arc::new(LogRecorder), pricing);
+            (recorder, Some((ledger, pool)))
         }
         Err(e) => {
             eprintln!("WARNING: {e}\nWARNING: the ledger is disabled; requests are served but not recorded");
@@ -265,18 +266,49 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     if let Some(handle) = telemetry::install() {
         state.set_metrics(handle);
     }
+    describe_cache(&state, ledger.as_ref().map(|(_, pool)| pool)).await;
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     println!("Trimgate listening on http://{local}");
     println!("  Claude Code:  ANTHROPIC_BASE_URL=http://{local}");
     println!("  OpenAI SDKs, Codex CLI, aider:  OPENAI_BASE_URL=http://{local}/v1");
-    let served = server::serve(listener, state, shutdown_signal()).await;
-    if let Some(ledger) = ledger {
+    let served = server::serve(listener, state.clone(), shutdown_signal()).await;
+    cache::persist::flush(&state.cache).await;
+    if let Some((ledger, _)) = ledger {
         ledger.close().await;
     }
     served.map_err(|e| e.to_string())?;
     eprintln!("stopped");
     Ok(())
+}
+
+/// Attaches the response cache to the ledger's database (loading what it kept) and says
+/// what the cache does.
+async fn describe_cache(state: &AppState, pool: Option<&AnyPool>) {
+    let cache = &state.cache;
+    let settings = &cache.settings;
+    if !settings.enabled {
+        eprintln!("response cache: off");
+        return;
+    }
+    let persisted = match pool {
+        Some(pool) if settings.persist => {
+            match cache::persist::attach(&state.cache, pool.clone()).await {
+                Ok(_) => "kept in the ledger's database",
+                Err(e) => {
+                    eprintln!("WARNING: the response cache cannot use the ledger's database: {e}");
+                    "in memory only"
+                }
+            }
+        }
+        _ => "in memory only",
+    };
+    eprintln!(
+        "response cache: {} entries loaded, up to {} entries / {} MiB, {persisted}",
+        cache.len(),
+        settings.max_entries,
+        settings.max_bytes / (1024 * 1024)
+    );
 }
 
 async fn mock(args: MockArgs) -> Result<(), String> {
@@ -316,7 +348,7 @@ async fn stats(args: StatsArgs) -> Result<(), String> {
         return Ok(());
     }
     println!(
-        "{:<28} {:>8} {:>6} {:>12} {:>10} {:>7} {:>12} {:>10} {:>10}",
+        "{:<28} {:>8} {:>6} {:>12} {:>10} {:>7} {:>12} {:>10} {:>10} {:>7}",
         args.by,
         "requests",
         "errors",
@@ -325,7 +357,8 @@ async fn stats(args: StatsArgs) -> Result<(), String> {
         "cached",
         "saved tok",
         "cost $",
-        "saved $"
+        "saved $",
+        "cache"
     );
     let mut all = Totals::default();
     for t in &rows {
@@ -343,6 +376,8 @@ async fn stats(args: StatsArgs) -> Result<(), String> {
         all.saved_tokens += t.saved_tokens;
         all.cost_usd += t.cost_usd;
         all.saved_usd += t.saved_usd;
+        all.cache_lookups += t.cache_lookups;
+        all.cache_hits += t.cache_hits;
     }
     print_row("total", &all);
     eprintln!(
@@ -354,7 +389,7 @@ async fn stats(args: StatsArgs) -> Result<(), String> {
 
 fn print_row(key: &str, t: &Totals) {
     println!(
-        "{:<28} {:>8} {:>6} {:>12} {:>10} {:>6.1}% {:>12} {:>10.4} {:>10.4}",
+        "{:<28} {:>8} {:>6} {:>12} {:>10} {:>6.1}% {:>12} {:>10.4} {:>10.4} {:>7}",
         key,
         t.requests,
         t.errors,
@@ -363,7 +398,12 @@ fn print_row(key: &str, t: &Totals) {
         t.cache_hit_rate() * 100.0,
         t.saved_tokens,
         t.cost_usd,
-        t.saved_usd
+        t.saved_usd,
+        if t.cache_lookups == 0 {
+            "-".to_owned()
+        } else {
+            format!("{:.1}%", t.response_cache_hit_rate() * 100.0)
+        }
     );
 }
 

@@ -11,9 +11,11 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::*;
+use gateway_core::cache;
 use gateway_core::dialect::Dialect;
 use gateway_core::ledger::{self, stats, Ledger};
 use gateway_core::mock::MockConfig;
+use gateway_core::optimize::PassTokens;
 use gateway_core::pricing::Pricing;
 use gateway_core::record::{MemoryRecorder, Outcome, Recorder, RequestRecord};
 use gateway_core::usage::Usage;
@@ -83,6 +85,22 @@ fn record(i: u64, model: &str, at: SystemTime) -> RequestRecord {
         saved_tokens: if i % 2 == 0 { 400 } else { 0 },
         saved_bytes: if i % 2 == 0 { 1600 } else { 0 },
         gateway_key: Some("ci".into()),
+        passes: if i % 2 == 0 {
+            vec![PassTokens {
+                pass: "tool_output",
+                before: 500,
+                after: 100,
+            }]
+        } else {
+            Vec::new()
+        },
+        // Every fourth request went through the response cache; one in eight was answered.
+        cache: match i % 8 {
+            1 => Some(cache::Status::Hit),
+            3 | 5 | 7 => Some(cache::Status::Miss),
+            _ => None,
+        },
+        avoided: None,
     }
 }
 
@@ -132,12 +150,33 @@ async fn rows_prices_and_totals(url: &str) {
     assert!((sonnet.saved_usd - 15.0 * 400.0 * 3.0 / 1e6).abs() < 1e-9);
     assert!((sonnet.cache_hit_rate() - 0.6).abs() < 1e-9);
 
-    let by_pass = stats::totals(&pool, 0, stats::By::Passes).await.unwrap();
-    let keys: Vec<&str> = by_pass.iter().map(|t| t.key.as_str()).collect();
+    let by_passes = stats::totals(&pool, 0, stats::By::Passes).await.unwrap();
+    let keys: Vec<&str> = by_passes.iter().map(|t| t.key.as_str()).collect();
     assert!(
         keys.contains(&"tool_output=auto") && keys.contains(&""),
         "{keys:?}"
     );
+    let by_pass = stats::totals(&pool, 0, stats::By::Pass).await.unwrap();
+    assert_eq!(by_pass.len(), 1);
+    let tool_output = &by_pass[0];
+    assert_eq!(
+        (
+            tool_output.key.as_str(),
+            tool_output.requests,
+            tool_output.saved_tokens
+        ),
+        ("tool_output", 20, 20 * 400)
+    );
+    // 15 Sonnet rows at $3 and 5 Haiku rows at $1 per million input tokens.
+    assert!(
+        (tool_output.saved_usd - (15.0 * 400.0 * 3.0 + 5.0 * 400.0 * 1.0) / 1e6).abs() < 1e-9,
+        "{}",
+        tool_output.saved_usd
+    );
+    let all: (i64, i64) = by_model
+        .iter()
+        .fold((0, 0), |(l, h), t| (l + t.cache_lookups, h + t.cache_hits));
+    assert_eq!(all, (20, 5));
 
     let by_hour = stats::totals(&pool, 0, stats::By::Bucket(3_600_000))
         .await

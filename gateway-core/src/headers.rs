@@ -26,6 +26,10 @@ pub const X_OPTIMIZE: HeaderName = HeaderName::from_static("x-trimgate-optimize"
 pub const X_APPLIED: HeaderName = HeaderName::from_static("x-trimgate-applied");
 pub const X_SAVED_TOKENS: HeaderName = HeaderName::from_static("x-trimgate-saved-tokens");
 pub const X_SAVED_BYTES: HeaderName = HeaderName::from_static("x-trimgate-saved-bytes");
+/// Response headers: whether the response cache answered (`hit`) or not (`miss`), and
+/// how close the stored request was when it answered by similarity.
+pub const X_CACHE: HeaderName = HeaderName::from_static("x-trimgate-cache");
+pub const X_CACHE_SIMILARITY: HeaderName = HeaderName::from_static("x-trimgate-cache-similarity");
 pub const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
 pub const ANTHROPIC_VERSION: HeaderName = HeaderName::from_static("anthropic-version");
 /// Prefix of the gateway's own request headers; they are never forwarded upstream.

@@ -18,11 +18,13 @@
 //! - [`headers`]  — header names and other constants, in one place.
 //! - [`ledger`]   — one row per request in SQLite or PostgreSQL, written off the request path.
 //! - [`pricing`]  — what a request cost, per usage bucket, from a dated price table.
+//! - [`cache`]    — the response cache: exact and similar-request answers replayed, persisted.
 //! - [`optimize`] — the passes that rewrite requests to spend fewer tokens.
 //! - [`translate`] — the canonical IR and a codec per dialect, for requests across dialects.
 //! - [`telemetry`] — Prometheus metrics from the record stage and the ledger.
 //! - [`mock`]     — a mock provider that speaks each provider's wire format, for tests and benchmarks.
 
+pub mod cache;
 pub mod config;
 pub mod dialect;
 pub mod error;

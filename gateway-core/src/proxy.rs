@@ -19,14 +19,15 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue};
 
+use crate::cache;
 use crate::config::{GatewayKey, Provider};
 use crate::dialect::{Dialect, Endpoint};
 use crate::error::{Culprit, GatewayError};
 use crate::headers::{
-    relayed_response_header, MAX_UPSTREAM_BODY_BYTES, X_APPLIED, X_OPTIMIZE, X_OVERHEAD_MS,
-    X_REQUEST_ID, X_SAVED_BYTES, X_SAVED_TOKENS, X_UPSTREAM_REQUEST_ID,
+    relayed_response_header, MAX_UPSTREAM_BODY_BYTES, X_APPLIED, X_CACHE, X_CACHE_SIMILARITY,
+    X_OPTIMIZE, X_OVERHEAD_MS, X_REQUEST_ID, X_SAVED_BYTES, X_SAVED_TOKENS, X_UPSTREAM_REQUEST_ID,
 };
-use crate::optimize::{Plan, PlanPatch};
+use crate::optimize::{PassTokens, Plan, PlanPatch};
 use crate::record::{Outcome, Pending, RequestRecord};
 use crate::relay::{read_whole, relay_stream, RelayParams, Translator};
 use crate::server::AppState;
@@ -43,6 +44,8 @@ struct Ctx {
     overhead: Duration,
     /// What the optimizer did, once it ran.
     optimized: Option<Optimized>,
+    /// How the response cache took this request, when it applies.
+    cache: Option<cache::Status>,
 }
 
 /// The optimizer's echo: `x-trimgate-applied`, `-saved-bytes`, `-saved-tokens`.
@@ -50,8 +53,10 @@ struct Optimized {
     applied: String,
     saved_bytes: i64,
     saved_tokens: Option<i64>,
+    /// Per pass, exact.
+    passes: Vec<PassTokens>,
     /// The exact token count, running while the request is upstream.
-    counting: Option<tokio::task::JoinHandle<i64>>,
+    counting: Option<tokio::task::JoinHandle<Vec<PassTokens>>>,
 }
 
 impl Ctx {
@@ -82,26 +87,9 @@ pub async fn handle(
         started,
         overhead: Duration::ZERO,
         optimized: None,
+        cache: None,
     };
-    let record = RequestRecord {
-        request_id: ctx.id.clone(),
-        started_at: SystemTime::now(),
-        dialect: ctx.dialect(),
-        provider: None,
-        model_requested: None,
-        model_served: None,
-        streamed: false,
-        status: 0,
-        outcome: Outcome::Completed,
-        error: None,
-        latency: Duration::ZERO,
-        overhead: Duration::ZERO,
-        usage: None,
-        applied: String::new(),
-        saved_tokens: 0,
-        saved_bytes: 0,
-        gateway_key: None,
-    };
+    let record = RequestRecord::new(ctx.id.clone(), ctx.dialect());
     // Created before any stage runs, so a client that leaves mid-request is still recorded.
     let mut pending = Pending::new(state.recorder.clone(), record, started);
     let result = run(&state, &mut ctx, &mut pending, request).await;
@@ -141,6 +129,11 @@ fn stamp(response: &mut Response, ctx: &Ctx) {
     if let Ok(v) = HeaderValue::from_str(&ms) {
         response.headers_mut().insert(X_OVERHEAD_MS, v);
     }
+    if let Some(status) = ctx.cache {
+        response
+            .headers_mut()
+            .insert(X_CACHE, HeaderValue::from_static(status.header()));
+    }
     if let Some(o) = &ctx.optimized {
         let headers = response.headers_mut();
         if let Ok(v) = HeaderValue::from_str(&o.applied) {
@@ -160,13 +153,17 @@ async fn settle_savings(ctx: &mut Ctx, pending: &mut Pending) {
     };
     if let Some(task) = o.counting.take() {
         let waited = Instant::now();
-        o.saved_tokens = task.await.ok();
+        if let Ok(passes) = task.await {
+            o.saved_tokens = Some(PassTokens::saved(&passes));
+            o.passes = passes;
+        }
         ctx.overhead += waited.elapsed();
     }
     let record = pending.record();
     record.applied.clone_from(&o.applied);
     record.saved_bytes = o.saved_bytes;
     record.saved_tokens = o.saved_tokens.unwrap_or(0);
+    record.passes.clone_from(&o.passes);
 }
 
 /// Runs the passes the plan turns on and starts the exact count of what they saved.
@@ -182,6 +179,7 @@ async fn optimize(
             applied: HOLDOUT.into(),
             saved_bytes: 0,
             saved_tokens: Some(0),
+            passes: Vec::new(),
             counting: None,
         });
         return Vec::new();
@@ -204,12 +202,13 @@ async fn optimize(
     let counting = (!outcome.changes.is_empty() || outcome.added.is_some()).then(|| {
         let optimizer = state.optimizer.clone();
         let applied = outcome.for_counting();
-        tokio::task::spawn_blocking(move || applied.exact_saved_tokens(&optimizer.shared.counts))
+        tokio::task::spawn_blocking(move || applied.exact_tokens(&optimizer.shared.counts))
     });
     ctx.optimized = Some(Optimized {
         applied: outcome.applied_header(),
         saved_bytes: outcome.saved_bytes,
         saved_tokens: if counting.is_some() { None } else { Some(0) },
+        passes: Vec::new(),
         counting,
     });
     outcome.edits
@@ -362,6 +361,8 @@ async fn run(
             served_model,
             &provider,
             provider_dialect,
+            key.as_ref().map(|k| k.name.as_str()),
+            sniffed.temperature,
         )
         .await;
     }
@@ -380,7 +381,19 @@ async fn run(
     let hide_usage = edits.injected_usage;
     let body = edits.apply(body);
 
-    // 5. upstream
+    // 5. cache, then upstream
+    let lookup = cache::Request {
+        provider: &provider.name,
+        model: &served_model,
+        dialect: ctx.dialect(),
+        gateway_key: key.as_ref().map(|k| k.name.as_str()),
+        temperature: sniffed.temperature,
+        body: &body,
+    };
+    let store = match cached(state, ctx, pending, &parts.headers, &lookup).await {
+        Cached::Answer(response) => return Ok(response),
+        Cached::Store(store) => store,
+    };
     ctx.overhead += ctx.started.elapsed();
     let response = state
         .upstream
@@ -403,6 +416,7 @@ async fn run(
             headers_at,
             hide_usage,
             translate: None,
+            store: store.filter(|_| status == http::StatusCode::OK),
         };
         return Ok(stream_out(
             state, ctx, pending, &provider, response, streamed,
@@ -413,6 +427,10 @@ async fn run(
     let body_at = Instant::now();
     if status.is_success() {
         let (usage, served) = crate::usage::from_response(ctx.dialect(), &bytes);
+        if let (Some(store), http::StatusCode::OK) = (&store, status) {
+            let entry = cache::whole_entry(bytes.clone(), served.clone(), usage, store.ttl);
+            state.cache.put(store, entry);
+        }
         pending.record().usage = usage;
         pending.record().model_served = served;
     }
@@ -423,6 +441,59 @@ async fn run(
     stamp(&mut out, ctx);
     pending.record().overhead = ctx.overhead;
     Ok(out)
+}
+
+/// What the response cache made of a request.
+enum Cached {
+    /// A stored answer, ready to send.
+    Answer(Response),
+    /// Not found (or not the cache's business): go upstream, and store the answer here.
+    Store(Option<cache::Prepared>),
+}
+
+/// The cache stage: replays a stored answer, or says where to store this one.
+async fn cached(
+    state: &Arc<AppState>,
+    ctx: &mut Ctx,
+    pending: &mut Pending,
+    headers: &HeaderMap,
+    request: &cache::Request<'_>,
+) -> Cached {
+    let Some(prepared) = state.cache.prepare(request, headers) else {
+        return Cached::Store(None);
+    };
+    let Some(hit) = state.cache.get(&prepared, cache::now_ms()) else {
+        ctx.cache = Some(cache::Status::Miss);
+        pending.record().cache = ctx.cache;
+        metrics::counter!("trimgate_cache_lookups_total", "result" => "miss").increment(1);
+        return Cached::Store(Some(prepared));
+    };
+    metrics::counter!("trimgate_cache_lookups_total", "result" => hit.status.as_str()).increment(1);
+    ctx.cache = Some(hit.status);
+    settle_savings(ctx, pending).await;
+    let entry = hit.entry;
+    let mut out = Response::new(Body::from(entry.body.clone()));
+    let content_type = if entry.streamed {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    out.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    if let Some(score) = hit.similarity {
+        if let Ok(v) = HeaderValue::from_str(&format!("{score:.3}")) {
+            out.headers_mut().insert(X_CACHE_SIMILARITY, v);
+        }
+    }
+    ctx.overhead = ctx.started.elapsed();
+    stamp(&mut out, ctx);
+    let record = pending.record();
+    record.status = 200;
+    record.cache = Some(hit.status);
+    record.avoided = entry.usage;
+    record.model_served = Some(entry.model.clone());
+    record.overhead = ctx.overhead;
+    Cached::Answer(out)
 }
 
 /// A non-streamed answer: its headers and its whole body.
@@ -447,6 +518,8 @@ struct Streamed {
     headers_at: Instant,
     hide_usage: bool,
     translate: Option<Translator>,
+    /// Where a complete answer is kept in the response cache.
+    store: Option<cache::Prepared>,
 }
 
 /// The client's response for a provider's event stream: status and headers now, frames
@@ -472,6 +545,9 @@ fn stream_out(
         hide_usage: streamed.hide_usage,
         abort: state.abort_streams(),
         translate: streamed.translate,
+        capture: streamed
+            .store
+            .map(|store| cache::Capture::new(state.cache.clone(), store)),
     };
     *out.body_mut() = relay_stream(response, params, pending.hand_over());
     out
@@ -489,12 +565,26 @@ async fn translated(
     model: String,
     provider: &Provider,
     provider_dialect: Dialect,
+    gateway_key: Option<&str>,
+    temperature: Option<f64>,
 ) -> Result<Response, GatewayError> {
     let client_dialect = ctx.dialect();
     let mut ir = translate::decode_request(client_dialect, body)?;
     ir.model = model;
     let upstream_body = translate::encode_request(provider_dialect, &ir, provider.kind)?;
     let endpoint = Endpoint::for_dialect(provider_dialect);
+    let lookup = cache::Request {
+        provider: &provider.name,
+        model: &ir.model,
+        dialect: client_dialect,
+        gateway_key,
+        temperature,
+        body: &upstream_body,
+    };
+    let store = match cached(state, ctx, pending, headers, &lookup).await {
+        Cached::Answer(response) => return Ok(response),
+        Cached::Store(store) => store,
+    };
     ctx.overhead += ctx.started.elapsed();
     let response = state
         .upstream
@@ -518,6 +608,7 @@ async fn translated(
                 decoder: Decoder::new(provider_dialect),
                 encoder: Encoder::new(client_dialect, ir.stream_usage, unix_now()),
             }),
+            store: store.filter(|_| status == http::StatusCode::OK),
         };
         return Ok(stream_out(
             state, ctx, pending, provider, response, streamed,
@@ -534,7 +625,17 @@ async fn translated(
         })?;
         pending.record().usage = Some(decoded.usage);
         pending.record().model_served = Some(decoded.model.clone());
-        translate::encode_response(client_dialect, &decoded, unix_now())?
+        let out = translate::encode_response(client_dialect, &decoded, unix_now())?;
+        if let (Some(store), http::StatusCode::OK) = (&store, status) {
+            let entry = cache::whole_entry(
+                Bytes::from(out.clone()),
+                Some(decoded.model.clone()),
+                Some(decoded.usage),
+                store.ttl,
+            );
+            state.cache.put(store, entry);
+        }
+        out
     } else {
         match translate::decode_error(provider_dialect, &bytes) {
             Some(e) => translate::encode_error(client_dialect, status.as_u16(), &e),

@@ -58,6 +58,40 @@ pub struct RequestRecord {
     pub saved_bytes: i64,
     /// The gateway key the client presented, by name.
     pub gateway_key: Option<String>,
+    /// Exact o200k tokens of what each pass changed, before and after.
+    pub passes: Vec<crate::optimize::PassTokens>,
+    /// How the response cache answered, when it applied to this request.
+    pub cache: Option<crate::cache::Status>,
+    /// What the provider reported for the answer a cache hit replayed: the usage it spared.
+    pub avoided: Option<Usage>,
+}
+
+impl RequestRecord {
+    /// A record of a request that has just arrived.
+    pub fn new(request_id: String, dialect: Dialect) -> RequestRecord {
+        RequestRecord {
+            request_id,
+            started_at: SystemTime::now(),
+            dialect,
+            provider: None,
+            model_requested: None,
+            model_served: None,
+            streamed: false,
+            status: 0,
+            outcome: Outcome::Completed,
+            error: None,
+            latency: Duration::ZERO,
+            overhead: Duration::ZERO,
+            usage: None,
+            applied: String::new(),
+            saved_tokens: 0,
+            saved_bytes: 0,
+            gateway_key: None,
+            passes: Vec::new(),
+            cache: None,
+            avoided: None,
+        }
+    }
 }
 
 /// Receives finished requests. One job, so tests and the ledger can swap it in.
@@ -90,6 +124,7 @@ impl Recorder for LogRecorder {
             applied = %r.applied,
             saved_tokens = r.saved_tokens,
             saved_bytes = r.saved_bytes,
+            cache = r.cache.map_or("-", crate::cache::Status::as_str),
             "request"
         );
     }
@@ -180,28 +215,10 @@ impl Pending {
         }
     }
 
-    /// Moves the strings out rather than cloning them: a finished record is not read again.
+    /// Moves the record out rather than cloning it: a finished record is not read again.
     fn take_record(&mut self) -> RequestRecord {
-        let r = &mut self.record;
-        RequestRecord {
-            request_id: std::mem::take(&mut r.request_id),
-            started_at: r.started_at,
-            dialect: r.dialect,
-            provider: r.provider.take(),
-            model_requested: r.model_requested.take(),
-            model_served: r.model_served.take(),
-            streamed: r.streamed,
-            status: r.status,
-            outcome: r.outcome,
-            error: r.error,
-            latency: r.latency,
-            overhead: r.overhead,
-            usage: r.usage,
-            applied: std::mem::take(&mut r.applied),
-            saved_tokens: r.saved_tokens,
-            saved_bytes: r.saved_bytes,
-            gateway_key: r.gateway_key.take(),
-        }
+        let placeholder = RequestRecord::new(String::new(), self.record.dialect);
+        std::mem::replace(&mut self.record, placeholder)
     }
 
     fn emit(&mut self, outcome: Outcome, error: Option<&'static str>) {

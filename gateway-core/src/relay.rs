@@ -34,6 +34,8 @@ pub struct RelayParams {
     pub abort: watch::Receiver<bool>,
     /// Set when the provider speaks another dialect: its events are rewritten as the client's.
     pub translate: Option<Translator>,
+    /// Set when a complete answer goes into the response cache: a copy of what the client gets.
+    pub capture: Option<crate::cache::Capture>,
 }
 
 /// The two halves of a stream translation (see [`crate::translate::stream`]).
@@ -225,6 +227,15 @@ impl Relay {
                 self.usage.model = Some(t.encoder.model().to_owned());
             }
         }
+        if let Some(capture) = self.params.capture.take() {
+            if outcome == Outcome::Completed {
+                capture.finish(
+                    self.params.dialect,
+                    self.usage.usage,
+                    self.usage.model.clone(),
+                );
+            }
+        }
         if let Some(mut pending) = self.pending.take() {
             let record = pending.record();
             record.usage = self.usage.usage;
@@ -327,12 +338,18 @@ pub fn relay_stream(
                         // Forward a trailing partial frame as is: it is the provider's to get right.
                         None => rest,
                     };
+                    if let Some(capture) = relay.params.capture.as_mut() {
+                        capture.push(&rest);
+                    }
                     relay.finish(Outcome::Completed, None);
                     rest
                 }
                 Next::Chunk(Some(Ok(chunk))) => {
                     let started = Instant::now();
                     let out = relay.process(chunk);
+                    if let Some(capture) = relay.params.capture.as_mut() {
+                        capture.push(&out);
+                    }
                     let spent = started.elapsed();
                     if let Some(p) = relay.pending.as_mut() {
                         p.add_overhead(spent);

@@ -44,6 +44,7 @@ pub struct AppState {
     config: Arc<Config>,
     pub upstream: Upstream,
     pub optimizer: Arc<Optimizer>,
+    pub cache: Arc<crate::cache::ResponseCache>,
     secrets: Arc<dyn SecretStore>,
     pub recorder: Arc<dyn Recorder>,
     /// Renders `/metrics`, when the process installed a Prometheus recorder.
@@ -60,10 +61,12 @@ impl AppState {
     ) -> Result<Arc<AppState>, std::io::Error> {
         let upstream = Upstream::new(&config, secrets.clone())?;
         let optimizer = Arc::new(Optimizer::new(config.optimize.clone()));
+        let cache = Arc::new(crate::cache::ResponseCache::new(config.cache.clone()));
         Ok(Arc::new(AppState {
             config: Arc::new(config),
             upstream,
             optimizer,
+            cache,
             secrets,
             metrics: std::sync::OnceLock::new(),
             recorder,

@@ -20,6 +20,8 @@ struct Peek<'a> {
     stream: Option<&'a RawValue>,
     #[serde(borrow)]
     stream_options: Option<&'a RawValue>,
+    #[serde(borrow)]
+    temperature: Option<&'a RawValue>,
 }
 
 /// What the gateway read from a request body.
@@ -29,6 +31,8 @@ pub struct Sniffed {
     model_span: Range<usize>,
     pub stream: bool,
     stream_options: Option<(Range<usize>, String)>,
+    /// `temperature`, when it is a number (the response cache's test of determinism).
+    pub temperature: Option<f64>,
 }
 
 /// Where `inner` (a sub-slice of `outer`) sits within it.
@@ -94,6 +98,9 @@ pub fn sniff(body: &[u8]) -> Result<Sniffed, GatewayError> {
         stream_options: peek
             .stream_options
             .map(|raw| (span_of(body, raw.get()), raw.get().to_owned())),
+        temperature: peek
+            .temperature
+            .and_then(|raw| raw.get().parse::<f64>().ok()),
     })
 }
 

@@ -13,7 +13,8 @@ use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, ConnectOptions};
+pub use sqlx::AnyPool;
+use sqlx::ConnectOptions;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -220,6 +221,10 @@ pub async fn prune_older_than(pool: &AnyPool, keep: Duration) -> Result<u64, sql
         .bind(cutoff)
         .execute(pool)
         .await?;
+    sqlx::query("DELETE FROM request_passes WHERE ts_ms < $1")
+        .bind(cutoff)
+        .execute(pool)
+        .await?;
     Ok(done.rows_affected())
 }
 
@@ -273,30 +278,58 @@ async fn write_loop(
 const COLUMNS: &str = "INSERT INTO requests (ts_ms, request_id, dialect, provider, \
     model_requested, model_served, gateway_key, streamed, status, outcome, error, latency_ms, \
     overhead_ms, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, \
-    reasoning_tokens, applied, saved_tokens, saved_bytes, cost_usd, saved_usd) VALUES ";
-const PER_ROW: usize = 23;
+    reasoning_tokens, applied, saved_tokens, saved_bytes, cost_usd, saved_usd, cache) VALUES ";
+const PER_ROW: usize = 24;
+const PASS_COLUMNS: &str = "INSERT INTO request_passes (ts_ms, request_id, pass, \
+    tokens_before, tokens_after, saved_usd) VALUES ";
+const PER_PASS_ROW: usize = 6;
 /// Rows per INSERT: one statement for many rows costs far less than one per row, and
 /// 64 × 23 parameters stay under every backend's limit.
 const ROWS_PER_INSERT: usize = 64;
 
-/// `($1, …, $23), ($24, …)` for `rows` rows: numbered placeholders, which SQLite and
-/// PostgreSQL both read.
-fn values_sql(rows: usize) -> String {
-    let mut sql = String::from(COLUMNS);
+/// `INSERT … VALUES ($1, …, $n), ($n+1, …)` for `rows` rows of `per_row` columns:
+/// numbered placeholders, which SQLite and PostgreSQL both read.
+fn values_sql(columns: &str, per_row: usize, rows: usize) -> String {
+    let mut sql = String::from(columns);
     for row in 0..rows {
         if row > 0 {
             sql.push_str(", ");
         }
         sql.push('(');
-        for col in 0..PER_ROW {
+        for col in 0..per_row {
             if col > 0 {
                 sql.push_str(", ");
             }
-            sql.push_str(&format!("${}", row * PER_ROW + col + 1));
+            sql.push_str(&format!("${}", row * per_row + col + 1));
         }
         sql.push(')');
     }
     sql
+}
+
+/// What a request cost and saved: the optimizer's savings at the input price, plus the
+/// whole answer when the response cache replayed it.
+fn priced(pricing: &Pricing, r: &RequestRecord) -> Option<crate::pricing::Cost> {
+    let model = r.model_served.as_deref().or(r.model_requested.as_deref())?;
+    let spent = match (&r.usage, &r.avoided) {
+        (Some(u), _) => pricing.cost(model, u, r.saved_tokens)?,
+        (None, Some(_)) => pricing.cost(model, &crate::usage::Usage::default(), r.saved_tokens)?,
+        (None, None) => return None,
+    };
+    let avoided = r
+        .avoided
+        .and_then(|a| pricing.cost(model, &a, 0))
+        .map_or(0.0, |c| c.cost);
+    Some(crate::pricing::Cost {
+        cost: spent.cost,
+        saved: spent.saved + avoided,
+    })
+}
+
+fn unix_ms(r: &RequestRecord) -> i64 {
+    r.started_at
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 async fn write(
@@ -306,20 +339,13 @@ async fn write(
 ) -> Result<(), sqlx::Error> {
     let mut tx = pool.begin().await?;
     for group in rows.chunks(ROWS_PER_INSERT) {
-        let sql = values_sql(group.len());
+        let sql = values_sql(COLUMNS, PER_ROW, group.len());
         let mut query = sqlx::query(&sql);
         for r in group {
-            let ts = r
-                .started_at
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as i64);
+            let ts = unix_ms(r);
             let usage = r.usage;
             let tokens = |f: fn(&crate::usage::Usage) -> u64| usage.as_ref().map(|u| f(u) as i64);
-            let model = r.model_served.as_deref().or(r.model_requested.as_deref());
-            let cost = match (model, usage.as_ref()) {
-                (Some(m), Some(u)) => pricing.cost(m, u, r.saved_tokens),
-                _ => None,
-            };
+            let cost = priced(pricing, r);
             query = query
                 .bind(ts)
                 .bind(r.request_id.clone())
@@ -343,7 +369,33 @@ async fn write(
                 .bind(r.saved_tokens)
                 .bind(r.saved_bytes)
                 .bind(cost.map(|c| c.cost))
-                .bind(cost.map(|c| c.saved));
+                .bind(cost.map(|c| c.saved))
+                .bind(r.cache.map(|c| c.as_str().to_owned()));
+        }
+        query.execute(&mut *tx).await?;
+    }
+    let passes: Vec<(&RequestRecord, &crate::optimize::PassTokens)> = rows
+        .iter()
+        .flat_map(|r| r.passes.iter().map(move |p| (r, p)))
+        .collect();
+    for group in passes.chunks(ROWS_PER_INSERT) {
+        let sql = values_sql(PASS_COLUMNS, PER_PASS_ROW, group.len());
+        let mut query = sqlx::query(&sql);
+        for (r, p) in group {
+            let input_price = r
+                .model_served
+                .as_deref()
+                .or(r.model_requested.as_deref())
+                .and_then(|m| pricing.prices(m))
+                .map(|prices| prices.input);
+            let saved = p.before as f64 - p.after as f64;
+            query = query
+                .bind(unix_ms(r))
+                .bind(r.request_id.clone())
+                .bind(p.pass.to_owned())
+                .bind(p.before as i64)
+                .bind(p.after as i64)
+                .bind(input_price.map(|price| saved * price / 1e6));
         }
         query.execute(&mut *tx).await?;
     }
@@ -397,6 +449,9 @@ mod tests {
             saved_tokens: 1234,
             saved_bytes: 5678,
             gateway_key: None,
+            passes: Vec::new(),
+            cache: None,
+            avoided: None,
         }
     }
 

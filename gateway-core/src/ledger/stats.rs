@@ -10,7 +10,9 @@ use sqlx::{AnyPool, Row};
 pub enum By {
     Model,
     Provider,
-    /// The passes applied (`tool_output=auto prune=auto`; empty when none).
+    /// Each optimizer pass: the requests it changed and the exact tokens it removed.
+    Pass,
+    /// The set of passes applied (`tool_output=auto prune=auto`; empty when none).
     Passes,
     /// Time buckets of this many milliseconds (an hour, a day).
     Bucket(i64),
@@ -21,21 +23,23 @@ impl By {
         match text {
             "model" => Ok(By::Model),
             "provider" => Ok(By::Provider),
-            "pass" | "passes" => Ok(By::Passes),
+            "pass" => Ok(By::Pass),
+            "passes" => Ok(By::Passes),
             "hour" => Ok(By::Bucket(3_600_000)),
             "day" => Ok(By::Bucket(86_400_000)),
             other => Err(format!(
-                "cannot group by {other:?}: use model, provider, pass, hour or day"
+                "cannot group by {other:?}: use model, provider, pass, passes, hour or day"
             )),
         }
     }
 
     fn key_sql(self) -> String {
         match self {
-            By::Model => "COALESCE(model_served, model_requested, '-')".into(),
-            By::Provider => "COALESCE(provider, '-')".into(),
-            By::Passes => "applied".into(),
-            By::Bucket(ms) => format!("CAST((ts_ms / {ms}) * {ms} AS TEXT)"),
+            By::Model => "COALESCE(r.model_served, r.model_requested, '-')".into(),
+            By::Provider => "COALESCE(r.provider, '-')".into(),
+            By::Pass => "p.pass".into(),
+            By::Passes => "r.applied".into(),
+            By::Bucket(ms) => format!("CAST((r.ts_ms / {ms}) * {ms} AS TEXT)"),
         }
     }
 }
@@ -54,9 +58,21 @@ pub struct Totals {
     pub cost_usd: f64,
     pub saved_usd: f64,
     pub overhead_ms_avg: f64,
+    /// Requests the response cache could answer, and those it did (exact or similar).
+    pub cache_lookups: i64,
+    pub cache_hits: i64,
 }
 
 impl Totals {
+    /// Share of cacheable requests the response cache answered.
+    pub fn response_cache_hit_rate(&self) -> f64 {
+        if self.cache_lookups == 0 {
+            0.0
+        } else {
+            self.cache_hits as f64 / self.cache_lookups as f64
+        }
+    }
+
     /// Share of input tokens served from the provider's cache.
     pub fn cache_hit_rate(&self) -> f64 {
         if self.input_tokens == 0 {
@@ -68,24 +84,36 @@ impl Totals {
 }
 
 /// Totals of rows since `since_ms` (Unix milliseconds), grouped `by`, largest cost first
-/// (time buckets in time order).
+/// (time buckets in time order). Grouped by pass, a request counts once under each pass
+/// that changed it, with that pass's own tokens and dollars saved.
 pub async fn totals(pool: &AnyPool, since_ms: i64, by: By) -> Result<Vec<Totals>, sqlx::Error> {
     let key = by.key_sql();
     let order = match by {
         By::Bucket(_) => "k",
         _ => "cost DESC, requests DESC, k",
     };
+    let (from, saved, saved_usd) = match by {
+        By::Pass => (
+            "request_passes p JOIN requests r ON r.request_id = p.request_id AND r.ts_ms = p.ts_ms \
+             WHERE p.ts_ms >= $1",
+            "SUM(p.tokens_before - p.tokens_after)",
+            "SUM(p.saved_usd)",
+        ),
+        _ => ("requests r WHERE r.ts_ms >= $1", "SUM(r.saved_tokens)", "SUM(r.saved_usd)"),
+    };
     let sql = format!(
         // PostgreSQL sums BIGINT into NUMERIC: cast back, so both backends return integers.
         "SELECT {key} AS k, COUNT(*) AS requests, \
-         CAST(SUM(CASE WHEN status >= 400 OR outcome <> 'completed' THEN 1 ELSE 0 END) AS BIGINT) AS errors, \
-         CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT) AS input, \
-         CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT) AS output, \
-         CAST(COALESCE(SUM(cache_read_tokens), 0) AS BIGINT) AS cache_read, \
-         CAST(COALESCE(SUM(saved_tokens), 0) AS BIGINT) AS saved, \
-         COALESCE(SUM(cost_usd), 0.0) AS cost, COALESCE(SUM(saved_usd), 0.0) AS saved_usd, \
-         COALESCE(AVG(overhead_ms), 0.0) AS overhead \
-         FROM requests WHERE ts_ms >= $1 GROUP BY k ORDER BY {order}"
+         CAST(SUM(CASE WHEN r.status >= 400 OR r.outcome <> 'completed' THEN 1 ELSE 0 END) AS BIGINT) AS errors, \
+         CAST(COALESCE(SUM(r.input_tokens), 0) AS BIGINT) AS input, \
+         CAST(COALESCE(SUM(r.output_tokens), 0) AS BIGINT) AS output, \
+         CAST(COALESCE(SUM(r.cache_read_tokens), 0) AS BIGINT) AS cache_read, \
+         CAST(COALESCE({saved}, 0) AS BIGINT) AS saved, \
+         COALESCE(SUM(r.cost_usd), 0.0) AS cost, COALESCE({saved_usd}, 0.0) AS saved_usd, \
+         COALESCE(AVG(r.overhead_ms), 0.0) AS overhead, \
+         CAST(SUM(CASE WHEN r.cache IS NULL THEN 0 ELSE 1 END) AS BIGINT) AS cache_lookups, \
+         CAST(SUM(CASE WHEN r.cache IN ('hit', 'similar') THEN 1 ELSE 0 END) AS BIGINT) AS cache_hits \
+         FROM {from} GROUP BY k ORDER BY {order}"
     );
     let rows = sqlx::query(&sql).bind(since_ms).fetch_all(pool).await?;
     rows.iter()
@@ -101,6 +129,8 @@ pub async fn totals(pool: &AnyPool, since_ms: i64, by: By) -> Result<Vec<Totals>
                 cost_usd: r.try_get("cost")?,
                 saved_usd: r.try_get("saved_usd")?,
                 overhead_ms_avg: r.try_get("overhead")?,
+                cache_lookups: r.try_get("cache_lookups")?,
+                cache_hits: r.try_get("cache_hits")?,
             })
         })
         .collect()

@@ -135,6 +135,24 @@ pub struct Change {
     pub replacement: Arc<str>,
 }
 
+/// What one pass did to a request, in exact tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PassTokens {
+    pub pass: &'static str,
+    pub before: u64,
+    pub after: u64,
+}
+
+impl PassTokens {
+    /// Tokens saved across passes (negative when they added more than they removed).
+    pub fn saved(passes: &[PassTokens]) -> i64 {
+        passes
+            .iter()
+            .map(|p| p.before as i64 - p.after as i64)
+            .sum()
+    }
+}
+
 /// The pipeline's result for one request.
 #[derive(Debug, Default)]
 pub struct Outcome {
@@ -155,19 +173,36 @@ impl Outcome {
         self.edits.is_empty()
     }
 
-    /// Exact o200k tokens saved: original blocks (remembered by hash) minus replacements,
-    /// minus anything added.
-    pub fn exact_saved_tokens(&self, counts: &CountMemo) -> i64 {
-        let mut saved = 0i64;
+    /// Exact o200k tokens of what each pass changed, before and after: original blocks
+    /// (remembered by hash) and their replacements; text a pass added counts as after.
+    pub fn exact_tokens(&self, counts: &CountMemo) -> Vec<PassTokens> {
+        fn entry(out: &mut Vec<PassTokens>, pass: &'static str) -> usize {
+            out.iter().position(|p| p.pass == pass).unwrap_or_else(|| {
+                out.push(PassTokens {
+                    pass,
+                    before: 0,
+                    after: 0,
+                });
+                out.len() - 1
+            })
+        }
+        let mut out: Vec<PassTokens> = Vec::new();
         for c in &self.changes {
-            saved += counts.count(&c.hash, &c.original) as i64;
+            let i = entry(&mut out, c.pass);
+            out[i].before += counts.count(&c.hash, &c.original);
             // The same block is rewritten the same way next turn: remember its count too.
-            saved -= counts.count(&tokens::hash(&c.replacement), &c.replacement) as i64;
+            out[i].after += counts.count(&tokens::hash(&c.replacement), &c.replacement);
         }
         if let Some(added) = &self.added {
-            saved -= tokens::count(added) as i64;
+            let i = entry(&mut out, terse::NAME);
+            out[i].after += tokens::count(added);
         }
-        saved
+        out
+    }
+
+    /// Exact o200k tokens saved in all: what the passes removed minus what they added.
+    pub fn exact_saved_tokens(&self, counts: &CountMemo) -> i64 {
+        PassTokens::saved(&self.exact_tokens(counts))
     }
 
     /// What the exact count needs, to move onto another thread.
