@@ -45,6 +45,11 @@ kind = "anthropic"
 base_url = "${mock}/v1"
 api_key = { env = "NODE_TEST_ANTHROPIC_KEY" }
 
+# Side-call models: every request is answered from the response cache when it can be.
+[[cache.models]]
+match = "*haiku*"
+exact = "always"
+
 # Crossed routes, so the SDKs go through translation between dialects.
 [[routes]]
 match = "claude-on-chat-*"
@@ -231,5 +236,39 @@ test('tool results are compacted for anthropic clients, natively and across dial
     }).withResponse();
     assert.equal(data.stop_reason, 'end_turn');
     await checkOptimized(response);
+  }
+});
+
+test('the response cache answers the SDKs again, whole and streamed', async () => {
+  const requests = async () => (await (await fetch(`${mockUrl}/_mock/requests`)).json()).length;
+  const clear = () => fetch(`${mockUrl}/_mock/requests`, { method: 'DELETE' });
+  const chatText = async (stream) => {
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+    return text;
+  };
+  const messageText = async (stream) => {
+    let text = '';
+    for await (const e of stream) if (e.type === 'content_block_delta' && e.delta.type === 'text_delta') text += e.delta.text;
+    return text;
+  };
+  const nonce = `${process.pid}-${Date.now()}`;
+  const cases = [
+    ['openai chat', () => openai().chat.completions.create({ model: 'gpt-5', temperature: 0, messages: [{ role: 'user', content: `cache ${nonce}` }] }).withResponse(), (r) => r.choices[0].message.content],
+    ['openai chat stream', () => openai().chat.completions.create({ model: 'gpt-5', temperature: 0, stream: true, messages: [{ role: 'user', content: `cache ${nonce}` }] }).withResponse(), chatText],
+    ['anthropic', () => anthropic().messages.create({ model: 'claude-haiku-4-5', max_tokens: 64, messages: [{ role: 'user', content: `cache ${nonce}` }] }).withResponse(), (r) => r.content[0].text],
+    ['anthropic stream', () => anthropic().messages.create({ model: 'claude-haiku-4-5', max_tokens: 64, stream: true, messages: [{ role: 'user', content: `cache ${nonce}` }] }).withResponse(), messageText],
+    ['anthropic stream, translated', () => anthropic().messages.create({ model: 'claude-on-chat-haiku', max_tokens: 64, stream: true, messages: [{ role: 'user', content: `cache ${nonce}` }] }).withResponse(), messageText],
+  ];
+  for (const [name, call, textOf] of cases) {
+    await clear();
+    const first = await call();
+    const second = await call();
+    assert.equal(first.response.headers.get('x-trimgate-cache'), 'miss', name);
+    assert.equal(second.response.headers.get('x-trimgate-cache'), 'hit', name);
+    const text = await textOf(first.data);
+    assert.ok(text.length > 0, name);
+    assert.equal(await textOf(second.data), text, name);
+    assert.equal(await requests(), 1, `${name}: one upstream call`);
   }
 });

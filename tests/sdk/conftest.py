@@ -80,6 +80,12 @@ base_url = "{mock_url}/v1"
 api_key = {{ env = "SDK_TEST_OPENAI_KEY" }}
 dialects = ["responses"]
 
+# Models used for side calls (titles, summaries): every request is answered from the
+# response cache when it can be, whatever its temperature.
+[[cache.models]]
+match = "*haiku*"
+exact = "always"
+
 [[routes]]
 match = "chat-only-*"
 provider = "chat-only"

@@ -1,0 +1,77 @@
+"""The response cache seen through the official SDKs: a deterministic request asked twice
+reaches the provider once, and the second answer — whole or streamed, native or translated
+— parses in the SDK exactly like the first."""
+
+import uuid
+
+import pytest
+
+
+def _text_of_chat_stream(stream):
+    return "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+
+
+def _text_of_messages_stream(stream):
+    return "".join(e.delta.text for e in stream if e.type == "content_block_delta" and e.delta.type == "text_delta")
+
+
+def _twice(create):
+    """Calls `create` twice; returns both raw responses."""
+    first = create()
+    second = create()
+    assert first.headers.get("x-trimgate-cache") == "miss"
+    assert second.headers.get("x-trimgate-cache") == "hit"
+    return first, second
+
+
+def test_openai_chat_whole_and_streamed(openai_client, mock):
+    messages = [{"role": "user", "content": f"cached question {uuid.uuid4()}"}]
+    first, second = _twice(lambda: openai_client.chat.completions.with_raw_response.create(
+        model="gpt-5", messages=messages, temperature=0))
+    a, b = first.parse(), second.parse()
+    assert (b.id, b.choices[0].message.content, b.usage.prompt_tokens) == (a.id, a.choices[0].message.content, a.usage.prompt_tokens)
+    assert len(mock.requests()) == 1
+
+    mock.clear()
+    first, second = _twice(lambda: openai_client.chat.completions.with_raw_response.create(
+        model="gpt-5", messages=messages, temperature=0, stream=True))
+    text = _text_of_chat_stream(first.parse())
+    assert text and _text_of_chat_stream(second.parse()) == text
+    assert len(mock.requests()) == 1
+
+
+def test_openai_responses(openai_client, mock):
+    prompt = f"cached responses question {uuid.uuid4()}"
+    first, second = _twice(lambda: openai_client.responses.with_raw_response.create(
+        model="gpt-5", input=prompt, temperature=0))
+    assert second.parse().output_text == first.parse().output_text != ""
+    assert len(mock.requests()) == 1
+
+
+# Current Anthropic models take no temperature: the gateway's config caches every request
+# to its side-call models (`*haiku*`, exact = "always").
+@pytest.mark.parametrize("model", ["claude-haiku-4-5", "claude-on-chat-haiku"])
+def test_anthropic_whole_and_streamed_native_and_translated(anthropic_client, mock, model):
+    messages = [{"role": "user", "content": f"cached question {uuid.uuid4()}"}]
+    first, second = _twice(lambda: anthropic_client.messages.with_raw_response.create(
+        model=model, max_tokens=64, messages=messages))
+    a, b = first.parse(), second.parse()
+    assert (b.id, b.content[0].text, b.usage.output_tokens) == (a.id, a.content[0].text, a.usage.output_tokens)
+    assert len(mock.requests()) == 1
+
+    mock.clear()
+    first, second = _twice(lambda: anthropic_client.messages.with_raw_response.create(
+        model=model, max_tokens=64, messages=messages, stream=True))
+    text = _text_of_messages_stream(first.parse())
+    assert text and _text_of_messages_stream(second.parse()) == text
+    assert len(mock.requests()) == 1
+
+
+def test_no_cache_goes_to_the_provider(anthropic_client, mock):
+    messages = [{"role": "user", "content": f"fresh question {uuid.uuid4()}"}]
+    for expected in ["miss", "miss"]:
+        raw = anthropic_client.messages.with_raw_response.create(
+            model="claude-haiku-4-5", max_tokens=64, messages=messages,
+            extra_headers={"cache-control": "no-cache"})
+        assert raw.headers.get("x-trimgate-cache") == expected
+    assert len(mock.requests()) == 2
