@@ -125,7 +125,9 @@ fn lookups(c: &mut Criterion) {
     });
     group.bench_function("gate", |b| b.iter(|| gate(black_box(&gate_body))));
     group.finish();
-    c.bench_function("exact/hit", |b| b.iter(|| cache.get(black_box(&exact), now)));
+    c.bench_function("exact/hit", |b| {
+        b.iter(|| cache.get(black_box(&exact), now))
+    });
     let near_body = body(&near);
     c.bench_function("prepare/short_chat_request", |b| {
         b.iter(|| prepare(&cache, black_box(&near_body)))

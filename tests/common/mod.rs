@@ -85,11 +85,29 @@ impl Gateway {
     }
 
     pub fn spawn_with_env(config_toml: &str, env: &[(&str, &str)]) -> Gateway {
-        let dir = tempfile::tempdir().unwrap();
+        Gateway::spawn_wrapped(config_toml, env, &[], tempfile::tempdir().unwrap())
+    }
+
+    /// The binary run by `wrapper` (a command that ends by exec'ing its arguments, such as
+    /// `unshare`), in `dir`.
+    pub fn spawn_wrapped(
+        config_toml: &str,
+        env: &[(&str, &str)],
+        wrapper: &[&str],
+        dir: tempfile::TempDir,
+    ) -> Gateway {
         let config = dir.path().join("config.toml");
         std::fs::write(&config, config_toml).unwrap();
         let log = std::fs::File::create(dir.path().join("stderr.log")).unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_trimgate"));
+        let bin = env!("CARGO_BIN_EXE_trimgate");
+        let mut cmd = match wrapper.split_first() {
+            None => Command::new(bin),
+            Some((program, args)) => {
+                let mut cmd = Command::new(program);
+                cmd.args(args).arg(bin);
+                cmd
+            }
+        };
         cmd.arg("serve")
             .arg("--config")
             .arg(&config)

@@ -169,7 +169,14 @@ async fn write_loop(pool: AnyPool, mut rx: mpsc::Receiver<Op>) {
 }
 
 async fn write(pool: &AnyPool, ops: &[Op]) -> Result<(), sqlx::Error> {
-    let mut tx = pool.begin().await?;
+    let mut conn = pool.acquire().await?;
+    let result = write_on(&mut conn, ops).await;
+    crate::ledger::discard_if_failed(conn, &result).await;
+    result
+}
+
+async fn write_on(conn: &mut sqlx::AnyConnection, ops: &[Op]) -> Result<(), sqlx::Error> {
+    let mut tx = sqlx::Connection::begin(conn).await?;
     for op in ops {
         match op {
             Op::Put {

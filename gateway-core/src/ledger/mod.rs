@@ -262,7 +262,12 @@ async fn write_loop(
         for chunk in batch.chunks(BATCH) {
             if let Err(e) = write(&pool, chunk, &pricing).await {
                 metrics::counter!("trimgate_ledger_write_errors_total").increment(1);
-                tracing::warn!(error = %e, rows = chunk.len(), "ledger write failed: rows lost");
+                let cause = if is_disk_full(&e) {
+                    "the disk is full; writing resumes when there is space"
+                } else {
+                    "the database refused the write"
+                };
+                tracing::warn!(error = %e, rows = chunk.len(), cause, "ledger write failed: rows lost");
             }
         }
         for r in batch.drain(..) {
@@ -272,6 +277,16 @@ async fn write_loop(
             pool.close().await;
             return;
         }
+    }
+}
+
+/// SQLite's "database or disk is full" (SQLITE_FULL, 13), PostgreSQL's `disk_full` (53100),
+/// or the OS's ENOSPC.
+fn is_disk_full(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Database(db) => matches!(db.code().as_deref(), Some("13" | "53100")),
+        sqlx::Error::Io(io) => io.raw_os_error() == Some(28),
+        _ => false,
     }
 }
 
@@ -332,12 +347,35 @@ fn unix_ms(r: &RequestRecord) -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
+/// Closes a connection whose write failed instead of returning it to the pool: a COMMIT
+/// that failed (a full disk) can leave SQLite inside the transaction, and every later
+/// one would nest in it and never be committed.
+pub(crate) async fn discard_if_failed<T>(
+    conn: sqlx::pool::PoolConnection<sqlx::Any>,
+    result: &Result<T, sqlx::Error>,
+) {
+    if result.is_err() {
+        let _ = sqlx::Connection::close(conn.detach()).await;
+    }
+}
+
 async fn write(
     pool: &AnyPool,
     rows: &[RequestRecord],
     pricing: &Pricing,
 ) -> Result<(), sqlx::Error> {
-    let mut tx = pool.begin().await?;
+    let mut conn = pool.acquire().await?;
+    let result = write_on(&mut conn, rows, pricing).await;
+    discard_if_failed(conn, &result).await;
+    result
+}
+
+async fn write_on(
+    conn: &mut sqlx::AnyConnection,
+    rows: &[RequestRecord],
+    pricing: &Pricing,
+) -> Result<(), sqlx::Error> {
+    let mut tx = sqlx::Connection::begin(conn).await?;
     for group in rows.chunks(ROWS_PER_INSERT) {
         let sql = values_sql(COLUMNS, PER_ROW, group.len());
         let mut query = sqlx::query(&sql);
