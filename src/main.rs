@@ -17,7 +17,7 @@ use gateway_core::pricing::Pricing;
 use gateway_core::record::{LogRecorder, Recorder};
 use gateway_core::secrets::EnvFileStore;
 use gateway_core::server::{self, AppState};
-use gateway_core::telemetry::{self, MetricsRecorder};
+use gateway_core::telemetry::{self, MetricsRecorder, SPAN_TARGET};
 
 // glibc's malloc contends across the runtime's threads; mimalloc keeps per-thread heaps.
 #[global_allocator]
@@ -103,8 +103,12 @@ struct MockArgs {
 }
 
 fn init_logging(json: bool) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env(ENV_LOG)
+    let mut filter = tracing_subscriber::EnvFilter::try_from_env(ENV_LOG)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // The request spans are for a trace exporter; the log never shows them.
+    if let Ok(spans_off) = format!("{SPAN_TARGET}=off").parse() {
+        filter = filter.add_directive(spans_off);
+    }
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
