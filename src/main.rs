@@ -1,5 +1,7 @@
-//! The `trimgate` command: thin. It parses flags, sets up logging, loads the config,
-//! binds, and hands over to gateway-core.
+//! The `trimgate` command: thin. It parses flags, loads the config, sets up logging (and
+//! trace export, when configured), binds, and hands over to gateway-core.
+
+mod traces;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -9,8 +11,10 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use gateway_core::cache;
-use gateway_core::config::{self, Config, ProviderKind};
-use gateway_core::headers::{ENV_CONFIG, ENV_LISTEN, ENV_LOG};
+use gateway_core::config::{self, Config, ProviderKind, Telemetry};
+use gateway_core::headers::{
+    ENV_CONFIG, ENV_LISTEN, ENV_LOG, ENV_OTLP_ENDPOINT, ENV_OTLP_PROTOCOL, OTLP_PROTOCOL,
+};
 use gateway_core::ledger::stats::{By, Totals};
 use gateway_core::ledger::{self, AnyPool, Ledger};
 use gateway_core::mock::{MockConfig, MockState};
@@ -18,7 +22,10 @@ use gateway_core::pricing::Pricing;
 use gateway_core::record::{LogRecorder, Recorder};
 use gateway_core::secrets::EnvFileStore;
 use gateway_core::server::{self, AppState};
-use gateway_core::telemetry::{self, MetricsRecorder};
+use gateway_core::telemetry::{self, MetricsRecorder, SPAN_TARGET};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
 
 // glibc's malloc contends across the runtime's threads; mimalloc keeps per-thread heaps.
 #[global_allocator]
@@ -103,18 +110,43 @@ struct MockArgs {
     any_key: bool,
 }
 
-fn init_logging(json: bool) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env(ENV_LOG)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+/// Logs to stderr and, when `telemetry` names an OTLP endpoint, starts the exporter of
+/// request spans. The log filter turns the spans' target off, so the log reads the same
+/// with or without an exporter, and without one the spans are never enabled at all.
+fn init_logging(json: bool, telemetry: Option<&Telemetry>) -> Option<traces::Traces> {
+    let mut filter = EnvFilter::try_from_env(ENV_LOG).unwrap_or_else(|_| EnvFilter::new("info"));
+    if let Ok(spans_off) = format!("{SPAN_TARGET}=off").parse() {
+        filter = filter.add_directive(spans_off);
+    }
+    let fmt = tracing_subscriber::fmt::layer()
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
-    if json {
-        builder.json().init();
+    let fmt: traces::BoxedLayer = if json {
+        fmt.json().with_filter(filter).boxed()
     } else {
-        builder.init();
+        fmt.with_filter(filter).boxed()
+    };
+    let mut layers = vec![fmt];
+    let mut exporting = None;
+    let mut failed = None;
+    if let Some((endpoint, telemetry)) =
+        telemetry.and_then(|t| Some((t.otlp_endpoint.as_deref()?, t)))
+    {
+        match traces::start(endpoint, telemetry) {
+            Ok((layer, traces)) => {
+                layers.push(layer);
+                exporting = Some(traces);
+            }
+            Err(e) => failed = Some(e),
+        }
     }
+    tracing_subscriber::registry().with(layers).init();
+    // Like a broken ledger, a broken exporter never stops the gateway from serving.
+    if let Some(e) = failed {
+        eprintln!("WARNING: {e}\nWARNING: traces are off");
+        tracing::warn!(error = %e, "traces disabled");
+    }
+    exporting
 }
 
 async fn shutdown_signal() {
@@ -143,8 +175,35 @@ const EXAMPLE_PROVIDER: &str = r#"  [providers.openai]
   kind = "openai"                         # openai | anthropic | deepseek | openai_compatible
   api_key = { env = "OPENAI_API_KEY" }    # or { file = "/run/secrets/openai" }"#;
 
-/// Loads the config the way the README describes, saying where it came from.
+/// Loads the config the way the README describes, saying where it came from; a set
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` overrides `telemetry.otlp_endpoint`.
 fn load_config(args: &ConfigArgs) -> Result<Config, String> {
+    let mut config = load_file_or_env(args)?;
+    if let Some(url) = otlp_endpoint_from_env()? {
+        config.telemetry.otlp_endpoint = Some(url);
+    }
+    Ok(config)
+}
+
+/// The traces URL `OTEL_EXPORTER_OTLP_ENDPOINT` gives, unless `OTEL_EXPORTER_OTLP_PROTOCOL`
+/// says it is for another protocol than http/protobuf (another tool's gRPC collector).
+fn otlp_endpoint_from_env() -> Result<Option<String>, String> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let Some(value) = var(ENV_OTLP_ENDPOINT) else {
+        return Ok(None);
+    };
+    if let Some(protocol) = var(ENV_OTLP_PROTOCOL).filter(|p| p.trim() != OTLP_PROTOCOL) {
+        eprintln!(
+            "{ENV_OTLP_ENDPOINT} ignored: {ENV_OTLP_PROTOCOL} is {protocol:?}, and trimgate exports {OTLP_PROTOCOL} only"
+        );
+        return Ok(None);
+    }
+    config::otlp_traces_url(&value)
+        .map(Some)
+        .map_err(|e| format!("{ENV_OTLP_ENDPOINT}: {e}"))
+}
+
+fn load_file_or_env(args: &ConfigArgs) -> Result<Config, String> {
     if let Some(path) = &args.config {
         eprintln!("config: {}", path.display());
         return Config::load(path).map_err(|e| e.to_string());
@@ -200,6 +259,15 @@ fn describe(config: &Config) {
             n => format!(", {n} per-model rule(s)"),
         }
     );
+    let telemetry = &config.telemetry;
+    if let Some(endpoint) = &telemetry.otlp_endpoint {
+        eprintln!(
+            "traces: OTLP/HTTP to {} as {}, {}% of requests",
+            ledger::redact(endpoint),
+            telemetry.service_name,
+            telemetry.sample_ratio * 100.0
+        );
+    }
     if !config.gateway_keys.is_empty() {
         eprintln!(
             "gateway keys required: {}",
@@ -242,8 +310,8 @@ async fn open_ledger(
 }
 
 async fn serve(args: ServeArgs) -> Result<(), String> {
-    init_logging(args.log_json);
     let mut config = load_config(&args.config)?;
+    let traces = init_logging(args.log_json, Some(&config.telemetry));
     if let Some(listen) = &args.listen {
         config.server.listen =
             config::parse_listen(listen).map_err(|e| format!("--listen: {e}"))?;
@@ -276,6 +344,9 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     cache::persist::flush(&state.cache).await;
     if let Some((ledger, _)) = ledger {
         ledger.close().await;
+    }
+    if let Some(traces) = traces {
+        traces.shutdown().await;
     }
     served.map_err(|e| e.to_string())?;
     eprintln!("stopped");
@@ -312,7 +383,7 @@ async fn describe_cache(state: &AppState, pool: Option<&AnyPool>) {
 }
 
 async fn mock(args: MockArgs) -> Result<(), String> {
-    init_logging(false);
+    init_logging(false, None);
     let addr: SocketAddr = config::parse_listen(&args.listen)?;
     let state = MockState::new(MockConfig {
         delay: Duration::from_millis(args.delay_ms),

@@ -17,6 +17,17 @@ pub const ENV_LOG: &str = "TRIMGATE_LOG";
 pub const ENV_OPENAI_KEY: &str = "OPENAI_API_KEY";
 pub const ENV_ANTHROPIC_KEY: &str = "ANTHROPIC_API_KEY";
 pub const ENV_DEEPSEEK_KEY: &str = "DEEPSEEK_API_KEY";
+/// The standard OpenTelemetry variable; when set it overrides `telemetry.otlp_endpoint`.
+pub const ENV_OTLP_ENDPOINT: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
+/// The standard OpenTelemetry protocol variable: the endpoint variable is not for us
+/// when it names another protocol than ours.
+pub const ENV_OTLP_PROTOCOL: &str = "OTEL_EXPORTER_OTLP_PROTOCOL";
+/// The one OTLP protocol the gateway exports.
+pub const OTLP_PROTOCOL: &str = "http/protobuf";
+/// Appended to a collector's base URL for OTLP/HTTP traces.
+pub const OTLP_TRACES_PATH: &str = "/v1/traces";
+/// `service.name` of exported spans unless the config names another.
+pub const DEFAULT_SERVICE_NAME: &str = "trimgate";
 
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 pub const X_OVERHEAD_MS: HeaderName = HeaderName::from_static("x-trimgate-overhead-ms");

@@ -21,7 +21,7 @@
 //! - [`cache`]    — the response cache: exact and similar-request answers replayed, persisted.
 //! - [`optimize`] — the passes that rewrite requests to spend fewer tokens.
 //! - [`translate`] — the canonical IR and a codec per dialect, for requests across dialects.
-//! - [`telemetry`] — Prometheus metrics from the record stage and the ledger.
+//! - [`telemetry`] — Prometheus metrics from the record stage and the ledger; the request spans an OTLP exporter sends.
 //! - [`mock`]     — a mock provider that speaks each provider's wire format, for tests and benchmarks.
 
 pub mod cache;

@@ -6,6 +6,8 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
+use tracing::Span;
+
 use crate::dialect::Dialect;
 use crate::usage::Usage;
 
@@ -168,11 +170,14 @@ impl Recorder for MemoryRecorder {
 
 /// A request on its way: stages fill in its record, and the record goes to the recorder
 /// exactly once — by [`Pending::finish`], or on drop when the client went away first
-/// (a dropped handler future or response body drops its `Pending`).
+/// (a dropped handler future or response body drops its `Pending`). It also holds the
+/// request's span (the current span when it was created), which the record fills in
+/// and closes.
 pub struct Pending {
     recorder: std::sync::Arc<dyn Recorder>,
     record: RequestRecord,
     started: std::time::Instant,
+    span: Span,
     done: bool,
 }
 
@@ -186,6 +191,7 @@ impl Pending {
             recorder,
             record,
             started,
+            span: Span::current(),
             done: false,
         }
     }
@@ -211,6 +217,7 @@ impl Pending {
             recorder: self.recorder.clone(),
             record: self.take_record(),
             started: self.started,
+            span: std::mem::replace(&mut self.span, Span::none()),
             done: false,
         }
     }
@@ -229,6 +236,10 @@ impl Pending {
         record.outcome = outcome;
         record.error = record.error.or(error);
         record.latency = self.started.elapsed();
+        crate::telemetry::end_request_span(
+            std::mem::replace(&mut self.span, Span::none()),
+            &record,
+        );
         self.recorder.record(record);
     }
 }

@@ -24,6 +24,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use tracing::Instrument;
 
 use crate::config::{Config, GatewayKey};
 use crate::dialect::{Dialect, Endpoint};
@@ -35,6 +36,7 @@ use crate::optimize::Optimizer;
 use crate::proxy;
 use crate::record::Recorder;
 use crate::secrets::SecretStore;
+use crate::telemetry;
 use crate::upstream::Upstream;
 use metrics_exporter_prometheus::PrometheusHandle;
 use sha2::{Digest, Sha256};
@@ -212,8 +214,12 @@ async fn method_not_allowed(request: Request) -> Response {
     response
 }
 
+/// A proxied endpoint: the handler runs inside the request's span.
 fn endpoint(e: Endpoint) -> axum::routing::MethodRouter<Arc<AppState>> {
-    post(move |state: State<Arc<AppState>>, request: Request| proxy::handle(state, e, request))
+    post(move |state: State<Arc<AppState>>, request: Request| {
+        let span = telemetry::request_span(e, request.uri().path());
+        proxy::handle(state, e, request).instrument(span)
+    })
 }
 
 /// The gateway's routes. The `/v1` prefix is optional, since some clients are pointed at

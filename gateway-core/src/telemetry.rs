@@ -1,15 +1,28 @@
-//! Prometheus metrics: the record stage counts every request (by dialect, provider,
-//! status and outcome), its latency and the gateway's own time, tokens by bucket, tokens
-//! the optimizer saved, and upstream errors; the ledger reports its queue. Labels are
+//! Prometheus metrics and request spans.
+//!
+//! Metrics: the record stage counts every request (by dialect, provider, status and
+//! outcome), its latency and the gateway's own time, tokens by bucket, tokens the
+//! optimizer saved, and upstream errors; the ledger reports its queue. Labels are
 //! low-cardinality names from the config, never a key or a prompt.
+//!
+//! Spans: one `trimgate.request` span per request, from the handler's start to its
+//! record (for a stream, its last frame), with a `trimgate.upstream` child from sending
+//! to the provider's response headers. They carry names, models, counts and statuses
+//! from the record, never a key, a header value or the text of a prompt or an answer.
+//! They use [`SPAN_TARGET`], which only an OTLP exporter listens to: without one they
+//! are disabled callsites and cost next to nothing, and the log output never shows them.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use metrics::{counter, histogram};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use tracing::field::Empty;
+use tracing::Span;
 
-use crate::record::{Recorder, RequestRecord};
+use crate::dialect::Endpoint;
+use crate::error::GatewayError;
+use crate::record::{Outcome, Recorder, RequestRecord};
 
 /// Latency buckets in seconds: the gateway's own time is sub-millisecond, a model's
 /// answer takes seconds to minutes.
@@ -75,4 +88,129 @@ impl Recorder for MetricsRecorder {
         }
         self.inner.record(r);
     }
+}
+
+/// The `tracing` target of the request spans: the log filter turns it off, the OTLP
+/// exporter's filter admits it alone.
+pub const SPAN_TARGET: &str = "trimgate_spans";
+
+/// The span of one request on `endpoint`; its other fields come from the record, in
+/// [`end_request_span`].
+pub fn request_span(endpoint: Endpoint, path: &str) -> Span {
+    tracing::info_span!(
+        target: SPAN_TARGET,
+        "trimgate.request",
+        "otel.kind" = "server",
+        "otel.status_code" = Empty,
+        "url.path" = path,
+        "trimgate.dialect" = endpoint.dialect().as_str(),
+        "trimgate.request_id" = Empty,
+        "trimgate.gateway_key" = Empty,
+        "trimgate.provider" = Empty,
+        "gen_ai.request.model" = Empty,
+        "gen_ai.response.model" = Empty,
+        "trimgate.streamed" = Empty,
+        "http.response.status_code" = Empty,
+        "trimgate.outcome" = Empty,
+        "error.type" = Empty,
+        "trimgate.overhead_ms" = Empty,
+        "gen_ai.usage.input_tokens" = Empty,
+        "gen_ai.usage.output_tokens" = Empty,
+        "gen_ai.usage.cache_read.input_tokens" = Empty,
+        "gen_ai.usage.cache_creation.input_tokens" = Empty,
+        "trimgate.optimize.applied" = Empty,
+        "trimgate.optimize.saved_tokens" = Empty,
+        "trimgate.optimize.saved_bytes" = Empty,
+    )
+}
+
+/// Fills in the request span from the finished record and closes it (the span is
+/// exported once the handler, which holds the other handle, has returned too).
+pub fn end_request_span(span: Span, r: &RequestRecord) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record("trimgate.request_id", r.request_id.as_str());
+    span.record("trimgate.gateway_key", r.gateway_key.as_deref());
+    span.record("trimgate.provider", r.provider.as_deref());
+    span.record("gen_ai.request.model", r.model_requested.as_deref());
+    span.record("gen_ai.response.model", r.model_served.as_deref());
+    span.record("trimgate.streamed", r.streamed);
+    if r.status != 0 {
+        span.record("http.response.status_code", i64::from(r.status));
+    }
+    span.record("trimgate.outcome", r.outcome.as_str());
+    span.record("error.type", r.error);
+    span.record("trimgate.overhead_ms", millis(r.overhead));
+    if let Some(u) = r.usage {
+        span.record("gen_ai.usage.input_tokens", count(u.input));
+        span.record("gen_ai.usage.output_tokens", count(u.output));
+        span.record("gen_ai.usage.cache_read.input_tokens", count(u.cache_read));
+        span.record(
+            "gen_ai.usage.cache_creation.input_tokens",
+            count(u.cache_write),
+        );
+    }
+    if !r.applied.is_empty() {
+        span.record("trimgate.optimize.applied", r.applied.as_str());
+        span.record("trimgate.optimize.saved_tokens", r.saved_tokens);
+        span.record("trimgate.optimize.saved_bytes", r.saved_bytes);
+    }
+    // A server span is in error for the gateway's or the provider's failures, not the client's.
+    if r.status >= 500 || r.outcome == Outcome::UpstreamFailed {
+        span.record("otel.status_code", "error");
+    }
+}
+
+/// The span of one call to `provider`, a child of the request's span.
+pub fn upstream_span(provider: &str, endpoint: Endpoint, host: Option<&str>) -> Span {
+    tracing::info_span!(
+        target: SPAN_TARGET,
+        "trimgate.upstream",
+        "otel.kind" = "client",
+        "otel.status_code" = Empty,
+        "trimgate.provider" = provider,
+        "trimgate.dialect" = endpoint.dialect().as_str(),
+        "server.address" = host,
+        "http.response.status_code" = Empty,
+        "trimgate.upstream.first_byte_ms" = Empty,
+        "error.type" = Empty,
+    )
+}
+
+/// Records how the call went (`sent` is when it started, taken only for a live span) and
+/// closes the span.
+pub fn end_upstream_span<B>(
+    span: Span,
+    sent: Option<Instant>,
+    result: &Result<http::Response<B>, GatewayError>,
+) {
+    if span.is_disabled() {
+        return;
+    }
+    if let Some(sent) = sent {
+        span.record("trimgate.upstream.first_byte_ms", millis(sent.elapsed()));
+    }
+    match result {
+        Ok(response) => {
+            let status = response.status();
+            span.record("http.response.status_code", i64::from(status.as_u16()));
+            if status.is_client_error() || status.is_server_error() {
+                span.record("otel.status_code", "error");
+            }
+        }
+        Err(e) => {
+            span.record("error.type", e.metric_label());
+            span.record("otel.status_code", "error");
+        }
+    }
+}
+
+fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// A token count as OTLP's integer type.
+fn count(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }

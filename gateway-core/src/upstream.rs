@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use bytes::Bytes;
 use http::uri::PathAndQuery;
@@ -22,6 +23,7 @@ use crate::headers::{
     dropped_request_header, ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_VERSION, X_API_KEY,
 };
 use crate::secrets::{SecretError, SecretStore};
+use crate::telemetry;
 
 /// Installs ring as the process's TLS crypto provider; harmless when one is already installed.
 pub fn install_tls_provider() {
@@ -114,15 +116,19 @@ impl Upstream {
         *request.method_mut() = Method::POST;
         *request.uri_mut() = uri;
         *request.headers_mut() = headers;
+        let span = telemetry::upstream_span(&provider.name, endpoint, base.host());
+        let sent = (!span.is_disabled()).then(Instant::now);
         let request = pc.client.request(request);
-        match tokio::time::timeout(provider.timeouts.first_byte, request).await {
+        let result = match tokio::time::timeout(provider.timeouts.first_byte, request).await {
             Err(_) => Err(GatewayError::UpstreamTimeout {
                 provider: provider.name.clone(),
                 phase: "the response headers",
             }),
             Ok(Ok(response)) => Ok(response),
             Ok(Err(e)) => Err(classify(&provider.name, &e)),
-        }
+        };
+        telemetry::end_upstream_span(span, sent, &result);
+        result
     }
 
     fn headers_for(
