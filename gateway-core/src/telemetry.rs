@@ -121,6 +121,7 @@ pub fn request_span(endpoint: Endpoint, path: &str) -> Span {
         "trimgate.optimize.applied" = Empty,
         "trimgate.optimize.saved_tokens" = Empty,
         "trimgate.optimize.saved_bytes" = Empty,
+        "trimgate.cache" = Empty,
     )
 }
 
@@ -155,6 +156,9 @@ pub fn end_request_span(span: Span, r: &RequestRecord) {
         span.record("trimgate.optimize.applied", r.applied.as_str());
         span.record("trimgate.optimize.saved_tokens", r.saved_tokens);
         span.record("trimgate.optimize.saved_bytes", r.saved_bytes);
+    }
+    if let Some(cache) = r.cache {
+        span.record("trimgate.cache", cache.as_str());
     }
     // A server span is in error for the gateway's or the provider's failures, not the client's.
     if r.status >= 500 || r.outcome == Outcome::UpstreamFailed {
