@@ -10,19 +10,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use gateway_core::cache;
 use gateway_core::config::{self, Config, ProviderKind, Telemetry};
 use gateway_core::headers::{
     ENV_CONFIG, ENV_LISTEN, ENV_LOG, ENV_OTLP_ENDPOINT, ENV_OTLP_PROTOCOL, OTLP_PROTOCOL,
 };
+use gateway_core::launch::Gateway;
+use gateway_core::ledger;
 use gateway_core::ledger::stats::{By, Totals};
-use gateway_core::ledger::{self, AnyPool, Ledger};
 use gateway_core::mock::{MockConfig, MockState};
-use gateway_core::pricing::Pricing;
-use gateway_core::record::{LogRecorder, Recorder};
 use gateway_core::secrets::EnvFileStore;
-use gateway_core::server::{self, AppState};
-use gateway_core::telemetry::{self, MetricsRecorder, SPAN_TARGET};
+use gateway_core::server;
+use gateway_core::telemetry::SPAN_TARGET;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
@@ -281,34 +279,6 @@ fn describe(config: &Config) {
     }
 }
 
-/// The ledger, or — when it cannot be opened — a loud warning and the log line alone: a
-/// broken database never stops the gateway from serving.
-async fn open_ledger(
-    url: Option<&str>,
-    pricing: Arc<Pricing>,
-    retention: Option<std::time::Duration>,
-) -> (Arc<dyn Recorder>, Option<(Ledger, AnyPool)>) {
-    let Some(url) = url else {
-        eprintln!("ledger: off");
-        return (Arc::new(LogRecorder), None);
-    };
-    match ledger::open(url).await {
-        Ok(pool) => {
-            eprintln!("ledger: {}", ledger::redact(url));
-            if let Some(keep) = retention {
-                ledger::spawn_retention(pool.clone(), keep);
-            }
-            let (ledger, recorder) = Ledger::start(pool.clone(), Arc::new(LogRecorder), pricing);
-            (recorder, Some((ledger, pool)))
-        }
-        Err(e) => {
-            eprintln!("WARNING: {e}\nWARNING: the ledger is disabled; requests are served but not recorded");
-            tracing::warn!(error = %e, "ledger disabled");
-            (Arc::new(LogRecorder), None)
-        }
-    }
-}
-
 async fn serve(args: ServeArgs) -> Result<(), String> {
     let mut config = load_config(&args.config)?;
     let traces = init_logging(args.log_json, Some(&config.telemetry));
@@ -321,65 +291,21 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     if !addr.ip().is_loopback() {
         tracing::warn!(%addr, "listening beyond loopback: anyone who can reach this address can use your provider keys");
     }
-    let pricing = Arc::new(config.pricing.clone());
-    let (recorder, ledger) = open_ledger(
-        config.ledger_url.as_deref(),
-        pricing,
-        config.ledger_retention,
-    )
-    .await;
-    let recorder = Arc::new(MetricsRecorder { inner: recorder });
-    let state = AppState::new(config, Arc::new(EnvFileStore), recorder)
+    let gateway = Gateway::start(config, Arc::new(EnvFileStore))
+        .await
         .map_err(|e| format!("cannot start the HTTP client: {e}"))?;
-    if let Some(handle) = telemetry::install() {
-        state.set_metrics(handle);
-    }
-    describe_cache(&state, ledger.as_ref().map(|(_, pool)| pool)).await;
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     println!("Trimgate listening on http://{local}");
     println!("  Claude Code:  ANTHROPIC_BASE_URL=http://{local}");
     println!("  OpenAI SDKs, Codex CLI, aider:  OPENAI_BASE_URL=http://{local}/v1");
-    let served = server::serve(listener, state.clone(), shutdown_signal()).await;
-    cache::persist::flush(&state.cache).await;
-    if let Some((ledger, _)) = ledger {
-        ledger.close().await;
-    }
+    let served = gateway.serve(listener, shutdown_signal()).await;
     if let Some(traces) = traces {
         traces.shutdown().await;
     }
     served.map_err(|e| e.to_string())?;
     eprintln!("stopped");
     Ok(())
-}
-
-/// Attaches the response cache to the ledger's database (loading what it kept) and says
-/// what the cache does.
-async fn describe_cache(state: &AppState, pool: Option<&AnyPool>) {
-    let cache = &state.cache;
-    let settings = &cache.settings;
-    if !settings.enabled {
-        eprintln!("response cache: off");
-        return;
-    }
-    let persisted = match pool {
-        Some(pool) if settings.persist => {
-            match cache::persist::attach(&state.cache, pool.clone()).await {
-                Ok(_) => "kept in the ledger's database",
-                Err(e) => {
-                    eprintln!("WARNING: the response cache cannot use the ledger's database: {e}");
-                    "in memory only"
-                }
-            }
-        }
-        _ => "in memory only",
-    };
-    eprintln!(
-        "response cache: {} entries loaded, up to {} entries / {} MiB, {persisted}",
-        cache.len(),
-        settings.max_entries,
-        settings.max_bytes / (1024 * 1024)
-    );
 }
 
 async fn mock(args: MockArgs) -> Result<(), String> {

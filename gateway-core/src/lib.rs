@@ -16,6 +16,7 @@
 //! - [`secrets`]  — where provider keys come from ([`secrets::SecretStore`]).
 //! - [`models`]   — `GET /v1/models` in OpenAI or Anthropic shape.
 //! - [`headers`]  — header names and other constants, in one place.
+//! - [`launch`]   — starting a gateway from a config (ledger, metrics, cache) and closing it in order.
 //! - [`ledger`]   — one row per request in SQLite or PostgreSQL, written off the request path.
 //! - [`pricing`]  — what a request cost, per usage bucket, from a dated price table.
 //! - [`cache`]    — the response cache: exact and similar-request answers replayed, persisted.
@@ -29,6 +30,7 @@ pub mod config;
 pub mod dialect;
 pub mod error;
 pub mod headers;
+pub mod launch;
 pub mod ledger;
 pub mod mock;
 pub mod models;

@@ -1,0 +1,120 @@
+//! Starting a gateway from a validated config, the same way for the `trimgate` binary and
+//! the desktop shell: the ledger (or a loud warning and none), metrics, the state, the
+//! response cache attached to the ledger's database; then serving until told to stop,
+//! and closing in order (cache writes, then the ledger) so nothing queued is lost.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+
+use crate::cache;
+use crate::config::Config;
+use crate::ledger::{self, AnyPool, Ledger};
+use crate::pricing::Pricing;
+use crate::record::{LogRecorder, Recorder};
+use crate::secrets::SecretStore;
+use crate::server::{self, AppState};
+use crate::telemetry::{self, MetricsRecorder};
+
+/// A gateway ready to serve.
+pub struct Gateway {
+    pub state: Arc<AppState>,
+    ledger: Option<(Ledger, AnyPool)>,
+}
+
+impl Gateway {
+    /// Builds the gateway for `config`, reading keys through `secrets`. Problems with the
+    /// ledger or the cache's persistence are warnings (on stderr and in the log), never
+    /// errors: the gateway serves without them.
+    pub async fn start(
+        config: Config,
+        secrets: Arc<dyn SecretStore>,
+    ) -> Result<Gateway, std::io::Error> {
+        let pricing = Arc::new(config.pricing.clone());
+        let (recorder, ledger) = open_ledger(
+            config.ledger_url.as_deref(),
+            pricing,
+            config.ledger_retention,
+        )
+        .await;
+        let recorder = Arc::new(MetricsRecorder { inner: recorder });
+        let state = AppState::new(config, secrets, recorder)?;
+        if let Some(handle) = telemetry::install() {
+            state.set_metrics(handle);
+        }
+        attach_cache(&state, ledger.as_ref().map(|(_, pool)| pool)).await;
+        Ok(Gateway { state, ledger })
+    }
+
+    /// Serves on `listener` until `shutdown` resolves, then drains and closes.
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let served = server::serve(listener, self.state.clone(), shutdown).await;
+        cache::persist::flush(&self.state.cache).await;
+        if let Some((ledger, _)) = self.ledger {
+            ledger.close().await;
+        }
+        served
+    }
+}
+
+/// The ledger, or — when it cannot be opened — a loud warning and the log line alone: a
+/// broken database never stops the gateway from serving.
+async fn open_ledger(
+    url: Option<&str>,
+    pricing: Arc<Pricing>,
+    retention: Option<std::time::Duration>,
+) -> (Arc<dyn Recorder>, Option<(Ledger, AnyPool)>) {
+    let Some(url) = url else {
+        eprintln!("ledger: off");
+        return (Arc::new(LogRecorder), None);
+    };
+    match ledger::open(url).await {
+        Ok(pool) => {
+            eprintln!("ledger: {}", ledger::redact(url));
+            if let Some(keep) = retention {
+                ledger::spawn_retention(pool.clone(), keep);
+            }
+            let (ledger, recorder) = Ledger::start(pool.clone(), Arc::new(LogRecorder), pricing);
+            (recorder, Some((ledger, pool)))
+        }
+        Err(e) => {
+            eprintln!("WARNING: {e}\nWARNING: the ledger is disabled; requests are served but not recorded");
+            tracing::warn!(error = %e, "ledger disabled");
+            (Arc::new(LogRecorder), None)
+        }
+    }
+}
+
+/// Attaches the response cache to the ledger's database (loading what it kept) and says
+/// what the cache does.
+async fn attach_cache(state: &AppState, pool: Option<&AnyPool>) {
+    let cache = &state.cache;
+    let settings = &cache.settings;
+    if !settings.enabled {
+        eprintln!("response cache: off");
+        return;
+    }
+    let persisted = match pool {
+        Some(pool) if settings.persist => {
+            match cache::persist::attach(&state.cache, pool.clone()).await {
+                Ok(_) => "kept in the ledger's database",
+                Err(e) => {
+                    eprintln!("WARNING: the response cache cannot use the ledger's database: {e}");
+                    "in memory only"
+                }
+            }
+        }
+        _ => "in memory only",
+    };
+    eprintln!(
+        "response cache: {} entries loaded, up to {} entries / {} MiB, {persisted}",
+        cache.len(),
+        settings.max_entries,
+        settings.max_bytes / (1024 * 1024)
+    );
+}
