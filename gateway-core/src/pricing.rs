@@ -242,12 +242,133 @@ mod tests {
     #[test]
     fn bundled_table_loads_and_specific_names_win() {
         let pricing = Pricing::new(&[]).unwrap();
-        assert!(!pricing.date.is_empty());
+        assert_eq!(pricing.date, "2026-12-01");
         let base = |m: &str| buckets(pricing.prices(m).unwrap().base);
         assert_eq!(base("gpt-5-mini").0, 0.25);
         assert_eq!(base("gpt-5").0, 1.25);
         assert_eq!(base("openai/gpt-4o-mini-2024-07-18").3, 0.60);
+        // Families come after their specific names.
+        assert_eq!(base("claude-sonnet-5-5"), (2.0, 0.10, 2.50, 10.0));
+        assert_eq!(base("claude-sonnet-5"), (2.0, 0.20, 2.50, 10.0));
+        assert_eq!(base("claude-opus-4-8"), (5.0, 0.50, 6.25, 25.0));
+        assert_eq!(base("claude-opus-4-1"), (15.0, 1.50, 18.75, 75.0));
+        assert_eq!(base("claude-fable-5-1"), (10.0, 0.25, 12.50, 50.0));
+        assert_eq!(base("claude-fable-5"), (10.0, 1.0, 12.50, 50.0));
         assert!(pricing.prices("mystery-model").is_none());
+    }
+
+    /// Every current model the official SDKs list (and their dated snapshots) resolves
+    /// to the entry for that model, not to an older sibling's family.
+    #[test]
+    fn current_model_names_resolve_to_their_own_prices() {
+        let pricing = Pricing::new(&[]).unwrap();
+        let expected: &[(&str, Buckets)] = &[
+            ("claude-fable-5-1", (10.0, 0.25, 12.50, 50.0)),
+            ("claude-mythos-5-1", (10.0, 0.25, 12.50, 50.0)),
+            ("claude-fable-5", (10.0, 1.0, 12.50, 50.0)),
+            ("claude-mythos-5", (10.0, 1.0, 12.50, 50.0)),
+            ("claude-opus-5-5", (4.0, 0.20, 5.0, 20.0)),
+            ("claude-opus-5", (5.0, 0.50, 6.25, 25.0)),
+            ("claude-opus-4-8", (5.0, 0.50, 6.25, 25.0)),
+            ("claude-opus-4-7", (5.0, 0.50, 6.25, 25.0)),
+            ("claude-opus-4-6", (5.0, 0.50, 6.25, 25.0)),
+            ("claude-opus-4-5", (5.0, 0.50, 6.25, 25.0)),
+            ("claude-opus-4-5-20251101", (5.0, 0.50, 6.25, 25.0)),
+            ("claude-opus-4-1-20250805", (15.0, 1.50, 18.75, 75.0)),
+            ("claude-opus-4-20250514", (15.0, 1.50, 18.75, 75.0)),
+            ("claude-sonnet-5-5", (2.0, 0.10, 2.50, 10.0)),
+            ("claude-sonnet-5", (2.0, 0.20, 2.50, 10.0)),
+            ("claude-sonnet-4-6", (3.0, 0.30, 3.75, 15.0)),
+            ("claude-sonnet-4-5", (3.0, 0.30, 3.75, 15.0)),
+            ("claude-sonnet-4-5-20250929", (3.0, 0.30, 3.75, 15.0)),
+            ("claude-haiku-5-5", (0.10, 0.01, 0.125, 0.50)),
+            ("claude-haiku-4-5", (1.0, 0.10, 1.25, 5.0)),
+            ("claude-haiku-4-5-20251001", (1.0, 0.10, 1.25, 5.0)),
+            ("gpt-6.2-sol", (2.0, 0.10, 2.50, 10.0)),
+            ("gpt-6-luna", (0.10, 0.01, 0.125, 0.50)),
+            ("gpt-5.6-luna", (0.20, 0.02, 0.25, 1.20)),
+            ("gpt-5", (1.25, 0.125, 1.25, 10.0)),
+            ("gpt-5-2025-08-07", (1.25, 0.125, 1.25, 10.0)),
+            ("gpt-5-mini-2025-08-07", (0.25, 0.025, 0.25, 2.0)),
+            ("gpt-5-nano", (0.05, 0.005, 0.05, 0.40)),
+            ("gpt-4.1-mini-2025-04-14", (0.40, 0.10, 0.40, 1.60)),
+            ("o3-2025-04-16", (2.0, 0.50, 2.0, 8.0)),
+        ];
+        for (model, prices) in expected {
+            let found = pricing.prices(model).map(|p| buckets(p.base));
+            assert_eq!(found, Some(*prices), "{model}");
+        }
+    }
+
+    /// Models whose current price was not on the provider's page, or that are gone, get
+    /// no price: no family glob catches them at a sibling's price.
+    #[test]
+    fn unverified_models_are_not_priced_by_a_sibling_family() {
+        let pricing = Pricing::new(&[]).unwrap();
+        for model in [
+            "claude-fable-5-2",
+            "claude-mythos-5-2",
+            "claude-fable-5-2-20261109",
+            "claude-mythos-preview",
+            "gpt-6.2-astra",
+            "gpt-6-astra",
+            "gpt-6.1-sol",
+            "gpt-6-sol",
+            "gpt-6.1-terra",
+            "gpt-5.6-sol",
+            "gpt-5.6",
+            "gpt-5.6-terra",
+            "gpt-5.5",
+            "gpt-5.5-pro",
+            "gpt-5.4",
+            "gpt-5.4-mini",
+            "gpt-5.4-nano",
+            "gpt-5.3-chat-latest",
+            "gpt-5.2",
+            "gpt-5.2-pro",
+            "gpt-5.1",
+            "gpt-5.1-codex",
+            "gpt-5.1-mini",
+            "gpt-5-pro",
+            "o3-pro",
+            "deepseek-flash",
+            "deepseek-v4-pro",
+        ] {
+            assert!(pricing.prices(model).is_none(), "{model} has a price");
+        }
+    }
+
+    /// The tiers the providers publish: Haiku 5.5 over 100,000 prompt tokens, OpenAI's
+    /// GPT-5.6 and later over 272,000 input tokens (cached input counted).
+    #[test]
+    fn bundled_long_prompt_tiers() {
+        let pricing = Pricing::new(&[]).unwrap();
+        let long = |m: &str| {
+            let l = pricing.prices(m).unwrap().long_prompt.unwrap();
+            (l.above, buckets(l.rates))
+        };
+        assert_eq!(
+            long("claude-haiku-5-5"),
+            (100_000, (0.50, 0.05, 0.625, 2.50))
+        );
+        assert_eq!(long("gpt-6.2-sol"), (272_000, (4.0, 0.20, 5.0, 15.0)));
+        assert_eq!(long("gpt-6-luna"), (272_000, (0.20, 0.02, 0.25, 0.75)));
+        assert_eq!(long("gpt-5.6-luna"), (272_000, (0.40, 0.04, 0.50, 1.80)));
+        for flat in [
+            "claude-sonnet-5-5",
+            "claude-opus-5-5",
+            "claude-fable-5-1",
+            "gpt-5",
+        ] {
+            assert!(
+                pricing.prices(flat).unwrap().long_prompt.is_none(),
+                "{flat}"
+            );
+        }
+        let openai = usage(200_000, 72_001, 0, 0);
+        let c = pricing.cost("gpt-6.2-sol", &openai, 0).unwrap();
+        let long = (200_000.0 * 4.0 + 72_001.0 * 0.20) / 1e6;
+        assert!((c.cost - long).abs() < 1e-12, "{}", c.cost);
     }
 
     #[test]
