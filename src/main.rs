@@ -106,6 +106,9 @@ struct MockArgs {
     /// Accept any key.
     #[arg(long)]
     any_key: bool,
+    /// Serve without any key, like a local model server.
+    #[arg(long)]
+    keyless: bool,
 }
 
 /// Logs to stderr and, when `telemetry` names an OTLP endpoint, starts the exporter of
@@ -291,7 +294,13 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     if !addr.ip().is_loopback() {
         tracing::warn!(%addr, "listening beyond loopback: anyone who can reach this address can use your provider keys");
     }
-    let gateway = Gateway::start(config, Arc::new(KeyringStore))
+    // Edits from the window go to the file named, or to the default place.
+    let config_path = args
+        .config
+        .config
+        .clone()
+        .or_else(config::default_config_path);
+    let gateway = Gateway::start(config, Arc::new(KeyringStore), config_path)
         .await
         .map_err(|e| format!("cannot start the HTTP client: {e}"))?;
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
@@ -299,6 +308,11 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     println!("Trimgate listening on http://{local}");
     println!("  Claude Code:  ANTHROPIC_BASE_URL=http://{local}");
     println!("  OpenAI SDKs, Codex CLI, aider:  OPENAI_BASE_URL=http://{local}/v1");
+    // The fragment never reaches a server or a log; the window keeps it for the session.
+    println!(
+        "  Window: http://{local}/ui/#token={}",
+        gateway.admin_token()
+    );
     let served = gateway.serve(listener, shutdown_signal()).await;
     if let Some(traces) = traces {
         traces.shutdown().await;
@@ -316,6 +330,7 @@ async fn mock(args: MockArgs) -> Result<(), String> {
         frame_interval: Duration::from_millis(args.frame_interval_ms),
         openai_key: (!args.any_key).then_some(args.openai_key),
         anthropic_key: (!args.any_key).then_some(args.anthropic_key),
+        keyless: args.keyless,
     });
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
