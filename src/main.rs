@@ -2,6 +2,7 @@
 //! trace export, when configured), binds, and hands over to gateway-core.
 
 mod traces;
+mod wrap;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -50,6 +51,22 @@ enum Command {
     Mock(MockArgs),
     /// Totals from the ledger: requests, tokens, tokens saved, cost and cost saved.
     Stats(StatsArgs),
+    /// Run a coding agent (claude, codex, aider, or any command) through the running gateway.
+    Wrap(WrapArgs),
+}
+
+#[derive(Args)]
+struct WrapArgs {
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// The gateway's address (default: the config's listen address).
+    #[arg(long, env = "TRIMGATE_URL")]
+    gateway: Option<String>,
+    /// The agent: claude, codex, aider, or another program.
+    agent: String,
+    /// The agent's own arguments, after `--`.
+    #[arg(last = true)]
+    args: Vec<String>,
 }
 
 #[derive(Args)]
@@ -437,6 +454,29 @@ fn format_ms(ms: i64) -> String {
     format!("{year:04}-{month:02}-{day:02} {hour:02}:00")
 }
 
+fn wrap_agent(args: WrapArgs) -> Result<i32, String> {
+    let base = match args.gateway {
+        Some(url) => url,
+        None => {
+            let listen = match &args.config.config {
+                Some(path) => Config::load(path).map_err(|e| e.to_string())?.server.listen,
+                None => config::default_config_path()
+                    .filter(|p| p.exists())
+                    .map(|p| Config::load(&p).map_err(|e| e.to_string()))
+                    .transpose()?
+                    .map_or_else(|| config::Server::default().listen, |c| c.server.listen),
+            };
+            let host = if listen.ip().is_unspecified() {
+                "127.0.0.1".to_owned()
+            } else {
+                listen.ip().to_string()
+            };
+            format!("http://{host}:{}", listen.port())
+        }
+    };
+    wrap::run(&base, &args.agent, &args.args)
+}
+
 fn check(args: ConfigArgs) -> Result<(), String> {
     let config = load_config(&args)?;
     describe(&config);
@@ -461,6 +501,15 @@ fn main() -> ExitCode {
         Command::Mock(args) => runtime.block_on(mock(args)),
         Command::Check(args) => check(args),
         Command::Stats(args) => runtime.block_on(stats(args)),
+        Command::Wrap(args) => {
+            return match wrap_agent(args) {
+                Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+                Err(message) => {
+                    eprintln!("error: {message}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
