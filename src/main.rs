@@ -389,7 +389,6 @@ async fn stats(args: StatsArgs) -> Result<(), String> {
         "saved $",
         "cache"
     );
-    let mut all = Totals::default();
     for t in &rows {
         let key = match by {
             By::Bucket(_) => t.key.parse::<i64>().map_or(t.key.clone(), format_ms),
@@ -397,17 +396,8 @@ async fn stats(args: StatsArgs) -> Result<(), String> {
             _ => t.key.clone(),
         };
         print_row(&key, t);
-        all.requests += t.requests;
-        all.errors += t.errors;
-        all.input_tokens += t.input_tokens;
-        all.output_tokens += t.output_tokens;
-        all.cache_read_tokens += t.cache_read_tokens;
-        all.saved_tokens += t.saved_tokens;
-        all.cost_usd += t.cost_usd;
-        all.saved_usd += t.saved_usd;
-        all.cache_lookups += t.cache_lookups;
-        all.cache_hits += t.cache_hits;
     }
+    let all = ledger::stats::sum(&rows);
     print_row("total", &all);
     eprintln!(
         "prices: list prices of {} (override with [[pricing]])",

@@ -382,18 +382,6 @@ async fn feed_preview_pause_and_savings() {
     assert_eq!(status, 400);
 }
 
-fn keychain_available() -> bool {
-    let available = std::env::var("DBUS_SESSION_BUS_ADDRESS").is_ok();
-    if !available {
-        assert!(
-            std::env::var("TRIMGATE_REQUIRE_KEYCHAIN").as_deref() != Ok("1"),
-            "no D-Bus session, and TRIMGATE_REQUIRE_KEYCHAIN=1"
-        );
-        eprintln!("SKIPPED: no D-Bus session bus for the keychain");
-    }
-    available
-}
-
 #[tokio::test]
 async fn a_key_set_in_the_window_goes_to_the_keychain_only() {
     if !keychain_available() {
@@ -449,7 +437,7 @@ async fn a_key_set_in_the_window_goes_to_the_keychain_only() {
         .await;
     assert_eq!(status, 200);
     // In no file of the gateway's: not the config, not the ledger, not the log.
-    for entry in walk(gw.dir.path()) {
+    for entry in files_below(gw.dir.path()) {
         let bytes = std::fs::read(&entry).unwrap_or_default();
         let text = String::from_utf8_lossy(&bytes);
         assert!(
@@ -462,17 +450,4 @@ async fn a_key_set_in_the_window_goes_to_the_keychain_only() {
         .call("DELETE", &format!("/providers/{name}"), None)
         .await;
     assert_eq!(status, 204);
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }

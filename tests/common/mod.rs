@@ -293,3 +293,31 @@ pub async fn post_json(
     }
     request.body(body).send().await.unwrap()
 }
+
+/// Every file below `dir`.
+pub fn files_below(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_below(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Whether a D-Bus session (for the keychain's Secret Service) is there. Without one the
+/// caller skips, and says so, unless `TRIMGATE_REQUIRE_KEYCHAIN=1` makes that a failure.
+pub fn keychain_available() -> bool {
+    let available = std::env::var("DBUS_SESSION_BUS_ADDRESS").is_ok();
+    if !available {
+        assert!(
+            std::env::var("TRIMGATE_REQUIRE_KEYCHAIN").as_deref() != Ok("1"),
+            "no D-Bus session, and TRIMGATE_REQUIRE_KEYCHAIN=1"
+        );
+        eprintln!("SKIPPED: no D-Bus session bus for the keychain (run under dbus-run-session with gnome-keyring-daemon)");
+    }
+    available
+}
