@@ -191,6 +191,12 @@ pub async fn serve(
     state: MockState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
+    // As real providers do: without TCP_NODELAY a stream's second small write waits for
+    // the client's delayed ACK (40 ms on Linux) on every reused connection.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown)
         .await
