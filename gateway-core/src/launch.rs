@@ -42,7 +42,7 @@ impl Gateway {
             config.ledger_retention,
         )
         .await;
-        let recorder = Arc::new(MetricsRecorder { inner: recorder });
+        let recorder = Arc::new(MetricsRecorder::new(recorder));
         let state = AppState::new(config, secrets, recorder)?;
         if let Some(handle) = telemetry::install() {
             state.set_metrics(handle);

@@ -12,10 +12,11 @@
 //! They use [`SPAN_TARGET`], which only an OTLP exporter listens to: without one they
 //! are disabled callsites and cost next to nothing, and the log output never shows them.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use metrics::{counter, histogram};
+use metrics::{counter, histogram, Counter, Histogram};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tracing::field::Empty;
 use tracing::Span;
@@ -51,41 +52,122 @@ pub fn install() -> Option<PrometheusHandle> {
 }
 
 /// Counts each record, then hands it on.
+///
+/// The series' handles are resolved once per label set and kept: the registry's own
+/// lookup hashes and compares every label, and building the labels allocates, which on
+/// every request cost more than the counting itself.
 pub struct MetricsRecorder {
-    pub inner: Arc<dyn Recorder>,
+    inner: Arc<dyn Recorder>,
+    series: Mutex<Series>,
+}
+
+/// Handles by label set. Providers, dialects, statuses, outcomes and error kinds are few.
+#[derive(Default)]
+struct Series {
+    providers: HashMap<String, ProviderSeries>,
+    overhead: Vec<(&'static str, Histogram)>,
+}
+
+/// One provider's handles (`-` for requests refused before a provider was chosen).
+#[derive(Default)]
+struct ProviderSeries {
+    requests: Vec<((&'static str, u16, &'static str), Counter)>,
+    durations: Vec<(&'static str, Histogram)>,
+    errors: Vec<(&'static str, Counter)>,
+    /// input, output, cache_read, cache_write.
+    tokens: Option<[Counter; 4]>,
+    saved: Option<Counter>,
+}
+
+/// The handle for `key` in a short list of them, registered on first use.
+fn find_or<K: PartialEq + Copy, H: Clone>(
+    list: &mut Vec<(K, H)>,
+    key: K,
+    make: impl FnOnce() -> H,
+) -> H {
+    if let Some((_, h)) = list.iter().find(|(k, _)| *k == key) {
+        return h.clone();
+    }
+    let h = make();
+    list.push((key, h.clone()));
+    h
+}
+
+impl MetricsRecorder {
+    pub fn new(inner: Arc<dyn Recorder>) -> MetricsRecorder {
+        MetricsRecorder {
+            inner,
+            series: Mutex::new(Series::default()),
+        }
+    }
+
+    fn count(&self, r: &RequestRecord) {
+        let dialect = r.dialect.as_str();
+        let provider = r.provider.as_deref().unwrap_or("-");
+        let mut series = match self.series.lock() {
+            Ok(series) => series,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let Series {
+            providers,
+            overhead,
+        } = &mut *series;
+        find_or(
+            overhead,
+            dialect,
+            || histogram!("trimgate_overhead_seconds", "dialect" => dialect),
+        )
+        .record(r.overhead.as_secs_f64());
+        if !providers.contains_key(provider) {
+            providers.insert(provider.to_owned(), ProviderSeries::default());
+        }
+        let Some(p) = providers.get_mut(provider) else {
+            return;
+        };
+        let outcome = r.outcome.as_str();
+        find_or(&mut p.requests, (dialect, r.status, outcome), || {
+            counter!("trimgate_requests_total",
+                "dialect" => dialect, "provider" => provider.to_owned(),
+                "status" => r.status.to_string(), "outcome" => outcome)
+        })
+        .increment(1);
+        find_or(&mut p.durations, dialect, || {
+            histogram!("trimgate_request_duration_seconds",
+                "dialect" => dialect, "provider" => provider.to_owned())
+        })
+        .record(r.latency.as_secs_f64());
+        if let Some(error) = r.error {
+            find_or(&mut p.errors, error, || {
+                counter!("trimgate_errors_total", "kind" => error, "provider" => provider.to_owned())
+            })
+            .increment(1);
+        }
+        if let Some(u) = r.usage {
+            let tokens = p.tokens.get_or_insert_with(|| {
+                ["input", "output", "cache_read", "cache_write"].map(|bucket| {
+                    counter!("trimgate_tokens_total", "provider" => provider.to_owned(), "bucket" => bucket)
+                })
+            });
+            for (counter, n) in tokens
+                .iter()
+                .zip([u.input, u.output, u.cache_read, u.cache_write])
+            {
+                counter.increment(n);
+            }
+        }
+        if r.saved_tokens > 0 {
+            p.saved
+                .get_or_insert_with(
+                    || counter!("trimgate_saved_tokens_total", "provider" => provider.to_owned()),
+                )
+                .increment(r.saved_tokens as u64);
+        }
+    }
 }
 
 impl Recorder for MetricsRecorder {
     fn record(&self, r: RequestRecord) {
-        let dialect = r.dialect.as_str();
-        let provider = r.provider.clone().unwrap_or_else(|| "-".into());
-        let status = r.status.to_string();
-        counter!("trimgate_requests_total",
-            "dialect" => dialect, "provider" => provider.clone(), "status" => status,
-            "outcome" => r.outcome.as_str())
-        .increment(1);
-        histogram!("trimgate_request_duration_seconds", "dialect" => dialect, "provider" => provider.clone())
-            .record(r.latency.as_secs_f64());
-        histogram!("trimgate_overhead_seconds", "dialect" => dialect)
-            .record(r.overhead.as_secs_f64());
-        if let Some(error) = r.error {
-            counter!("trimgate_errors_total", "kind" => error, "provider" => provider.clone())
-                .increment(1);
-        }
-        if let Some(u) = r.usage {
-            for (bucket, n) in [
-                ("input", u.input),
-                ("output", u.output),
-                ("cache_read", u.cache_read),
-                ("cache_write", u.cache_write),
-            ] {
-                counter!("trimgate_tokens_total", "provider" => provider.clone(), "bucket" => bucket).increment(n);
-            }
-        }
-        if r.saved_tokens > 0 {
-            counter!("trimgate_saved_tokens_total", "provider" => provider)
-                .increment(r.saved_tokens as u64);
-        }
+        self.count(&r);
         self.inner.record(r);
     }
 }
