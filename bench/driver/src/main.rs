@@ -102,7 +102,10 @@ fn parse_args() -> Args {
         stop_on_fail: false,
     };
     while let Some(flag) = argv.next() {
-        let mut value = || argv.next().unwrap_or_else(|| usage(&format!("{flag} needs a value")));
+        let mut value = || {
+            argv.next()
+                .unwrap_or_else(|| usage(&format!("{flag} needs a value")))
+        };
         match flag.as_str() {
             "--url" => url = Some(value()),
             "--body" => body_file = Some(value()),
@@ -111,16 +114,24 @@ fn parse_args() -> Args {
                 let Some((k, v)) = h.split_once(':') else {
                     usage(&format!("a header is 'Name: value', not {h}"))
                 };
-                args.target.headers.push((k.trim().to_owned(), v.trim().to_owned()));
+                args.target
+                    .headers
+                    .push((k.trim().to_owned(), v.trim().to_owned()));
             }
             "--rates" => {
                 args.rates = value()
                     .split(',')
-                    .map(|r| r.trim().parse::<f64>().unwrap_or_else(|_| usage("bad --rates")))
+                    .map(|r| {
+                        r.trim()
+                            .parse::<f64>()
+                            .unwrap_or_else(|_| usage("bad --rates"))
+                    })
                     .collect()
             }
             "--conc" => args.conc = value().parse().unwrap_or_else(|_| usage("bad --conc")),
-            "--threads" => args.threads = value().parse().unwrap_or_else(|_| usage("bad --threads")),
+            "--threads" => {
+                args.threads = value().parse().unwrap_or_else(|_| usage("bad --threads"))
+            }
             "--duration" => args.duration = secs(&value()),
             "--warmup" => args.warmup = secs(&value()),
             "--timeout" => args.timeout = secs(&value()),
@@ -144,7 +155,7 @@ fn parse_args() -> Args {
         Ok(b) => Bytes::from(b),
         Err(e) => usage(&format!("cannot read {file}: {e}")),
     };
-    if args.mode == "open" && args.rates.iter().any(|r| *r <= 0.0) || args.mode == "open" && args.rates.is_empty() {
+    if args.mode == "open" && (args.rates.is_empty() || args.rates.iter().any(|r| *r <= 0.0)) {
         usage("open needs --rates with positive rates");
     }
     if args.conc == 0 || args.threads == 0 {
@@ -156,7 +167,9 @@ fn parse_args() -> Args {
 fn main() {
     let args = parse_args();
     let runtime = if args.threads == 1 {
-        tokio::runtime::Builder::new_current_thread().enable_all().build()
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
     } else {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(args.threads)
@@ -170,7 +183,15 @@ fn main() {
     let out = runtime.block_on(async move {
         let target = Arc::new(args.target);
         if args.mode == "open" {
-            open_loop(target, &args.rates, args.duration, args.warmup, args.timeout, args.stop_on_fail).await
+            open_loop(
+                target,
+                &args.rates,
+                args.duration,
+                args.warmup,
+                args.timeout,
+                args.stop_on_fail,
+            )
+            .await
         } else {
             closed_loop(target, args.conc, args.duration, args.warmup, args.timeout).await
         }
@@ -179,7 +200,9 @@ fn main() {
 }
 
 async fn connect(t: &Target) -> Result<Sender, String> {
-    let tcp = TcpStream::connect(&t.addr).await.map_err(|e| format!("connect: {e}"))?;
+    let tcp = TcpStream::connect(&t.addr)
+        .await
+        .map_err(|e| format!("connect: {e}"))?;
     let _ = tcp.set_nodelay(true);
     let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
         .await
@@ -197,7 +220,8 @@ fn request(t: &Target) -> Result<Request<Full<Bytes>>, String> {
     for (k, v) in &t.headers {
         b = b.header(k.as_str(), v.as_str());
     }
-    b.body(Full::new(t.body.clone())).map_err(|e| format!("request: {e}"))
+    b.body(Full::new(t.body.clone()))
+        .map_err(|e| format!("request: {e}"))
 }
 
 /// What one exchange gave: the status, when the first content event arrived (streams),
@@ -209,7 +233,10 @@ struct Answer {
 }
 
 async fn exchange(sender: &mut Sender, t: &Target) -> Result<Answer, String> {
-    sender.ready().await.map_err(|e| format!("not ready: {e}"))?;
+    sender
+        .ready()
+        .await
+        .map_err(|e| format!("not ready: {e}"))?;
     let response = sender
         .send_request(request(t)?)
         .await
@@ -383,7 +410,8 @@ async fn open_loop(
                 tokio::time::sleep_until(due.into()).await;
             }
             let measured = i >= warm_n;
-            let (target, pool, opened, step) = (target.clone(), pool.clone(), opened.clone(), step.clone());
+            let (target, pool, opened, step) =
+                (target.clone(), pool.clone(), opened.clone(), step.clone());
             tasks.push(tokio::spawn(async move {
                 let sent = Instant::now();
                 let popped = lock(&pool).pop();
@@ -395,7 +423,11 @@ async fn open_loop(
                             Ok(Ok(s)) => s,
                             failed => {
                                 if measured {
-                                    let counter = if failed.is_ok() { &step.counts.errors } else { &step.counts.timeouts };
+                                    let counter = if failed.is_ok() {
+                                        &step.counts.errors
+                                    } else {
+                                        &step.counts.timeouts
+                                    };
                                     counter.fetch_add(1, Ordering::Relaxed);
                                     let why = match failed {
                                         Ok(Err(e)) => e,
@@ -414,7 +446,9 @@ async fn open_loop(
                     if step.counts.count(&result) {
                         lock(&step.latency).record(micros(done - due)).ok();
                         lock(&step.service).record(micros(done - sent)).ok();
-                        lock(&step.dispatch).record(micros(sent.saturating_duration_since(due))).ok();
+                        lock(&step.dispatch)
+                            .record(micros(sent.saturating_duration_since(due)))
+                            .ok();
                     } else {
                         let why = match &result {
                             Ok(Ok(a)) if a.status != 200 => format!("HTTP {}", a.status),
@@ -472,8 +506,13 @@ async fn closed_loop(
     let first_error: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
     let mut workers = Vec::new();
     for _ in 0..conc {
-        let (target, latency, first, counts, first_error) =
-            (target.clone(), latency.clone(), first.clone(), counts.clone(), first_error.clone());
+        let (target, latency, first, counts, first_error) = (
+            target.clone(),
+            latency.clone(),
+            first.clone(),
+            counts.clone(),
+            first_error.clone(),
+        );
         workers.push(tokio::spawn(async move {
             let mut sender: Option<Sender> = None;
             while Instant::now() < end {
@@ -495,7 +534,11 @@ async fn closed_loop(
                 if sent >= measure_from && done <= end {
                     if counts.count(&result) {
                         lock(&latency).record(micros(done - sent)).ok();
-                        if let Ok(Ok(Answer { first_token: Some(at), .. })) = &result {
+                        if let Ok(Ok(Answer {
+                            first_token: Some(at),
+                            ..
+                        })) = &result
+                        {
                             lock(&first).record(micros(*at - sent)).ok();
                         }
                     } else {
