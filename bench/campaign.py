@@ -886,11 +886,13 @@ def scenario_stream(t):
 
 def scenario_open(t, mocks, capacity=None):
     """The ladder starts at its highest rate under 5 % of the target's closed-loop
-    capacity at c=50 (when measured): steps far below what the target holds tell nothing."""
+    capacity at c=50 (when measured), but never above the target rate (2,000/s), so every
+    target that reaches it has that rung beside direct's: rungs far below what a target
+    holds tell nothing."""
     req = t.request("slow_chat")
     rates = [int(r) for r in PLAN["open_rates"]]
     if capacity:
-        below = [r for r in rates if r <= capacity * 0.05]
+        below = [r for r in rates if r <= min(capacity * 0.05, compare.OPEN_TARGET_RATE)]
         rates = rates[rates.index(below[-1]):] if below else rates
     args = driver_args(req) + ["--rates", ",".join(str(r) for r in rates),
                                "--duration", str(PLAN["open_d"]), "--warmup", str(PLAN["open_w"]),
