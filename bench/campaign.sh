@@ -3,7 +3,7 @@
 # floor cost of one proxy hop, and the mock reached directly as the baseline, all against
 # the project's own mock on loopback, one target at a time, in one run.
 #
-#   bench/campaign.sh                     # install peers, build, run everything (~13 min)
+#   bench/campaign.sh                     # install peers, build, run everything (~10 min + builds)
 #   CAMPAIGN_QUICK=1 bench/campaign.sh    # tiny durations: checks the harness, measures nothing
 #   CAMPAIGN_TARGETS=direct,nginx,trimgate CAMPAIGN_SCENARIOS=sweep bench/campaign.sh
 #
