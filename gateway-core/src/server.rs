@@ -38,14 +38,27 @@ use crate::record::Recorder;
 use crate::secrets::SecretStore;
 use crate::telemetry;
 use crate::upstream::Upstream;
+use arc_swap::ArcSwap;
 use metrics_exporter_prometheus::PrometheusHandle;
 use sha2::{Digest, Sha256};
 
-/// Everything a request handler can reach.
-pub struct AppState {
-    config: Arc<Config>,
+/// What a config makes: swapped whole on reload, so a request sees one consistent set.
+pub struct Runtime {
+    pub config: Arc<Config>,
     pub upstream: Upstream,
     pub optimizer: Arc<Optimizer>,
+}
+
+/// Everything a request handler can reach.
+pub struct AppState {
+    runtime: ArcSwap<Runtime>,
+    /// Every request passes unoptimized while set (the window's and the tray's pause).
+    pub paused: AtomicBool,
+    pub started: std::time::Instant,
+    /// The last requests, for the window's feed.
+    pub recent: Arc<crate::admin::recent::Recent>,
+    /// The admin API, when the launch turned it on.
+    admin: std::sync::OnceLock<crate::admin::Admin>,
     pub cache: Arc<crate::cache::ResponseCache>,
     secrets: Arc<dyn SecretStore>,
     pub recorder: Arc<dyn Recorder>,
@@ -64,10 +77,21 @@ impl AppState {
         let upstream = Upstream::new(&config, secrets.clone())?;
         let optimizer = Arc::new(Optimizer::new(config.optimize.clone()));
         let cache = Arc::new(crate::cache::ResponseCache::new(config.cache.clone()));
+        let recent = Arc::new(crate::admin::recent::Recent::default());
+        let recorder = Arc::new(crate::admin::recent::RecentRecorder {
+            recent: recent.clone(),
+            inner: recorder,
+        });
         Ok(Arc::new(AppState {
-            config: Arc::new(config),
-            upstream,
-            optimizer,
+            recent,
+            admin: std::sync::OnceLock::new(),
+            runtime: ArcSwap::from_pointee(Runtime {
+                config: Arc::new(config),
+                upstream,
+                optimizer,
+            }),
+            paused: AtomicBool::new(false),
+            started: std::time::Instant::now(),
             cache,
             secrets,
             metrics: std::sync::OnceLock::new(),
@@ -83,13 +107,51 @@ impl AppState {
     }
 
     pub fn config(&self) -> Arc<Config> {
-        self.config.clone()
+        self.runtime.load().config.clone()
+    }
+
+    /// The config, its clients and its optimizer, as one.
+    pub fn runtime(&self) -> Arc<Runtime> {
+        self.runtime.load_full()
+    }
+
+    /// Puts a new config in force: requests that started keep the old one to their end.
+    /// The response cache, the ledger, the listen address and traces keep what they
+    /// started with.
+    pub fn reload(&self, config: Config) -> Result<(), std::io::Error> {
+        let upstream = Upstream::new(&config, self.secrets.clone())?;
+        let optimizer = Arc::new(
+            self.runtime
+                .load()
+                .optimizer
+                .with_modes(config.optimize.clone()),
+        );
+        self.runtime.store(Arc::new(Runtime {
+            config: Arc::new(config),
+            upstream,
+            optimizer,
+        }));
+        Ok(())
+    }
+
+    /// Turns the admin API on (once).
+    pub fn enable_admin(&self, admin: crate::admin::Admin) {
+        let _ = self.admin.set(admin);
+    }
+
+    pub fn admin(&self) -> Option<&crate::admin::Admin> {
+        self.admin.get()
+    }
+
+    pub fn secrets(&self) -> &Arc<dyn SecretStore> {
+        &self.secrets
     }
 
     /// The gateway key a request presents (`Authorization: Bearer` or `x-api-key`), when
     /// the config lists any: `Ok(None)` when none are required.
     pub fn gateway_key(&self, headers: &HeaderMap) -> Result<Option<GatewayKey>, GatewayError> {
-        if self.config.gateway_keys.is_empty() {
+        let config = self.config();
+        if config.gateway_keys.is_empty() {
             return Ok(None);
         }
         let presented = headers
@@ -105,7 +167,7 @@ impl AppState {
             .ok_or(GatewayError::GatewayKeyMissing)?;
         // Digests are compared, so the time taken does not depend on how much of a key matched.
         let digest = Sha256::digest(presented.as_bytes());
-        for key in &self.config.gateway_keys {
+        for key in &config.gateway_keys {
             let Ok(Some(secret)) = self.secrets.get(&key.key) else {
                 tracing::warn!(gateway_key = %key.name, source = %key.key, "gateway key cannot be read");
                 continue;
@@ -244,6 +306,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             .route(&format!("{prefix}/models"), get(list_models));
     }
     router
+        .merge(crate::admin::router(state.clone()))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .route("/readyz", get(readyz))
@@ -269,7 +332,7 @@ pub async fn serve(
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors and the like: back off rather than spin.
                     tracing::warn!(error = %e, "accept failed");
@@ -279,9 +342,19 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
+        let (stream, peer) = stream;
         // Small SSE frames must not wait for Nagle.
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone());
+        // The peer's address, for the admin API's loopback check.
+        let app = app.clone();
+        let service = TowerToHyperService::new(tower::service_fn(
+            move |mut request: http::Request<hyper::body::Incoming>| {
+                request
+                    .extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+                tower::ServiceExt::oneshot(app.clone(), request)
+            },
+        ));
         let connection = builder
             .serve_connection_with_upgrades(TokioIo::new(stream), service)
             .into_owned();
