@@ -1,7 +1,6 @@
 //! The gateway in this process: the config it runs on, its loopback listener, the admin
 //! token the window is given, and a stop that drains requests and closes the ledger.
 
-use std::fmt::Write as _;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,13 +10,10 @@ use std::time::Duration;
 use gateway_core::config::{self, Config};
 use gateway_core::headers::{ENV_CONFIG, ENV_LISTEN};
 use gateway_core::launch::Gateway;
-use gateway_core::secrets::{EnvFileStore, SecretStore};
+use gateway_core::secrets::{KeyringStore, SecretStore};
 use gateway_core::server::{self, AppState};
 use tauri::async_runtime::JoinHandle;
 use tokio::sync::oneshot;
-
-/// Random bytes in an admin token (hex in the window: 64 characters).
-const TOKEN_BYTES: usize = 32;
 
 /// Time allowed past the gateway's own shutdown grace for the ledger and cache to flush.
 const FLUSH_ALLOWANCE: Duration = Duration::from_secs(10);
@@ -27,8 +23,8 @@ const FLUSH_ALLOWANCE: Duration = Duration::from_secs(10);
 pub enum StartError {
     #[error("{0}")]
     Config(String),
-    #[error("{addr} is already in use by another program (or another Trimgate). Stop it, or choose another port with [server] listen in {where_}.")]
-    PortInUse { addr: SocketAddr, where_: String },
+    #[error("{addr} is already in use by another program (or another Trimgate). Stop it, or choose another port {fix}.")]
+    PortInUse { addr: SocketAddr, fix: String },
     #[error("cannot listen on {addr}: {detail}")]
     Listen { addr: SocketAddr, detail: String },
     #[error("cannot start the gateway: {0}")]
@@ -60,17 +56,20 @@ impl Core {
     /// app always listens on loopback: the admin API it serves the window must not be
     /// reachable from elsewhere.
     pub async fn start() -> Result<Core, StartError> {
-        let (mut config, where_) = load_config()?;
-        let requested = listen_override()?.unwrap_or(config.server.listen);
+        let (mut config, config_path, where_) = load_config()?;
+        let (requested, fix) = match listen_override()? {
+            Some(addr) => (addr, format!("in {ENV_LISTEN}")),
+            None => (
+                config.server.listen,
+                format!("with [server] listen in {where_}"),
+            ),
+        };
         if !requested.ip().is_loopback() {
             tracing::info!(configured = %requested, "the desktop app listens on 127.0.0.1 only");
         }
         let addr = SocketAddr::new(Ipv4Addr::LOCALHOST.into(), requested.port());
         let listener = server::bind(addr).await.map_err(|e| match e.kind() {
-            std::io::ErrorKind::AddrInUse => StartError::PortInUse {
-                addr,
-                where_: where_.clone(),
-            },
+            std::io::ErrorKind::AddrInUse => StartError::PortInUse { addr, fix },
             _ => StartError::Listen {
                 addr,
                 detail: e.to_string(),
@@ -82,10 +81,13 @@ impl Core {
         })?;
         config.server.listen = listen;
         let grace = config.server.shutdown_grace;
-        let gateway = Gateway::start(config, secret_store())
+        let gateway = Gateway::start(config, secret_store(), config_path)
             .await
             .map_err(|e| StartError::Gateway(e.to_string()))?;
-        let token = admin_token(&gateway).map_err(StartError::Gateway)?;
+        let token = gateway.admin_token().to_owned();
+        if token.is_empty() {
+            return Err(StartError::Gateway("the admin API is off".into()));
+        }
         let state = gateway.state.clone();
         let (stop, stopped) = oneshot::channel::<()>();
         let served = tauri::async_runtime::spawn(gateway.serve(listener, async move {
@@ -116,17 +118,14 @@ impl Core {
         &self.token
     }
 
-    /// Whether the optimizers are paused; `None` while the core has no pause.
-    pub fn paused(&self) -> Option<bool> {
-        let _ = &self.state;
-        None
+    /// Whether the optimizers are paused (from the tray or the window).
+    pub fn paused(&self) -> bool {
+        self.state.paused.load(Ordering::Relaxed)
     }
 
-    /// Pauses or resumes the optimizers; the state after, or `None` while the core has
-    /// no pause.
-    pub fn set_paused(&self, paused: bool) -> Option<bool> {
-        let _ = (&self.state, paused);
-        None
+    /// Pauses or resumes the optimizers: while paused, every request passes unoptimized.
+    pub fn set_paused(&self, paused: bool) {
+        self.state.paused.store(paused, Ordering::Relaxed);
     }
 
     /// Claims the stop: true for the first caller only.
@@ -166,31 +165,17 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Where provider keys are read from.
+/// Where provider keys are read from: the OS keychain for keys set in the window, env vars
+/// and files for the rest.
 fn secret_store() -> Arc<dyn SecretStore> {
-    Arc::new(EnvFileStore)
-}
-
-/// The token the window presents to the admin API: fresh at each launch.
-fn admin_token(_gateway: &Gateway) -> Result<String, String> {
-    random_token()
-}
-
-/// `TOKEN_BYTES` random bytes as lowercase hex.
-fn random_token() -> Result<String, String> {
-    let mut bytes = [0u8; TOKEN_BYTES];
-    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness for the admin token: {e}"))?;
-    let mut hex = String::with_capacity(TOKEN_BYTES * 2);
-    for b in bytes {
-        let _ = write!(hex, "{b:02x}");
-    }
-    Ok(hex)
+    Arc::new(KeyringStore)
 }
 
 /// The config file named by `TRIMGATE_CONFIG`, else the platform default. A named file must
 /// exist; a missing default is a first run, with providers from `OPENAI_API_KEY` and the
-/// like. Also says, for messages, where to change the config.
-fn load_config() -> Result<(Config, String), StartError> {
+/// like (the window's first edit writes the file). Also answers the file the window's
+/// edits go to, and, for messages, where to change the config.
+fn load_config() -> Result<(Config, Option<PathBuf>, String), StartError> {
     let named = std::env::var_os(ENV_CONFIG)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from);
@@ -198,7 +183,8 @@ fn load_config() -> Result<(Config, String), StartError> {
         Some(path) => {
             let config = Config::load(&path).map_err(|e| StartError::Config(e.to_string()))?;
             tracing::info!(path = %path.display(), "config");
-            return Ok((config, path.display().to_string()));
+            let where_ = path.display().to_string();
+            return Ok((config, Some(path), where_));
         }
         None => config::default_config_path(),
     };
@@ -206,12 +192,13 @@ fn load_config() -> Result<(Config, String), StartError> {
         Some(path) if path.exists() => {
             let config = Config::load(&path).map_err(|e| StartError::Config(e.to_string()))?;
             tracing::info!(path = %path.display(), "config");
-            Ok((config, path.display().to_string()))
+            let where_ = path.display().to_string();
+            Ok((config, Some(path), where_))
         }
         path => {
             let config =
                 Config::from_env_keys(|var| std::env::var(var).is_ok_and(|v| !v.trim().is_empty()));
-            let where_ = path.map_or_else(
+            let where_ = path.as_ref().map_or_else(
                 || format!("a file named by {ENV_CONFIG}"),
                 |p| p.display().to_string(),
             );
@@ -219,7 +206,7 @@ fn load_config() -> Result<(Config, String), StartError> {
                 providers = config.providers.len(),
                 "no config file at {where_}: providers from the environment"
             );
-            Ok((config, where_))
+            Ok((config, path, where_))
         }
     }
 }
@@ -231,21 +218,5 @@ fn listen_override() -> Result<Option<SocketAddr>, StartError> {
             .map(Some)
             .map_err(|e| StartError::Config(format!("{ENV_LISTEN}: {e}"))),
         _ => Ok(None),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn admin_tokens_are_64_hex_characters_and_fresh_each_time() {
-        let a = random_token().unwrap();
-        let b = random_token().unwrap();
-        assert_eq!(a.len(), 64);
-        assert!(a
-            .chars()
-            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
-        assert_ne!(a, b);
     }
 }

@@ -1,6 +1,9 @@
 //! The tray icon and its menu: where the gateway listens, open the window, pause the
 //! optimizers, quit.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use tauri::image::Image;
 use tauri::menu::{CheckMenuItem, Menu, MenuEvent, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
@@ -32,16 +35,8 @@ pub fn create<R: Runtime>(app: &AppHandle<R>, core: &Core) -> tauri::Result<()> 
         None::<&str>,
     )?;
     let open = MenuItem::with_id(app, OPEN, "Open window", true, None::<&str>)?;
-    // Greyed out while the core cannot pause.
     let paused = core.paused();
-    let pause = CheckMenuItem::with_id(
-        app,
-        PAUSE,
-        "Pause optimizers",
-        paused.is_some(),
-        paused.unwrap_or(false),
-        None::<&str>,
-    )?;
+    let pause = CheckMenuItem::with_id(app, PAUSE, "Pause optimizers", true, paused, None::<&str>)?;
     let quit = MenuItem::with_id(app, QUIT, "Quit Trimgate", true, None::<&str>)?;
     let menu = Menu::with_items(
         app,
@@ -55,14 +50,46 @@ pub fn create<R: Runtime>(app: &AppHandle<R>, core: &Core) -> tauri::Result<()> 
         ],
     )?;
     TrayIconBuilder::with_id(TRAY)
-        .icon(icon(paused.unwrap_or(false)))
+        .icon(icon(paused))
         .tooltip(format!("Trimgate on {listen}"))
         .menu(&menu)
         .show_menu_on_left_click(true)
         .on_menu_event(on_menu_event)
         .build(app)?;
     app.manage(TrayItems { pause });
+    follow_pause(app, paused);
     Ok(())
+}
+
+/// How often the tray looks at the pause, which the window can change too.
+const PAUSE_POLL: Duration = Duration::from_secs(1);
+
+/// Keeps the check mark and the icon on the core's pause, whoever set it.
+fn follow_pause<R: Runtime>(app: &AppHandle<R>, mut shown: bool) {
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let mut tick = tokio::time::interval(PAUSE_POLL);
+        loop {
+            tick.tick().await;
+            let Some(core) = app.try_state::<Arc<Core>>() else {
+                return;
+            };
+            let paused = core.paused();
+            if paused != shown {
+                show_pause(&app, paused);
+                shown = paused;
+            }
+        }
+    });
+}
+
+fn show_pause<R: Runtime>(app: &AppHandle<R>, paused: bool) {
+    if let Some(items) = app.try_state::<TrayItems<R>>() {
+        let _ = items.pause.set_checked(paused);
+    }
+    if let Some(tray) = app.tray_by_id(TRAY) {
+        let _ = tray.set_icon(Some(icon(paused)));
+    }
 }
 
 fn icon(paused: bool) -> Image<'static> {
@@ -82,19 +109,13 @@ fn on_menu_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
     }
 }
 
-/// Flips the optimizers' pause and shows the state the core reports.
+/// Flips the optimizers' pause.
 fn toggle_pause<R: Runtime>(app: &AppHandle<R>) {
-    let (Some(core), Some(items)) = (
-        app.try_state::<std::sync::Arc<Core>>(),
-        app.try_state::<TrayItems<R>>(),
-    ) else {
+    let Some(core) = app.try_state::<Arc<Core>>() else {
         return;
     };
-    let wanted = !core.paused().unwrap_or(false);
-    let now = core.set_paused(wanted).unwrap_or(false);
-    tracing::info!(paused = now, "optimizers");
-    let _ = items.pause.set_checked(now);
-    if let Some(tray) = app.tray_by_id(TRAY) {
-        let _ = tray.set_icon(Some(icon(now)));
-    }
+    let paused = !core.paused();
+    core.set_paused(paused);
+    tracing::info!(paused, "optimizers");
+    show_pause(app, paused);
 }
