@@ -18,10 +18,14 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 state="$CARGO_TARGET_DIR/desktop-test"
 mkdir -p "$state"
 
+bash scripts/deps.sh build
+
 if [ ! -f ui/dist/index.html ]; then
   echo "ui/dist is not built: using the placeholder page (src-tauri/placeholder-ui)" >&2
   mkdir -p ui/dist
   cp src-tauri/placeholder-ui/* ui/dist/
+  # Only for this build: other builds (the gateway embeds ui/dist too) see no UI, as before.
+  trap 'rm -rf "$root/ui/dist"; rmdir "$root/ui" 2>/dev/null || true' EXIT
 fi
 
 (cd src-tauri && npm ci --no-audit --no-fund --silent)

@@ -12,8 +12,9 @@ root=$PWD
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-for tool in xvfb-run dbus-run-session import xwininfo WebKitWebDriver ss dpkg-deb; do
-  command -v "$tool" >/dev/null || { echo "missing $tool: run scripts/deps.sh desktop" >&2; exit 1; }
+bash scripts/deps.sh desktop
+for tool in xvfb-run dbus-run-session import xwininfo WebKitWebDriver ss dpkg-deb npm; do
+  command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
 done
 
 deb="${TRIMGATE_DEB:-}"
