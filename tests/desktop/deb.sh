@@ -13,7 +13,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 bash scripts/deps.sh desktop
-for tool in xvfb-run dbus-run-session import xwininfo WebKitWebDriver ss dpkg-deb npm; do
+for tool in xvfb-run dbus-run-session gnome-keyring-daemon secret-tool import xwininfo WebKitWebDriver ss dpkg-deb npm; do
   command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
 done
 
@@ -48,5 +48,8 @@ TRIMGATE_UPDATER_TEST_KEY="$CARGO_TARGET_DIR/desktop-test/updater-test.key" \
 TRIMGATE_TAURI_CLI="$root/src-tauri/node_modules/.bin/tauri" \
 TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" \
   xvfb-run -a -s "-screen 0 1280x800x24" \
-  dbus-run-session -- "$venv/bin/python" -m pytest tests/desktop -q -p no:cacheprovider \
+  dbus-run-session -- bash -c '
+    # An unlocked Secret Service (gnome-keyring) for the keys the window stores.
+    printf "\n" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+    exec "$0" -m pytest tests/desktop -q -p no:cacheprovider' "$venv/bin/python" \
   2> "$art/session.stderr" || { status=$?; tail -n 30 "$art/session.stderr" >&2; exit "$status"; }

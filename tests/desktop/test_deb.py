@@ -40,6 +40,7 @@ ARTIFACTS = HERE / "artifacts"
 LISTENING = re.compile(r"Trimgate listening on (http://127\.0\.0\.1:(\d+))")
 UPDATE_HOST = "updates.trimgate.test"
 MOCK_KEY_ENV = "DESKTOP_TEST_PROVIDER_KEY"
+VAULT_KEY = "sk-vault-desktop-test-0123456789"
 
 DEB = Path(os.environ["TRIMGATE_DEB"])
 PACKAGE = os.environ["TRIMGATE_DEB_PACKAGE"]
@@ -518,6 +519,47 @@ def test_window_reaches_the_admin_api_with_its_token(driven):
     })
     assert answer.get("status") == 200, answer
     assert answer["body"]["listen"].endswith(driven.url.rsplit(":", 1)[1])
+
+
+@pytest.fixture(scope="module")
+def strict_mock_url():
+    """A mock provider that accepts one key only."""
+    proc = subprocess.Popen(
+        [TRIMGATE_BIN, "mock", "--listen", "127.0.0.1:0", "--openai-key", VAULT_KEY],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    m = re.search(r"(http://127\.0\.0\.1:\d+)", proc.stdout.readline())
+    assert m, "mock did not start"
+    yield m.group(1)
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_a_key_added_in_the_window_goes_to_the_keychain_and_is_used(driven, strict_mock_url, home):
+    created = driven._call("POST", f"/session/{driven.session}/execute/async", {
+        "script": """
+            const [provider, done] = arguments;
+            const {apiBase, token} = window.__TRIMGATE__;
+            fetch(apiBase + '/admin/api/providers', {
+              method: 'POST',
+              headers: {authorization: 'Bearer ' + token, 'content-type': 'application/json'},
+              body: JSON.stringify(provider),
+            }).then(r => r.json().then(j => done({status: r.status, body: j})))
+              .catch(e => done({error: String(e)}));
+        """,
+        "args": [{"name": "vault", "kind": "openai", "base_url": f"{strict_mock_url}/v1",
+                  "models": ["gpt-vault"], "key": VAULT_KEY}],
+    })
+    assert created.get("status") == 201, created
+    assert created["body"]["key"]["source"] == "keychain", created
+    assert VAULT_KEY not in read(home / "config/trimgate/config.toml")
+    stored = subprocess.run(["secret-tool", "lookup", "service", "trimgate", "username", "vault"],
+                            capture_output=True, text=True).stdout.strip()
+    assert stored == VAULT_KEY
+    # The strict mock refuses any other key: an answer means the app read it back.
+    client = openai.OpenAI(base_url=f"{driven.url}/v1", api_key="unused", max_retries=0)
+    answer = client.chat.completions.create(model="gpt-vault", messages=[{"role": "user", "content": "hi"}])
+    assert answer.choices[0].message.content == "Hello from the mock. You said: hi"
 
 
 def test_autostart_is_off_then_on_then_off(driven, home):
