@@ -144,7 +144,7 @@ describe('Api against a fake admin server', () => {
   beforeAll(async () => {
     server = createServer((req: IncomingMessage, res: ServerResponse) => {
       let body = '';
-      req.on('data', (c) => (body += c));
+      req.on('data', (c: Buffer) => (body += c));
       req.on('end', () => {
         seen.push({ method: req.method ?? '', url: req.url ?? '', auth: req.headers.authorization, body });
         const json = (status: number, v: unknown) => {
