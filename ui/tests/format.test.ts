@@ -9,6 +9,7 @@ import {
   formatDuration,
   formatMs,
   formatPercent,
+  formatTick,
   formatTokens,
   formatUsd,
   parseList,
@@ -90,6 +91,11 @@ describe('times', () => {
     expect(formatClock(d.getTime())).toBe('09:05:07');
     expect(formatBucket(d.getTime(), 'hour')).toBe('Dec 1 09:00');
     expect(formatBucket(d.getTime(), 'day')).toBe('Dec 1');
+  });
+  it('labels axis ticks briefly, with the date at midnight', () => {
+    expect(formatTick(d.getTime(), 'hour')).toBe('09:05');
+    expect(formatTick(new Date(2026, 11, 2, 0, 0).getTime(), 'hour')).toBe('Dec 2');
+    expect(formatTick(d.getTime(), 'day')).toBe('Dec 1');
   });
   it('says how long ago', () => {
     const now = d.getTime();

@@ -93,6 +93,13 @@ export function formatBucket(ms: number, by: 'hour' | 'day'): string {
   return by === 'hour' ? `${day} ${pad2(d.getHours())}:00` : day;
 }
 
+/** An axis tick: hours as "14:00" (the date at midnight), days as "Dec 1". */
+export function formatTick(ms: number, by: 'hour' | 'day'): string {
+  const d = new Date(ms);
+  if (by === 'day' || (d.getHours() === 0 && d.getMinutes() === 0)) return `${MONTHS[d.getMonth()]} ${d.getDate()}`;
+  return `${pad2(d.getHours())}:${pad2(d.getMinutes())}`;
+}
+
 /** "3s ago", "5m ago", "2h ago" relative to `now`. */
 export function formatAgo(ms: number, now: number = Date.now()): string {
   const s = Math.max(0, Math.round((now - ms) / 1000));
