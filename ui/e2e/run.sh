@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# npm run e2e: the window in Chromium against the real gateway binary.
+#  - installs Debian's chromium if missing (no browser download: none is possible here);
+#  - builds the trimgate binary with cargo unless TRIMGATE_BIN names one;
+#  - builds ui/dist, which the gateway serves at /ui;
+#  - runs the test inside a private D-Bus session with an unlocked gnome-keyring, so
+#    provider keys set from the window go to a real Secret Service (as on a desktop).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+need=()
+command -v "${CHROMIUM:-/usr/bin/chromium}" >/dev/null 2>&1 || need+=(chromium)
+if [ "${E2E_GATEWAY:-}" != fake ]; then
+  command -v dbus-run-session >/dev/null 2>&1 || need+=(dbus)
+  command -v gnome-keyring-daemon >/dev/null 2>&1 || need+=(gnome-keyring)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  echo "== installing ${need[*]}" >&2
+  as_root apt-get update -qq || { sleep 15; as_root apt-get update -qq; }
+  as_root apt-get install -y -qq "${need[@]}" >/dev/null || { sleep 15; as_root apt-get install -y -qq "${need[@]}" >/dev/null; }
+fi
+
+if [ "${E2E_GATEWAY:-}" != fake ] && [ -z "${TRIMGATE_BIN:-}" ]; then
+  echo "== cargo build (the trimgate binary)" >&2
+  (cd .. && cargo build --quiet --bin trimgate)
+fi
+
+echo "== building ui/dist" >&2
+npx vite build --logLevel warn
+
+if [ "${E2E_GATEWAY:-}" = fake ] || [ -n "${DBUS_SESSION_BUS_ADDRESS:-}" ]; then
+  exec node --test --test-concurrency=1 e2e/
+fi
+# A keyring of its own, in a temporary data dir, unlocked with an empty password.
+keyring_home="$(mktemp -d)"
+trap 'rm -rf "$keyring_home"' EXIT
+XDG_DATA_HOME="$keyring_home" dbus-run-session -- bash -c \
+  'printf "\n" | gnome-keyring-daemon --unlock --components=secrets >/dev/null && exec node --test --test-concurrency=1 e2e/' \
+  2> >(grep -v 'Failed to set fd limit' >&2)
