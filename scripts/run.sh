@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+./scripts/deps.sh build
 cargo build --release --quiet -p trimgate
 echo "starting the headless gateway (trimgate serve); stop it with Ctrl-C" >&2
 exec "$CARGO_TARGET_DIR/release/trimgate" serve "$@"

@@ -10,13 +10,9 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # The disk-full tests need user namespaces, which this machine allows: never skip them here.
 export TRIMGATE_REQUIRE_DISK_FULL="${TRIMGATE_REQUIRE_DISK_FULL:-1}"
 
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-
-# Python with venv for the SDK tests (Debian/Ubuntu split venv into its own package).
-if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-  as_root apt-get update -qq
-  as_root apt-get install -y -qq python3-venv >/dev/null
-fi
+# Build and test packages: the keychain's D-Bus library, python3-venv for the SDK tests,
+# a Secret Service (gnome-keyring) for the keychain tests.
+./scripts/deps.sh test
 
 # A PostgreSQL server on loopback for the ledger tests (installed with apt if missing).
 echo "== PostgreSQL for the ledger tests"
@@ -29,6 +25,11 @@ echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== cargo test"
 cargo test --workspace
+
+echo "== keychain tests (a gnome-keyring Secret Service on a private D-Bus session)"
+TRIMGATE_REQUIRE_KEYCHAIN=1 dbus-run-session -- bash -c \
+  'printf "\n" | gnome-keyring-daemon --unlock --components=secrets >/dev/null && cargo test --test keychain 2>&1' \
+  | grep -v 'Failed to set fd limit'
 
 echo "== SDK tests (official openai and anthropic packages)"
 venv="$root/.venv"

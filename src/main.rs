@@ -18,7 +18,7 @@ use gateway_core::launch::Gateway;
 use gateway_core::ledger;
 use gateway_core::ledger::stats::{By, Totals};
 use gateway_core::mock::{MockConfig, MockState};
-use gateway_core::secrets::EnvFileStore;
+use gateway_core::secrets::KeyringStore;
 use gateway_core::server;
 use gateway_core::telemetry::SPAN_TARGET;
 use tracing_subscriber::layer::SubscriberExt;
@@ -291,7 +291,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     if !addr.ip().is_loopback() {
         tracing::warn!(%addr, "listening beyond loopback: anyone who can reach this address can use your provider keys");
     }
-    let gateway = Gateway::start(config, Arc::new(EnvFileStore))
+    let gateway = Gateway::start(config, Arc::new(KeyringStore))
         .await
         .map_err(|e| format!("cannot start the HTTP client: {e}"))?;
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;

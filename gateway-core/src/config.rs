@@ -195,6 +195,8 @@ pub struct ProviderConfig {
 pub struct KeySourceConfig {
     pub env: Option<String>,
     pub file: Option<PathBuf>,
+    /// An entry in the OS keychain (the desktop app's keys).
+    pub keychain: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -881,15 +883,22 @@ fn key_source(
         KeySourceConfig {
             env: Some(var),
             file: None,
+            keychain: None,
         } if !var.is_empty() => Some(KeySource::Env(var)),
         KeySourceConfig {
             env: None,
             file: Some(path),
+            keychain: None,
         } => Some(KeySource::File(path)),
+        KeySourceConfig {
+            env: None,
+            file: None,
+            keychain: Some(name),
+        } if !name.is_empty() => Some(KeySource::Keychain(name)),
         _ => {
             problems.push(ConfigProblem {
                 path: path.to_owned(),
-                message: "give exactly one of { env = \"VAR\" } or { file = \"/path\" }; keys themselves never go in the config".into(),
+                message: "give exactly one of { env = \"VAR\" }, { file = \"/path\" } or { keychain = \"name\" }; keys themselves never go in the config".into(),
             });
             None
         }

@@ -30,13 +30,15 @@ use crate::headers::{
 use crate::optimize::{PassTokens, Plan, PlanPatch};
 use crate::record::{Outcome, Pending, RequestRecord};
 use crate::relay::{read_whole, relay_stream, RelayParams, Translator};
-use crate::server::AppState;
+use crate::server::{AppState, Runtime};
 use crate::sniff::{sniff, Edits};
 use crate::translate;
 use crate::translate::stream::{Decoder, Encoder};
 
 /// Per-request facts the stages share.
 struct Ctx {
+    /// The config in force when the request arrived, with its clients and optimizer.
+    rt: Arc<Runtime>,
     id: String,
     endpoint: Endpoint,
     started: Instant,
@@ -82,6 +84,7 @@ pub async fn handle(
 ) -> Response {
     let started = Instant::now();
     let mut ctx = Ctx {
+        rt: state.runtime(),
         id: request_id(request.headers()),
         endpoint,
         started,
@@ -168,7 +171,6 @@ async fn settle_savings(ctx: &mut Ctx, pending: &mut Pending) {
 
 /// Runs the passes the plan turns on and starts the exact count of what they saved.
 async fn optimize(
-    state: &Arc<AppState>,
     ctx: &mut Ctx,
     body: &Bytes,
     model: &str,
@@ -185,11 +187,11 @@ async fn optimize(
         return Vec::new();
     }
     let outcome = if body.len() < OFF_THREAD_BYTES {
-        state.optimizer.run(ctx.dialect(), body, model, &plan.plan)
+        ctx.rt.optimizer.run(ctx.dialect(), body, model, &plan.plan)
     } else {
         // Milliseconds of work: a blocking thread, so other requests on this worker go on.
         let (optimizer, body, model, plan, dialect) = (
-            state.optimizer.clone(),
+            ctx.rt.optimizer.clone(),
             body.clone(),
             model.to_owned(),
             plan.plan,
@@ -200,7 +202,7 @@ async fn optimize(
             .unwrap_or_default()
     };
     let counting = (!outcome.changes.is_empty() || outcome.added.is_some()).then(|| {
-        let optimizer = state.optimizer.clone();
+        let optimizer = ctx.rt.optimizer.clone();
         let applied = outcome.for_counting();
         tokio::task::spawn_blocking(move || applied.exact_tokens(&optimizer.shared.counts))
     });
@@ -230,13 +232,20 @@ struct Planned {
 /// A request that names its own modes is never held out.
 fn plan_for(
     state: &AppState,
+    rt: &Runtime,
     model: &str,
     key: Option<&GatewayKey>,
     headers: &HeaderMap,
     dialect: Dialect,
     body: &[u8],
 ) -> Result<Planned, GatewayError> {
-    let modes = &state.optimizer.modes;
+    if state.paused.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(Planned {
+            plan: Plan::OFF,
+            held_out: false,
+        });
+    }
+    let modes = &rt.optimizer.modes;
     let mut plan = modes.for_model(model);
     if let Some(key) = key {
         plan.apply(&key.optimize);
@@ -301,7 +310,7 @@ async fn run(
     let key = state.gateway_key(&parts.headers)?;
     pending.record().gateway_key = key.as_ref().map(|k| k.name.clone());
     is_json(&parts.headers)?;
-    let config = state.config();
+    let config = ctx.rt.config.clone();
     let body = read_body(body, &parts.headers, config.server.max_body_bytes).await?;
     let sniffed = sniff(&body)?;
     let stream = sniffed.stream && ctx.endpoint.can_stream();
@@ -321,6 +330,7 @@ async fn run(
     pending.record().provider = Some(provider.name.clone());
     let plan = plan_for(
         state,
+        &ctx.rt,
         &sniffed.model,
         key.as_ref(),
         &parts.headers,
@@ -346,7 +356,7 @@ async fn run(
             });
         };
         // 3. optimize, on the client's bytes, before they are translated
-        let edits = optimize(state, ctx, &body, &served_model, &plan).await;
+        let edits = optimize(ctx, &body, &served_model, &plan).await;
         let body = if edits.is_empty() {
             body
         } else {
@@ -369,7 +379,7 @@ async fn run(
 
     // 3. optimize
     let mut edits = Edits::default();
-    edits.extend(optimize(state, ctx, &body, &served_model, &plan).await);
+    edits.extend(optimize(ctx, &body, &served_model, &plan).await);
 
     // 4. prepare
     if let Some(model) = target.rewrite {
@@ -395,7 +405,8 @@ async fn run(
         Cached::Store(store) => store,
     };
     ctx.overhead += ctx.started.elapsed();
-    let response = state
+    let response = ctx
+        .rt
         .upstream
         .send(
             &provider,
@@ -586,7 +597,8 @@ async fn translated(
         Cached::Store(store) => store,
     };
     ctx.overhead += ctx.started.elapsed();
-    let response = state
+    let response = ctx
+        .rt
         .upstream
         .send(
             provider,

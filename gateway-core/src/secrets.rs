@@ -13,6 +13,9 @@ pub enum KeySource {
     Env(String),
     /// A file holds the key (container secrets); surrounding whitespace is trimmed.
     File(PathBuf),
+    /// The OS keychain holds the key under this account name (service `trimgate`): the
+    /// Secret Service on Linux, the Keychain on macOS, the Credential Manager on Windows.
+    Keychain(String),
     /// The provider needs no key (a local Ollama, say).
     None,
 }
@@ -22,6 +25,7 @@ impl fmt::Display for KeySource {
         match self {
             KeySource::Env(var) => write!(f, "env var {var}"),
             KeySource::File(path) => write!(f, "file {}", path.display()),
+            KeySource::Keychain(name) => write!(f, "keychain entry {name}"),
             KeySource::None => f.write_str("no key"),
         }
     }
@@ -53,12 +57,38 @@ pub enum SecretError {
     Missing(KeySource),
     #[error("cannot read {source_}: {detail}")]
     Unreadable { source_: KeySource, detail: String },
+    #[error("cannot store a key in {0}: this gateway reads keys from env vars and files only")]
+    ReadOnly(KeySource),
+    #[error("cannot write {source_}: {detail}")]
+    Unwritable { source_: KeySource, detail: String },
 }
 
 /// Resolves a [`KeySource`] to a key. One job, so tests and the desktop keychain can swap it.
 pub trait SecretStore: Send + Sync {
     /// The key, `Ok(None)` for [`KeySource::None`], or why it cannot be had.
     fn get(&self, source: &KeySource) -> Result<Option<Secret>, SecretError>;
+
+    /// Stores a key (the admin API's "set key"); stores that only read refuse.
+    fn set(&self, source: &KeySource, _value: &str) -> Result<(), SecretError> {
+        Err(SecretError::ReadOnly(source.clone()))
+    }
+
+    /// Forgets a key; deleting one that is not there is not an error.
+    fn delete(&self, source: &KeySource) -> Result<(), SecretError> {
+        Err(SecretError::ReadOnly(source.clone()))
+    }
+}
+
+/// How a key is shown: its first three and last four characters (`sk-…a1b2`), or only
+/// dots when it is too short to show any of it safely.
+pub fn mask(key: &str) -> String {
+    let chars: Vec<char> = key.chars().collect();
+    if chars.len() < 12 {
+        return "…".to_owned();
+    }
+    let head: String = chars[..3].iter().collect();
+    let tail: String = chars[chars.len() - 4..].iter().collect();
+    format!("{head}…{tail}")
 }
 
 /// Reads env vars and files each time, so a rotated container secret is picked up
@@ -82,33 +112,122 @@ impl SecretStore for EnvFileStore {
                     detail: e.kind().to_string(),
                 }),
             },
+            KeySource::Keychain(_) => Err(SecretError::Unreadable {
+                source_: source.clone(),
+                detail: "this gateway does not use the OS keychain (the desktop app does)".into(),
+            }),
         }
     }
 }
 
-/// Fixed keys held in memory: for tests and for embedding the core in-process.
+/// The OS keychain for keychain entries, env vars and files for the rest: the desktop
+/// app's store. Entries live under the service name [`KEYCHAIN_SERVICE`].
 #[derive(Debug, Default)]
-pub struct MemoryStore(HashMap<String, Secret>);
+pub struct KeyringStore;
+
+/// The keychain service Trimgate's entries are filed under.
+pub const KEYCHAIN_SERVICE: &str = "trimgate";
+
+fn entry(source: &KeySource, name: &str) -> Result<keyring::Entry, SecretError> {
+    keyring::Entry::new(KEYCHAIN_SERVICE, name).map_err(|e| SecretError::Unreadable {
+        source_: source.clone(),
+        detail: e.to_string(),
+    })
+}
+
+impl SecretStore for KeyringStore {
+    fn get(&self, source: &KeySource) -> Result<Option<Secret>, SecretError> {
+        let KeySource::Keychain(name) = source else {
+            return EnvFileStore.get(source);
+        };
+        match entry(source, name)?.get_password() {
+            Ok(value) if !value.trim().is_empty() => Ok(Some(Secret::new(value.trim()))),
+            Ok(_) | Err(keyring::Error::NoEntry) => Err(SecretError::Missing(source.clone())),
+            Err(e) => Err(SecretError::Unreadable {
+                source_: source.clone(),
+                detail: e.to_string(),
+            }),
+        }
+    }
+
+    fn set(&self, source: &KeySource, value: &str) -> Result<(), SecretError> {
+        let KeySource::Keychain(name) = source else {
+            return Err(SecretError::ReadOnly(source.clone()));
+        };
+        entry(source, name)?
+            .set_password(value.trim())
+            .map_err(|e| SecretError::Unwritable {
+                source_: source.clone(),
+                detail: e.to_string(),
+            })
+    }
+
+    fn delete(&self, source: &KeySource) -> Result<(), SecretError> {
+        let KeySource::Keychain(name) = source else {
+            return Err(SecretError::ReadOnly(source.clone()));
+        };
+        match entry(source, name)?.delete_credential() {
+            Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
+            Err(e) => Err(SecretError::Unwritable {
+                source_: source.clone(),
+                detail: e.to_string(),
+            }),
+        }
+    }
+}
+
+/// Keys held in memory: for tests and for embedding the core in-process. Env-var and
+/// keychain entries are kept by name; keychain entries can be set and deleted.
+#[derive(Debug, Default)]
+pub struct MemoryStore(std::sync::Mutex<HashMap<String, Secret>>);
 
 impl MemoryStore {
     /// Keys by env-var name, standing in for the environment.
-    pub fn with_env(mut self, var: &str, value: &str) -> Self {
-        self.0.insert(var.to_owned(), Secret::new(value));
+    pub fn with_env(self, var: &str, value: &str) -> Self {
+        if let Ok(mut keys) = self.0.lock() {
+            keys.insert(var.to_owned(), Secret::new(value));
+        }
         self
+    }
+
+    fn name(source: &KeySource) -> Option<String> {
+        match source {
+            KeySource::Env(var) => Some(var.clone()),
+            KeySource::Keychain(name) => Some(format!("keychain:{name}")),
+            KeySource::File(_) | KeySource::None => None,
+        }
     }
 }
 
 impl SecretStore for MemoryStore {
     fn get(&self, source: &KeySource) -> Result<Option<Secret>, SecretError> {
-        match source {
-            KeySource::None => Ok(None),
-            KeySource::Env(var) => self
-                .0
-                .get(var)
-                .cloned()
-                .map(Some)
-                .ok_or_else(|| SecretError::Missing(source.clone())),
-            KeySource::File(_) => Err(SecretError::Missing(source.clone())),
+        if *source == KeySource::None {
+            return Ok(None);
+        }
+        let found =
+            MemoryStore::name(source).and_then(|name| self.0.lock().ok()?.get(&name).cloned());
+        found
+            .map(Some)
+            .ok_or_else(|| SecretError::Missing(source.clone()))
+    }
+
+    fn set(&self, source: &KeySource, value: &str) -> Result<(), SecretError> {
+        match (source, self.0.lock()) {
+            (KeySource::Keychain(name), Ok(mut keys)) => {
+                keys.insert(format!("keychain:{name}"), Secret::new(value.trim()));
+                Ok(())
+            }
+            _ => Err(SecretError::ReadOnly(source.clone())),
+        }
+    }
+
+    fn delete(&self, source: &KeySource) -> Result<(), SecretError> {
+        match (source, self.0.lock()) {
+            (KeySource::Keychain(name), Ok(mut keys)) => {
+                keys.remove(&format!("keychain:{name}"));
+                Ok(())
+            }
+            _ => Err(SecretError::ReadOnly(source.clone())),
         }
     }
 }
@@ -133,6 +252,12 @@ mod tests {
         ));
         let missing = store.get(&KeySource::File(dir.join("nope")));
         assert!(matches!(missing, Err(SecretError::Unreadable { .. })));
+    }
+
+    #[test]
+    fn masks_show_only_the_ends() {
+        assert_eq!(mask("sk-proj-abcdefghijklmnop1234"), "sk-…1234");
+        assert_eq!(mask("short"), "…");
     }
 
     #[test]

@@ -38,14 +38,23 @@ use crate::record::Recorder;
 use crate::secrets::SecretStore;
 use crate::telemetry;
 use crate::upstream::Upstream;
+use arc_swap::ArcSwap;
 use metrics_exporter_prometheus::PrometheusHandle;
 use sha2::{Digest, Sha256};
 
-/// Everything a request handler can reach.
-pub struct AppState {
-    config: Arc<Config>,
+/// What a config makes: swapped whole on reload, so a request sees one consistent set.
+pub struct Runtime {
+    pub config: Arc<Config>,
     pub upstream: Upstream,
     pub optimizer: Arc<Optimizer>,
+}
+
+/// Everything a request handler can reach.
+pub struct AppState {
+    runtime: ArcSwap<Runtime>,
+    /// Every request passes unoptimized while set (the window's and the tray's pause).
+    pub paused: AtomicBool,
+    pub started: std::time::Instant,
     pub cache: Arc<crate::cache::ResponseCache>,
     secrets: Arc<dyn SecretStore>,
     pub recorder: Arc<dyn Recorder>,
@@ -65,9 +74,13 @@ impl AppState {
         let optimizer = Arc::new(Optimizer::new(config.optimize.clone()));
         let cache = Arc::new(crate::cache::ResponseCache::new(config.cache.clone()));
         Ok(Arc::new(AppState {
-            config: Arc::new(config),
-            upstream,
-            optimizer,
+            runtime: ArcSwap::from_pointee(Runtime {
+                config: Arc::new(config),
+                upstream,
+                optimizer,
+            }),
+            paused: AtomicBool::new(false),
+            started: std::time::Instant::now(),
             cache,
             secrets,
             metrics: std::sync::OnceLock::new(),
@@ -83,13 +96,42 @@ impl AppState {
     }
 
     pub fn config(&self) -> Arc<Config> {
-        self.config.clone()
+        self.runtime.load().config.clone()
+    }
+
+    /// The config, its clients and its optimizer, as one.
+    pub fn runtime(&self) -> Arc<Runtime> {
+        self.runtime.load_full()
+    }
+
+    /// Puts a new config in force: requests that started keep the old one to their end.
+    /// The response cache, the ledger, the listen address and traces keep what they
+    /// started with.
+    pub fn reload(&self, config: Config) -> Result<(), std::io::Error> {
+        let upstream = Upstream::new(&config, self.secrets.clone())?;
+        let optimizer = Arc::new(
+            self.runtime
+                .load()
+                .optimizer
+                .with_modes(config.optimize.clone()),
+        );
+        self.runtime.store(Arc::new(Runtime {
+            config: Arc::new(config),
+            upstream,
+            optimizer,
+        }));
+        Ok(())
+    }
+
+    pub fn secrets(&self) -> &Arc<dyn SecretStore> {
+        &self.secrets
     }
 
     /// The gateway key a request presents (`Authorization: Bearer` or `x-api-key`), when
     /// the config lists any: `Ok(None)` when none are required.
     pub fn gateway_key(&self, headers: &HeaderMap) -> Result<Option<GatewayKey>, GatewayError> {
-        if self.config.gateway_keys.is_empty() {
+        let config = self.config();
+        if config.gateway_keys.is_empty() {
             return Ok(None);
         }
         let presented = headers
@@ -105,7 +147,7 @@ impl AppState {
             .ok_or(GatewayError::GatewayKeyMissing)?;
         // Digests are compared, so the time taken does not depend on how much of a key matched.
         let digest = Sha256::digest(presented.as_bytes());
-        for key in &self.config.gateway_keys {
+        for key in &config.gateway_keys {
             let Ok(Some(secret)) = self.secrets.get(&key.key) else {
                 tracing::warn!(gateway_key = %key.name, source = %key.key, "gateway key cannot be read");
                 continue;

@@ -425,7 +425,8 @@ async fn write_on(
                 .as_deref()
                 .or(r.model_requested.as_deref())
                 .and_then(|m| pricing.prices(m))
-                .map(|prices| prices.input);
+                // At the input rate the request was billed at (long prompts cost more).
+                .map(|prices| prices.rates_for(r.usage.map_or(0, |u| u.input)).input);
             let saved = p.before as f64 - p.after as f64;
             query = query
                 .bind(unix_ms(r))

@@ -222,7 +222,8 @@ impl Outcome {
 /// The optimizer: configured modes and the memory shared by every request.
 pub struct Optimizer {
     pub modes: Modes,
-    pub shared: Shared,
+    /// Memory shared by every request, kept when the modes are reloaded.
+    pub shared: Arc<Shared>,
 }
 
 impl Optimizer {
@@ -230,11 +231,19 @@ impl Optimizer {
         let originals = Originals::new(modes.originals_bytes);
         Optimizer {
             modes,
-            shared: Shared {
+            shared: Arc::new(Shared {
                 counts: CountMemo::new(16 * 1024),
                 originals,
                 compacted: Memo::new(16 * 1024, 64 * 1024 * 1024),
-            },
+            }),
+        }
+    }
+
+    /// The same memory with other modes (a config reload).
+    pub fn with_modes(&self, modes: Modes) -> Optimizer {
+        Optimizer {
+            modes,
+            shared: self.shared.clone(),
         }
     }
 

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages Trimgate needs, when they are missing:
+#   scripts/deps.sh build   — to build (pkg-config, libdbus-1-dev for the OS keychain)
+#   scripts/deps.sh test    — also the tests' (python3-venv, a keychain daemon on D-Bus)
+set -euo pipefail
+want=(pkg-config libdbus-1-dev)
+if [ "${1:-build}" = test ]; then
+  want+=(python3-venv gnome-keyring libsecret-tools dbus-x11)
+fi
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+echo "installing: ${missing[*]}" >&2
+# Another apt may hold the lock for a moment: wait and try once more.
+as_root apt-get update -qq || { sleep 15; as_root apt-get update -qq; }
+as_root apt-get install -y -qq "${missing[@]}" >/dev/null || { sleep 15; as_root apt-get install -y -qq "${missing[@]}" >/dev/null; }
