@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # npm run e2e: the window in Chromium against the real gateway binary.
 #  - installs Debian's chromium if missing (no browser download: none is possible here);
-#  - builds the trimgate binary with cargo unless TRIMGATE_BIN names one;
-#  - builds ui/dist, which the gateway serves at /ui;
+#  - builds ui/dist, then the trimgate binary that serves it at /ui (cargo; skipped when
+#    TRIMGATE_BIN names a binary);
 #  - runs the test inside a private D-Bus session with an unlocked gnome-keyring, so
 #    provider keys set from the window go to a real Secret Service (as on a desktop).
 set -euo pipefail
@@ -21,13 +21,13 @@ if [ ${#need[@]} -gt 0 ]; then
   as_root apt-get install -y -qq "${need[@]}" >/dev/null || { sleep 15; as_root apt-get install -y -qq "${need[@]}" >/dev/null; }
 fi
 
+echo "== building ui/dist (the gateway embeds it)" >&2
+npx vite build --logLevel warn
+
 if [ "${E2E_GATEWAY:-}" != fake ] && [ -z "${TRIMGATE_BIN:-}" ]; then
   echo "== cargo build (the trimgate binary)" >&2
   (cd .. && cargo build --quiet --bin trimgate)
 fi
-
-echo "== building ui/dist" >&2
-npx vite build --logLevel warn
 
 if [ "${E2E_GATEWAY:-}" = fake ] || [ -n "${DBUS_SESSION_BUS_ADDRESS:-}" ]; then
   exec node --test --test-concurrency=1 e2e/

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   baseUrlFromListen,
+  effectiveListen,
   formatAgo,
   formatBucket,
   formatBytes,
@@ -125,6 +126,14 @@ describe('baseUrlFromListen', () => {
     expect(baseUrlFromListen('0.0.0.0:8788')).toBe('http://127.0.0.1:8788');
     expect(baseUrlFromListen('[::]:9000')).toBe('http://[::1]:9000');
     expect(baseUrlFromListen('http://localhost:8788/')).toBe('http://localhost:8788');
+  });
+});
+
+describe('effectiveListen', () => {
+  it('uses the configured address unless it asked for any free port', () => {
+    expect(effectiveListen('127.0.0.1:8788', 'http://127.0.0.1:9999')).toBe('127.0.0.1:8788');
+    expect(effectiveListen('127.0.0.1:0', 'http://127.0.0.1:41235')).toBe('127.0.0.1:41235');
+    expect(effectiveListen(null, 'http://localhost:8788/')).toBe('localhost:8788');
   });
 });
 

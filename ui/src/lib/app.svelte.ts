@@ -3,6 +3,7 @@
  * and whether the token was refused (then every page gives way to how to get a link).
  */
 import { Api, ApiError, browserEnv, resolveConnection, type Status } from './api';
+import { effectiveListen } from './format';
 
 export const connection = resolveConnection(browserEnv());
 
@@ -32,6 +33,11 @@ export async function refreshStatus(): Promise<Status | null> {
     app.statusError = messageOf(e);
     return null;
   }
+}
+
+/** Where agents reach this gateway (see `effectiveListen`); null until the status is known. */
+export function listenAddress(): string | null {
+  return app.status ? effectiveListen(app.status.listen, connection.apiBase) : null;
 }
 
 export function messageOf(e: unknown): string {

@@ -137,6 +137,17 @@ export function baseUrlFromListen(listen: string): string {
   return `http://${hostPort}`;
 }
 
+/**
+ * The address agents should use: the gateway's configured `listen`, unless that names no
+ * real port (`:0`, "any free port"), in which case the address this page reached the
+ * gateway at (`apiBase`) is the one that works.
+ */
+export function effectiveListen(listen: string | null | undefined, apiBase: string): string {
+  const fromBase = apiBase.replace(/^https?:\/\//, '').replace(/\/.*$/, '');
+  if (!listen) return fromBase;
+  return /:0$/.test(listen.trim()) ? fromBase : listen.trim();
+}
+
 function trimZero(s: string): string {
   return s.includes('.') ? s.replace(/\.?0+$/, '') : s;
 }
