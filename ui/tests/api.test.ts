@@ -8,6 +8,7 @@ import {
   desktopErrorFrom,
   desktopShell,
   errorFromResponse,
+  normalizeRule,
   resolveConnection,
   tokenFromHash,
   updateInfoFrom,
@@ -322,5 +323,13 @@ describe('desktop shell', () => {
     expect(updateInfoFrom('0.3.0')).toEqual({ available: true, version: '0.3.0' });
     expect(updateInfoFrom({ available: false })).toEqual({ available: false, version: undefined, notes: undefined });
     expect(desktopErrorFrom('boom')).toMatchObject({ kind: 'shell', message: 'boom' });
+  });
+});
+
+describe('normalizeRule', () => {
+  it('drops fields a rule does not set, null or absent', () => {
+    const raw = { match: 'claude-*', tool_output: 'aggressive', terse: null, prune: undefined } as unknown as Parameters<typeof normalizeRule>[0];
+    expect(normalizeRule(raw)).toEqual({ match: 'claude-*', tool_output: 'aggressive' });
+    expect(normalizeRule({ match: 'x', squeeze: false })).toEqual({ match: 'x', squeeze: false });
   });
 });

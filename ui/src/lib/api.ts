@@ -92,6 +92,16 @@ export interface ModelRule extends Partial<Modes> {
   match: string;
 }
 
+/** A rule as the form edits it: fields the rule does not set are absent (never null). */
+export function normalizeRule(r: ModelRule): ModelRule {
+  const out: ModelRule = { match: r.match ?? '' };
+  if (r.tool_output != null) out.tool_output = r.tool_output;
+  if (r.terse != null) out.terse = r.terse;
+  if (r.prune != null) out.prune = r.prune;
+  if (typeof r.squeeze === 'boolean') out.squeeze = r.squeeze;
+  return out;
+}
+
 export interface ModesConfig {
   defaults: Modes;
   models: ModelRule[];
