@@ -28,7 +28,7 @@ cargo test --workspace
 
 echo "== keychain tests (a gnome-keyring Secret Service on a private D-Bus session)"
 TRIMGATE_REQUIRE_KEYCHAIN=1 dbus-run-session -- bash -c \
-  'printf "\n" | gnome-keyring-daemon --unlock --components=secrets >/dev/null && cargo test --test keychain 2>&1' \
+  'printf "\n" | gnome-keyring-daemon --unlock --components=secrets >/dev/null && cargo test --test keychain --test admin 2>&1' \
   | grep -v 'Failed to set fd limit'
 
 echo "== SDK tests (official openai and anthropic packages)"

@@ -2,6 +2,7 @@
 //! trace export, when configured), binds, and hands over to gateway-core.
 
 mod traces;
+mod wrap;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -50,6 +51,22 @@ enum Command {
     Mock(MockArgs),
     /// Totals from the ledger: requests, tokens, tokens saved, cost and cost saved.
     Stats(StatsArgs),
+    /// Run a coding agent (claude, codex, aider, or any command) through the running gateway.
+    Wrap(WrapArgs),
+}
+
+#[derive(Args)]
+struct WrapArgs {
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// The gateway's address (default: the config's listen address).
+    #[arg(long, env = "TRIMGATE_URL")]
+    gateway: Option<String>,
+    /// The agent: claude, codex, aider, or another program.
+    agent: String,
+    /// The agent's own arguments, after `--`.
+    #[arg(last = true)]
+    args: Vec<String>,
 }
 
 #[derive(Args)]
@@ -106,6 +123,9 @@ struct MockArgs {
     /// Accept any key.
     #[arg(long)]
     any_key: bool,
+    /// Serve without any key, like a local model server.
+    #[arg(long)]
+    keyless: bool,
 }
 
 /// Logs to stderr and, when `telemetry` names an OTLP endpoint, starts the exporter of
@@ -291,7 +311,13 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     if !addr.ip().is_loopback() {
         tracing::warn!(%addr, "listening beyond loopback: anyone who can reach this address can use your provider keys");
     }
-    let gateway = Gateway::start(config, Arc::new(KeyringStore))
+    // Edits from the window go to the file named, or to the default place.
+    let config_path = args
+        .config
+        .config
+        .clone()
+        .or_else(config::default_config_path);
+    let gateway = Gateway::start(config, Arc::new(KeyringStore), config_path)
         .await
         .map_err(|e| format!("cannot start the HTTP client: {e}"))?;
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
@@ -299,6 +325,11 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     println!("Trimgate listening on http://{local}");
     println!("  Claude Code:  ANTHROPIC_BASE_URL=http://{local}");
     println!("  OpenAI SDKs, Codex CLI, aider:  OPENAI_BASE_URL=http://{local}/v1");
+    // The fragment never reaches a server or a log; the window keeps it for the session.
+    println!(
+        "  Window: http://{local}/ui/#token={}",
+        gateway.admin_token()
+    );
     let served = gateway.serve(listener, shutdown_signal()).await;
     if let Some(traces) = traces {
         traces.shutdown().await;
@@ -316,6 +347,7 @@ async fn mock(args: MockArgs) -> Result<(), String> {
         frame_interval: Duration::from_millis(args.frame_interval_ms),
         openai_key: (!args.any_key).then_some(args.openai_key),
         anthropic_key: (!args.any_key).then_some(args.anthropic_key),
+        keyless: args.keyless,
     });
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
@@ -357,7 +389,6 @@ async fn stats(args: StatsArgs) -> Result<(), String> {
         "saved $",
         "cache"
     );
-    let mut all = Totals::default();
     for t in &rows {
         let key = match by {
             By::Bucket(_) => t.key.parse::<i64>().map_or(t.key.clone(), format_ms),
@@ -365,17 +396,8 @@ async fn stats(args: StatsArgs) -> Result<(), String> {
             _ => t.key.clone(),
         };
         print_row(&key, t);
-        all.requests += t.requests;
-        all.errors += t.errors;
-        all.input_tokens += t.input_tokens;
-        all.output_tokens += t.output_tokens;
-        all.cache_read_tokens += t.cache_read_tokens;
-        all.saved_tokens += t.saved_tokens;
-        all.cost_usd += t.cost_usd;
-        all.saved_usd += t.saved_usd;
-        all.cache_lookups += t.cache_lookups;
-        all.cache_hits += t.cache_hits;
     }
+    let all = ledger::stats::sum(&rows);
     print_row("total", &all);
     eprintln!(
         "prices: list prices of {} (override with [[pricing]])",
@@ -422,6 +444,29 @@ fn format_ms(ms: i64) -> String {
     format!("{year:04}-{month:02}-{day:02} {hour:02}:00")
 }
 
+fn wrap_agent(args: WrapArgs) -> Result<i32, String> {
+    let base = match args.gateway {
+        Some(url) => url,
+        None => {
+            let listen = match &args.config.config {
+                Some(path) => Config::load(path).map_err(|e| e.to_string())?.server.listen,
+                None => config::default_config_path()
+                    .filter(|p| p.exists())
+                    .map(|p| Config::load(&p).map_err(|e| e.to_string()))
+                    .transpose()?
+                    .map_or_else(|| config::Server::default().listen, |c| c.server.listen),
+            };
+            let host = if listen.ip().is_unspecified() {
+                "127.0.0.1".to_owned()
+            } else {
+                listen.ip().to_string()
+            };
+            format!("http://{host}:{}", listen.port())
+        }
+    };
+    wrap::run(&base, &args.agent, &args.args)
+}
+
 fn check(args: ConfigArgs) -> Result<(), String> {
     let config = load_config(&args)?;
     describe(&config);
@@ -446,6 +491,15 @@ fn main() -> ExitCode {
         Command::Mock(args) => runtime.block_on(mock(args)),
         Command::Check(args) => check(args),
         Command::Stats(args) => runtime.block_on(stats(args)),
+        Command::Wrap(args) => {
+            return match wrap_agent(args) {
+                Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+                Err(message) => {
+                    eprintln!("error: {message}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

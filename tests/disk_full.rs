@@ -54,6 +54,7 @@ fn spawn_on_tmpfs(mock_url: &str, size: &str, full: bool) -> (Gateway, PathBuf) 
         &config,
         &[],
         &["unshare", "-rm", "sh", "-c", &script, &disk_arg],
+        "127.0.0.1:0",
         dir,
     );
     (gw, disk)

@@ -17,20 +17,6 @@ use gateway_core::mock::MockConfig;
 use gateway_core::secrets::{KeySource, KeyringStore, SecretError, SecretStore, KEYCHAIN_SERVICE};
 use serde_json::json;
 
-fn keychain_available() -> bool {
-    let available = std::env::var("DBUS_SESSION_BUS_ADDRESS").is_ok();
-    if !available {
-        assert!(
-            std::env::var("TRIMGATE_REQUIRE_KEYCHAIN").as_deref() != Ok("1"),
-            "no D-Bus session, and TRIMGATE_REQUIRE_KEYCHAIN=1"
-        );
-        eprintln!(
-            "SKIPPED: no D-Bus session bus (run under dbus-run-session with gnome-keyring-daemon)"
-        );
-    }
-    available
-}
-
 fn secret_tool_lookup(name: &str) -> Option<String> {
     let out = Command::new("secret-tool")
         .args(["lookup", "service", KEYCHAIN_SERVICE, "username", name])
@@ -111,7 +97,7 @@ api_key = {{ keychain = "{name}" }}
         Some(format!("Bearer {OPENAI_KEY}").as_str())
     );
     // The key is in none of the gateway's files.
-    for entry in walk(gw.dir.path()) {
+    for entry in files_below(gw.dir.path()) {
         let bytes = std::fs::read(&entry).unwrap_or_default();
         assert!(
             !String::from_utf8_lossy(&bytes).contains(OPENAI_KEY),
@@ -120,17 +106,4 @@ api_key = {{ keychain = "{name}" }}
         );
     }
     KeyringStore.delete(&source).unwrap();
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }

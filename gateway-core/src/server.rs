@@ -55,6 +55,10 @@ pub struct AppState {
     /// Every request passes unoptimized while set (the window's and the tray's pause).
     pub paused: AtomicBool,
     pub started: std::time::Instant,
+    /// The last requests, for the window's feed.
+    pub recent: Arc<crate::admin::recent::Recent>,
+    /// The admin API, when the launch turned it on.
+    admin: std::sync::OnceLock<crate::admin::Admin>,
     pub cache: Arc<crate::cache::ResponseCache>,
     secrets: Arc<dyn SecretStore>,
     pub recorder: Arc<dyn Recorder>,
@@ -73,7 +77,14 @@ impl AppState {
         let upstream = Upstream::new(&config, secrets.clone())?;
         let optimizer = Arc::new(Optimizer::new(config.optimize.clone()));
         let cache = Arc::new(crate::cache::ResponseCache::new(config.cache.clone()));
+        let recent = Arc::new(crate::admin::recent::Recent::default());
+        let recorder = Arc::new(crate::admin::recent::RecentRecorder {
+            recent: recent.clone(),
+            inner: recorder,
+        });
         Ok(Arc::new(AppState {
+            recent,
+            admin: std::sync::OnceLock::new(),
             runtime: ArcSwap::from_pointee(Runtime {
                 config: Arc::new(config),
                 upstream,
@@ -121,6 +132,15 @@ impl AppState {
             optimizer,
         }));
         Ok(())
+    }
+
+    /// Turns the admin API on (once).
+    pub fn enable_admin(&self, admin: crate::admin::Admin) {
+        let _ = self.admin.set(admin);
+    }
+
+    pub fn admin(&self) -> Option<&crate::admin::Admin> {
+        self.admin.get()
     }
 
     pub fn secrets(&self) -> &Arc<dyn SecretStore> {
@@ -286,6 +306,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             .route(&format!("{prefix}/models"), get(list_models));
     }
     router
+        .merge(crate::admin::router(state.clone()))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .route("/readyz", get(readyz))
@@ -311,7 +332,7 @@ pub async fn serve(
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors and the like: back off rather than spin.
                     tracing::warn!(error = %e, "accept failed");
@@ -321,9 +342,19 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
+        let (stream, peer) = stream;
         // Small SSE frames must not wait for Nagle.
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone());
+        // The peer's address, for the admin API's loopback check.
+        let app = app.clone();
+        let service = TowerToHyperService::new(tower::service_fn(
+            move |mut request: http::Request<hyper::body::Incoming>| {
+                request
+                    .extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+                tower::ServiceExt::oneshot(app.clone(), request)
+            },
+        ));
         let connection = builder
             .serve_connection_with_upgrades(TokioIo::new(stream), service)
             .into_owned();

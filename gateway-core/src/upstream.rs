@@ -131,6 +131,40 @@ impl Upstream {
         result
     }
 
+    /// Lists the provider's models with its key (`GET …/models`): the window's "test
+    /// connection". Returns the status the provider answered with.
+    pub async fn probe(&self, provider: &Provider) -> Result<http::StatusCode, GatewayError> {
+        let pc =
+            self.clients
+                .get(&provider.name)
+                .ok_or_else(|| GatewayError::UpstreamUnreachable {
+                    provider: provider.name.clone(),
+                    detail: "no client for this provider".into(),
+                })?;
+        let dialect = provider
+            .dialects
+            .first()
+            .copied()
+            .unwrap_or(Dialect::OpenAiChat);
+        let uri: Uri = format!("{}/models", provider.base_for(dialect))
+            .parse()
+            .map_err(|_| GatewayError::UpstreamUnreachable {
+                provider: provider.name.clone(),
+                detail: "its base URL does not form a valid URL".into(),
+            })?;
+        let mut request = Request::new(Full::new(Bytes::new()));
+        *request.uri_mut() = uri;
+        *request.headers_mut() = self.headers_for(provider, dialect, &HeaderMap::new())?;
+        match tokio::time::timeout(provider.timeouts.first_byte, pc.client.request(request)).await {
+            Err(_) => Err(GatewayError::UpstreamTimeout {
+                provider: provider.name.clone(),
+                phase: "the response headers",
+            }),
+            Ok(Ok(response)) => Ok(response.status()),
+            Ok(Err(e)) => Err(classify(&provider.name, &e)),
+        }
+    }
+
     fn headers_for(
         &self,
         provider: &Provider,

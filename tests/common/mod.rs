@@ -76,6 +76,8 @@ pub struct Gateway {
     pub url: String,
     pub child: Child,
     pub dir: tempfile::TempDir,
+    /// The admin API's token, from the window's address the gateway prints.
+    pub admin_token: String,
     _stdout: BufReader<std::process::ChildStdout>,
 }
 
@@ -85,7 +87,13 @@ impl Gateway {
     }
 
     pub fn spawn_with_env(config_toml: &str, env: &[(&str, &str)]) -> Gateway {
-        Gateway::spawn_wrapped(config_toml, env, &[], tempfile::tempdir().unwrap())
+        Gateway::spawn_wrapped(
+            config_toml,
+            env,
+            &[],
+            "127.0.0.1:0",
+            tempfile::tempdir().unwrap(),
+        )
     }
 
     /// The binary run by `wrapper` (a command that ends by exec'ing its arguments, such as
@@ -94,6 +102,7 @@ impl Gateway {
         config_toml: &str,
         env: &[(&str, &str)],
         wrapper: &[&str],
+        listen: &str,
         dir: tempfile::TempDir,
     ) -> Gateway {
         let config = dir.path().join("config.toml");
@@ -112,7 +121,7 @@ impl Gateway {
             .arg("--config")
             .arg(&config)
             .arg("--listen")
-            .arg("127.0.0.1:0")
+            .arg(listen)
             .env("TG_TEST_OPENAI_KEY", OPENAI_KEY)
             .env("TG_TEST_ANTHROPIC_KEY", ANTHROPIC_KEY)
             .env("TRIMGATE_LOG", "info")
@@ -137,10 +146,23 @@ impl Gateway {
                 break rest.to_owned();
             }
         };
+        // The window's address with the admin token follows the listening line.
+        let mut admin_token = String::new();
+        for _ in 0..10 {
+            line.clear();
+            if stdout.read_line(&mut line).unwrap_or(0) == 0 {
+                break;
+            }
+            if let Some((_, token)) = line.trim().split_once("/ui/#token=") {
+                admin_token = token.to_owned();
+                break;
+            }
+        }
         Gateway {
             url,
             child,
             dir,
+            admin_token,
             _stdout: stdout,
         }
     }
@@ -270,4 +292,32 @@ pub async fn post_json(
         request = request.header(*name, *value);
     }
     request.body(body).send().await.unwrap()
+}
+
+/// Every file below `dir`.
+pub fn files_below(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_below(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Whether a D-Bus session (for the keychain's Secret Service) is there. Without one the
+/// caller skips, and says so, unless `TRIMGATE_REQUIRE_KEYCHAIN=1` makes that a failure.
+pub fn keychain_available() -> bool {
+    let available = std::env::var("DBUS_SESSION_BUS_ADDRESS").is_ok();
+    if !available {
+        assert!(
+            std::env::var("TRIMGATE_REQUIRE_KEYCHAIN").as_deref() != Ok("1"),
+            "no D-Bus session, and TRIMGATE_REQUIRE_KEYCHAIN=1"
+        );
+        eprintln!("SKIPPED: no D-Bus session bus for the keychain (run under dbus-run-session with gnome-keyring-daemon)");
+    }
+    available
 }

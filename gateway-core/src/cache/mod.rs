@@ -409,6 +409,11 @@ impl ResponseCache {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// What the stored answers take, as the bound counts it.
+    pub fn bytes(&self) -> usize {
+        self.inner.lock().map_or(0, |i| i.bytes)
+    }
 }
 
 impl Inner {

@@ -136,6 +136,34 @@ pub async fn totals(pool: &AnyPool, since_ms: i64, by: By) -> Result<Vec<Totals>
         .collect()
 }
 
+/// The total of `rows` (for a table's last line and the window's headline figures).
+pub fn sum(rows: &[Totals]) -> Totals {
+    let mut all = Totals {
+        key: "total".into(),
+        ..Totals::default()
+    };
+    for t in rows {
+        all.requests += t.requests;
+        all.errors += t.errors;
+        all.input_tokens += t.input_tokens;
+        all.output_tokens += t.output_tokens;
+        all.cache_read_tokens += t.cache_read_tokens;
+        all.saved_tokens += t.saved_tokens;
+        all.cost_usd += t.cost_usd;
+        all.saved_usd += t.saved_usd;
+        all.cache_lookups += t.cache_lookups;
+        all.cache_hits += t.cache_hits;
+    }
+    let weighted: f64 = rows
+        .iter()
+        .map(|t| t.overhead_ms_avg * t.requests as f64)
+        .sum();
+    if all.requests > 0 {
+        all.overhead_ms_avg = weighted / all.requests as f64;
+    }
+    all
+}
+
 /// Parses `--since`: `30m`, `24h`, `7d`, or a Unix time in milliseconds; relative to `now_ms`.
 pub fn parse_since(text: &str, now_ms: i64) -> Result<i64, String> {
     let text = text.trim();

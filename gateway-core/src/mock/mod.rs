@@ -47,6 +47,8 @@ pub struct MockConfig {
     pub openai_key: Option<String>,
     /// The `x-api-key` Anthropic endpoints require; `None` accepts any key that is present.
     pub anthropic_key: Option<String>,
+    /// Serve without any key, like a local model server.
+    pub keyless: bool,
 }
 
 impl Default for MockConfig {
@@ -54,6 +56,7 @@ impl Default for MockConfig {
         Self {
             delay: Duration::ZERO,
             frame_interval: Duration::ZERO,
+            keyless: false,
             openai_key: Some("sk-mock-openai".to_owned()),
             anthropic_key: Some("sk-ant-mock".to_owned()),
         }

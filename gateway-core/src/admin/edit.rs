@@ -1,0 +1,410 @@
+//! Edits of the config file the window makes: providers, their keychain references,
+//! routes and optimizer modes. The file is edited as a TOML document, so a person's own
+//! comments and layout survive; every edit is validated as the whole config before it is
+//! written (atomically) and put in force. Keys never go in it: a key set from the window
+//! lives in the keychain and the file says `api_key = { keychain = "<provider>" }`.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use toml_edit::{value, Array, ArrayOfTables, DocumentMut, InlineTable, Item, Table};
+
+use crate::config::{Config, ConfigError, ConfigProblem};
+use crate::secrets::KeySource;
+
+/// Why an edit was refused.
+#[derive(Debug)]
+pub enum EditError {
+    /// The edited config would not validate; nothing was written.
+    Invalid(Vec<ConfigProblem>),
+    NotFound(String),
+    Io(String),
+}
+
+impl From<ConfigError> for EditError {
+    fn from(e: ConfigError) -> Self {
+        match e {
+            ConfigError::Invalid { problems, .. } => EditError::Invalid(problems),
+            other => EditError::Invalid(vec![ConfigProblem {
+                path: String::new(),
+                message: other.to_string(),
+            }]),
+        }
+    }
+}
+
+/// The config file as a document, or — when there is none yet — one that lists the
+/// providers the gateway found in the environment, so a first edit keeps them.
+pub fn read(path: &Path, running: &Config) -> Result<DocumentMut, EditError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => text
+            .parse::<DocumentMut>()
+            .map_err(|e| EditError::Io(format!("{}: {}", path.display(), e.message()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut doc = DocumentMut::new();
+            for p in &running.providers {
+                if let (KeySource::Env(var), Some(t)) = (&p.key, provider_table(&mut doc, &p.name))
+                {
+                    t["kind"] = value(p.kind.as_str());
+                    let mut key = InlineTable::new();
+                    key.insert("env", var.as_str().into());
+                    t["api_key"] = value(key);
+                }
+            }
+            Ok(doc)
+        }
+        Err(e) => Err(EditError::Io(format!("{}: {e}", path.display()))),
+    }
+}
+
+/// Validates the document as a whole config, then writes it in place of the file.
+pub fn write(path: &Path, doc: &DocumentMut) -> Result<Config, EditError> {
+    let text = doc.to_string();
+    let config = Config::from_toml(&text, &path.display().to_string())?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| EditError::Io(e.to_string()))?;
+    }
+    let tmp: PathBuf = path.with_extension("toml.tmp");
+    std::fs::write(&tmp, text).map_err(|e| EditError::Io(e.to_string()))?;
+    std::fs::rename(&tmp, path).map_err(|e| EditError::Io(e.to_string()))?;
+    Ok(config)
+}
+
+/// The provider's table, made when missing (`None` only if the file has `providers` as
+/// something other than a table, which validation reports).
+fn provider_table<'d>(doc: &'d mut DocumentMut, name: &str) -> Option<&'d mut Table> {
+    let all = doc
+        .entry("providers")
+        .or_insert_with(|| {
+            let mut t = Table::new();
+            t.set_implicit(true);
+            Item::Table(t)
+        })
+        .as_table_mut()?;
+    all.entry(name)
+        .or_insert(Item::Table(Table::new()))
+        .as_table_mut()
+}
+
+/// A provider as the window sends it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderEdit {
+    pub name: Option<String>,
+    pub kind: Option<String>,
+    /// `null` clears it (the kind's default).
+    #[serde(default, with = "double_option")]
+    pub base_url: Option<Option<String>>,
+    pub models: Option<Vec<String>>,
+    /// Only on create: goes to the keychain, never here.
+    pub key: Option<String>,
+}
+
+mod double_option {
+    use serde::{Deserialize, Deserializer};
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Option<String>>, D::Error> {
+        Ok(Some(Option::deserialize(d)?))
+    }
+}
+
+pub fn has_provider(doc: &DocumentMut, name: &str) -> bool {
+    doc.get("providers")
+        .and_then(Item::as_table)
+        .is_some_and(|t| t.contains_key(name))
+}
+
+/// Creates or updates a provider's table with the fields given.
+pub fn upsert_provider(doc: &mut DocumentMut, name: &str, edit: &ProviderEdit) {
+    let Some(t) = provider_table(doc, name) else {
+        return;
+    };
+    if let Some(kind) = &edit.kind {
+        t["kind"] = value(kind.as_str());
+    }
+    match &edit.base_url {
+        Some(Some(url)) if !url.trim().is_empty() => t["base_url"] = value(url.trim()),
+        Some(_) => {
+            t.remove("base_url");
+        }
+        None => {}
+    }
+    if let Some(models) = &edit.models {
+        if models.is_empty() {
+            t.remove("models");
+        } else {
+            t["models"] = value(models.iter().map(String::as_str).collect::<Array>());
+        }
+    }
+}
+
+/// Points the provider's key at its keychain entry (named after the provider).
+pub fn use_keychain(doc: &mut DocumentMut, name: &str) {
+    let Some(t) = provider_table(doc, name) else {
+        return;
+    };
+    let mut key = InlineTable::new();
+    key.insert("keychain", name.into());
+    t["api_key"] = value(key);
+}
+
+/// Drops the provider, the routes that lead to it, and the default that names it.
+pub fn remove_provider(doc: &mut DocumentMut, name: &str) -> Result<(), EditError> {
+    let removed = doc
+        .get_mut("providers")
+        .and_then(Item::as_table_mut)
+        .and_then(|t| t.remove(name));
+    if removed.is_none() {
+        return Err(EditError::NotFound(format!("no provider named {name:?}")));
+    }
+    if let Some(routes) = doc.get_mut("routes").and_then(Item::as_array_of_tables_mut) {
+        routes.retain(|r| r.get("provider").and_then(Item::as_str) != Some(name));
+    }
+    if doc.get("default_provider").and_then(Item::as_str) == Some(name) {
+        doc.remove("default_provider");
+    }
+    Ok(())
+}
+
+/// A route as the window shows and sends it.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RouteEdit {
+    #[serde(rename = "match")]
+    pub pattern: String,
+    pub provider: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+pub fn routes(doc: &DocumentMut) -> Vec<RouteEdit> {
+    doc.get("routes")
+        .and_then(Item::as_array_of_tables)
+        .map(|all| {
+            all.iter()
+                .map(|t| RouteEdit {
+                    pattern: t
+                        .get("match")
+                        .and_then(Item::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
+                    provider: t
+                        .get("provider")
+                        .and_then(Item::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
+                    model: t.get("model").and_then(Item::as_str).map(str::to_owned),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub fn set_routes(doc: &mut DocumentMut, routes: &[RouteEdit]) {
+    if routes.is_empty() {
+        doc.remove("routes");
+        return;
+    }
+    let mut all = ArrayOfTables::new();
+    for r in routes {
+        let mut t = Table::new();
+        t["match"] = value(r.pattern.as_str());
+        t["provider"] = value(r.provider.as_str());
+        if let Some(m) = &r.model {
+            t["model"] = value(m.as_str());
+        }
+        all.push(t);
+    }
+    doc["routes"] = Item::ArrayOfTables(all);
+}
+
+/// Pass modes as the window shows them; every field optional in a per-model rule.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModesEdit {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_output: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terse: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prune: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub squeeze: Option<bool>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelModesEdit {
+    #[serde(rename = "match")]
+    pub pattern: String,
+    #[serde(flatten)]
+    pub modes: ModesEdit,
+}
+
+const PASSES: [&str; 3] = ["tool_output", "terse", "prune"];
+
+fn modes_of(t: &dyn toml_edit::TableLike) -> ModesEdit {
+    let text = |k: &str| t.get(k).and_then(Item::as_str).map(str::to_owned);
+    ModesEdit {
+        tool_output: text("tool_output"),
+        terse: text("terse"),
+        prune: text("prune"),
+        squeeze: t.get("squeeze").and_then(Item::as_bool),
+    }
+}
+
+fn write_modes(t: &mut Table, modes: &ModesEdit) {
+    for (pass, mode) in PASSES
+        .iter()
+        .zip([&modes.tool_output, &modes.terse, &modes.prune])
+    {
+        match mode {
+            Some(m) => t[*pass] = value(m.as_str()),
+            None => {
+                t.remove(pass);
+            }
+        }
+    }
+    match modes.squeeze {
+        Some(on) => t["squeeze"] = value(on),
+        None => {
+            t.remove("squeeze");
+        }
+    }
+}
+
+/// The per-model rules as written.
+pub fn model_modes(doc: &DocumentMut) -> Vec<ModelModesEdit> {
+    doc.get("optimize")
+        .and_then(|o| o.get("models"))
+        .and_then(Item::as_array_of_tables)
+        .map(|all| {
+            all.iter()
+                .map(|t| ModelModesEdit {
+                    pattern: t
+                        .get("match")
+                        .and_then(Item::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
+                    modes: modes_of(t),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Sets the defaults (all four passes) and replaces the per-model rules; the section's
+/// other settings (holdout, originals) stay as they were.
+pub fn set_modes(doc: &mut DocumentMut, defaults: &ModesEdit, models: &[ModelModesEdit]) {
+    if !doc.contains_table("optimize") {
+        doc["optimize"] = Item::Table(Table::new());
+    }
+    let Some(optimize) = doc["optimize"].as_table_mut() else {
+        return;
+    };
+    write_modes(optimize, defaults);
+    if models.is_empty() {
+        optimize.remove("models");
+        return;
+    }
+    let mut all = ArrayOfTables::new();
+    for m in models {
+        let mut t = Table::new();
+        t["match"] = value(m.pattern.as_str());
+        write_modes(&mut t, &m.modes);
+        all.push(t);
+    }
+    optimize["models"] = Item::ArrayOfTables(all);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str) -> DocumentMut {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn edits_keep_comments_and_validate() {
+        let mut d = doc("# my gateway\n[providers.openai]\nkind = \"openai\" # the main one\napi_key = { env = \"OPENAI_API_KEY\" }\n");
+        upsert_provider(
+            &mut d,
+            "local",
+            &ProviderEdit {
+                kind: Some("openai_compatible".into()),
+                base_url: Some(Some("http://127.0.0.1:11434/v1".into())),
+                models: Some(vec!["qwen3".into()]),
+                ..ProviderEdit::default()
+            },
+        );
+        use_keychain(&mut d, "openai");
+        set_routes(
+            &mut d,
+            &[RouteEdit {
+                pattern: "qwen*".into(),
+                provider: "local".into(),
+                model: None,
+            }],
+        );
+        let text = d.to_string();
+        assert!(
+            text.contains("# my gateway") && text.contains("# the main one"),
+            "{text}"
+        );
+        assert!(
+            text.contains("api_key = { keychain = \"openai\" }"),
+            "{text}"
+        );
+        let config = Config::from_toml(&text, "test").unwrap();
+        assert_eq!(config.providers.len(), 2);
+        assert_eq!(
+            config.routes.resolve("qwen3").unwrap().provider.name,
+            "local"
+        );
+
+        remove_provider(&mut d, "local").unwrap();
+        assert!(routes(&d).is_empty(), "its routes go with it");
+        assert!(matches!(
+            remove_provider(&mut d, "local"),
+            Err(EditError::NotFound(_))
+        ));
+    }
+
+    #[test]
+    fn modes_round_trip_and_a_bad_mode_is_a_problem_with_its_path() {
+        let mut d = doc("[optimize]\nholdout = 0.1\n");
+        let defaults = ModesEdit {
+            tool_output: Some("aggressive".into()),
+            terse: Some("off".into()),
+            prune: Some("auto".into()),
+            squeeze: Some(false),
+        };
+        let rules = vec![ModelModesEdit {
+            pattern: "claude-*".into(),
+            modes: ModesEdit {
+                terse: Some("lite".into()),
+                ..ModesEdit::default()
+            },
+        }];
+        set_modes(&mut d, &defaults, &rules);
+        assert_eq!(model_modes(&d), rules);
+        let text = d.to_string();
+        assert!(text.contains("holdout = 0.1"));
+        Config::from_toml(&text, "t").unwrap();
+        set_modes(
+            &mut d,
+            &ModesEdit {
+                tool_output: Some("extreme".into()),
+                ..defaults
+            },
+            &rules,
+        );
+        let err = Config::from_toml(&d.to_string(), "t").unwrap_err();
+        let EditError::Invalid(problems) = EditError::from(err) else {
+            panic!("not a validation error")
+        };
+        assert_eq!(problems[0].path, "optimize.tool_output");
+    }
+}

@@ -1,0 +1,123 @@
+//! The last requests, in memory, for the window's live feed: what each was, what it cost
+//! in tokens and what the optimizer and the cache did. Never a prompt or a key.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::UNIX_EPOCH;
+
+use serde::Serialize;
+
+use crate::record::{Recorder, RequestRecord};
+
+/// How many requests the feed keeps.
+pub const KEPT: usize = 200;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PassRow {
+    pub pass: &'static str,
+    pub before: u64,
+    pub after: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub id: String,
+    pub time_ms: i64,
+    pub dialect: &'static str,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub served: Option<String>,
+    pub streamed: bool,
+    pub status: u16,
+    pub outcome: &'static str,
+    pub latency_ms: f64,
+    pub overhead_ms: f64,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    pub cache_read_tokens: Option<u64>,
+    pub applied: String,
+    pub saved_tokens: i64,
+    pub cache: Option<&'static str>,
+    pub passes: Vec<PassRow>,
+}
+
+impl Row {
+    fn of(r: &RequestRecord) -> Row {
+        Row {
+            id: r.request_id.clone(),
+            time_ms: r
+                .started_at
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64),
+            dialect: r.dialect.as_str(),
+            provider: r.provider.clone(),
+            model: r.model_requested.clone(),
+            served: r.model_served.clone(),
+            streamed: r.streamed,
+            status: r.status,
+            outcome: r.outcome.as_str(),
+            latency_ms: r.latency.as_secs_f64() * 1e3,
+            overhead_ms: r.overhead.as_secs_f64() * 1e3,
+            input_tokens: r.usage.map(|u| u.input),
+            output_tokens: r.usage.map(|u| u.output),
+            cache_read_tokens: r.usage.map(|u| u.cache_read),
+            applied: r.applied.clone(),
+            saved_tokens: r.saved_tokens,
+            cache: r.cache.map(crate::cache::Status::as_str),
+            passes: r
+                .passes
+                .iter()
+                .map(|p| PassRow {
+                    pass: p.pass,
+                    before: p.before,
+                    after: p.after,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The feed: the last [`KEPT`] requests and how many there were since launch.
+#[derive(Debug, Default)]
+pub struct Recent {
+    rows: Mutex<VecDeque<Row>>,
+    total: AtomicU64,
+}
+
+impl Recent {
+    /// The newest `limit` rows, newest first.
+    pub fn newest(&self, limit: usize) -> Vec<Row> {
+        self.rows
+            .lock()
+            .map(|rows| rows.iter().rev().take(limit).cloned().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn total(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
+
+    fn push(&self, row: Row) {
+        self.total.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut rows) = self.rows.lock() {
+            if rows.len() == KEPT {
+                rows.pop_front();
+            }
+            rows.push_back(row);
+        }
+    }
+}
+
+/// Adds each record to the feed, then hands it on.
+pub struct RecentRecorder {
+    pub recent: Arc<Recent>,
+    pub inner: Arc<dyn Recorder>,
+}
+
+impl Recorder for RecentRecorder {
+    fn record(&self, r: RequestRecord) {
+        self.recent.push(Row::of(&r));
+        self.inner.record(r);
+    }
+}

@@ -1,0 +1,130 @@
+//! `trimgate wrap <agent> -- <args>`: runs a coding agent with its base URLs pointed at
+//! the running gateway and a placeholder key (the gateway puts the provider's real key on
+//! each request; with gateway keys configured, `TRIMGATE_KEY` is sent instead).
+
+use std::process::Command;
+
+/// The agents whose settings are known; anything else gets every variable below.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Agent {
+    Claude,
+    Codex,
+    Aider,
+    Other,
+}
+
+impl Agent {
+    fn of(program: &str) -> Agent {
+        let name = std::path::Path::new(program)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or(program);
+        match name {
+            "claude" => Agent::Claude,
+            "codex" => Agent::Codex,
+            "aider" => Agent::Aider,
+            _ => Agent::Other,
+        }
+    }
+}
+
+/// The placeholder a client sends when no gateway key is needed.
+pub const PLACEHOLDER_KEY: &str = "trimgate-placeholder";
+
+/// The environment `program` gets for a gateway at `base` (`http://127.0.0.1:8788`).
+pub fn environment(program: &str, base: &str, key: &str) -> Vec<(&'static str, String)> {
+    let base = base.trim_end_matches('/');
+    let anthropic = [
+        ("ANTHROPIC_BASE_URL", base.to_owned()),
+        ("ANTHROPIC_API_KEY", key.to_owned()),
+    ];
+    let openai = [
+        ("OPENAI_BASE_URL", format!("{base}/v1")),
+        ("OPENAI_API_KEY", key.to_owned()),
+    ];
+    let mut env: Vec<(&'static str, String)> = Vec::new();
+    match Agent::of(program) {
+        Agent::Claude => env.extend(anthropic),
+        Agent::Codex => env.extend(openai),
+        // aider (through LiteLLM) reads OPENAI_API_BASE, and Anthropic's variables for Claude models.
+        Agent::Aider | Agent::Other => {
+            env.extend(openai);
+            env.push(("OPENAI_API_BASE", format!("{base}/v1")));
+            env.extend(anthropic);
+        }
+    }
+    env
+}
+
+/// Checks the gateway answers, then runs the agent and returns its exit code.
+pub fn run(base: &str, program: &str, args: &[String]) -> Result<i32, String> {
+    let health = format!("{}/healthz", base.trim_end_matches('/'));
+    if !reachable(&health) {
+        return Err(format!(
+            "no gateway answers at {base}: start it first (trimgate serve, or the desktop app), or name it with --gateway"
+        ));
+    }
+    let key = std::env::var("TRIMGATE_KEY")
+        .ok()
+        .filter(|k| !k.trim().is_empty())
+        .unwrap_or_else(|| PLACEHOLDER_KEY.to_owned());
+    let mut command = Command::new(program);
+    command.args(args);
+    for (name, value) in environment(program, base, &key) {
+        command.env(name, value);
+    }
+    eprintln!("trimgate: running {program} through {base}");
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    Ok(status.code().unwrap_or(1))
+}
+
+/// A plain HTTP/1.1 GET on loopback, without a client library: the gateway's health.
+fn reachable(url: &str) -> bool {
+    use std::io::{Read, Write};
+    let Some(rest) = url.strip_prefix("http://") else {
+        return false;
+    };
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let Ok(addrs) = std::net::ToSocketAddrs::to_socket_addrs(authority) else {
+        return false;
+    };
+    let timeout = std::time::Duration::from_secs(2);
+    for addr in addrs {
+        let Ok(mut stream) = std::net::TcpStream::connect_timeout(&addr, timeout) else {
+            continue;
+        };
+        let _ = stream.set_read_timeout(Some(timeout));
+        let request =
+            format!("GET /{path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
+        if stream.write_all(request.as_bytes()).is_err() {
+            continue;
+        }
+        let mut head = [0u8; 12];
+        if stream.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.1 200") {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_agent_gets_its_own_variables() {
+        let get = |program: &str| environment(program, "http://127.0.0.1:8788/", "k");
+        assert_eq!(
+            get("claude"),
+            [
+                ("ANTHROPIC_BASE_URL", "http://127.0.0.1:8788".to_owned()),
+                ("ANTHROPIC_API_KEY", "k".to_owned())
+            ]
+        );
+        assert_eq!(get("/usr/local/bin/codex")[0].1, "http://127.0.0.1:8788/v1");
+        let aider: Vec<&str> = get("aider").iter().map(|(k, _)| *k).collect();
+        assert!(aider.contains(&"OPENAI_API_BASE") && aider.contains(&"ANTHROPIC_BASE_URL"));
+    }
+}

@@ -1,0 +1,453 @@
+//! The admin API through the real binary: its guard against other sites and rebound DNS
+//! names (forged Host and Origin headers, a peer off loopback, no or a wrong token), the
+//! config edits it makes (kept in the file, validated, in force at once), the feed,
+//! savings, preview and pause — and keys set from it going to the OS keychain, never to
+//! a file (those run under a Secret Service: `scripts/test.sh` runs this file under
+//! `dbus-run-session`; elsewhere they say so and pass unless `TRIMGATE_REQUIRE_KEYCHAIN=1`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use gateway_core::mock::MockConfig;
+use serde_json::{json, Value};
+
+struct Admin<'a> {
+    gw: &'a Gateway,
+}
+
+impl Admin<'_> {
+    fn url(&self, path: &str) -> String {
+        format!("{}/admin/api{path}", self.gw.url)
+    }
+
+    async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut req = client()
+            .request(method.parse().unwrap(), self.url(path))
+            .bearer_auth(&self.gw.admin_token);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let res = req.send().await.unwrap();
+        let status = res.status().as_u16();
+        let text = res.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+}
+
+fn port(url: &str) -> &str {
+    url.rsplit(':').next().unwrap()
+}
+
+#[tokio::test]
+async fn only_the_windows_own_requests_get_through() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
+    assert_eq!(
+        gw.admin_token.len(),
+        64,
+        "the token is printed with the window's address"
+    );
+    let status_url = format!("{}/admin/api/status", gw.url);
+    let get = |headers: Vec<(&'static str, String)>| {
+        let mut req = client().get(&status_url);
+        for (k, v) in headers {
+            req = req.header(k, v);
+        }
+        async move { req.send().await.unwrap() }
+    };
+    let bearer = format!("Bearer {}", gw.admin_token);
+    let own = format!("http://127.0.0.1:{}", port(&gw.url));
+
+    // No token, a wrong one: 401.
+    assert_eq!(get(vec![]).await.status(), 401);
+    assert_eq!(
+        get(vec![("authorization", "Bearer 0000".into())])
+            .await
+            .status(),
+        401
+    );
+    // The right token from the gateway's own page: 200, with the facts.
+    let res = get(vec![
+        ("authorization", bearer.clone()),
+        ("origin", own.clone()),
+    ])
+    .await;
+    assert_eq!(res.status(), 200);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["providers"], 2);
+    assert_eq!(body["version"], env!("CARGO_PKG_VERSION"));
+
+    // DNS rebinding: a page at evil.example resolved to 127.0.0.1 sends its own Host.
+    let res = get(vec![
+        ("authorization", bearer.clone()),
+        ("host", format!("evil.example:{}", port(&gw.url))),
+    ])
+    .await;
+    assert_eq!(res.status(), 403);
+    // Another site, or another local port, in Origin: 403 even with the token.
+    for origin in [
+        "https://evil.example".to_owned(),
+        format!(
+            "http://127.0.0.1:{}",
+            port(&gw.url).parse::<u16>().unwrap() + 1
+        ),
+        "null".to_owned(),
+    ] {
+        let res = get(vec![
+            ("authorization", bearer.clone()),
+            ("origin", origin.clone()),
+        ])
+        .await;
+        assert_eq!(res.status(), 403, "{origin}");
+        assert!(res.headers().get("access-control-allow-origin").is_none());
+    }
+    // The desktop window's preflight is answered for its origin only.
+    let preflight = |origin: &'static str| {
+        client()
+            .request(reqwest::Method::OPTIONS, &status_url)
+            .header("origin", origin)
+            .header("access-control-request-method", "PUT")
+            .header(
+                "access-control-request-headers",
+                "authorization, content-type",
+            )
+            .send()
+    };
+    let res = preflight("tauri://localhost").await.unwrap();
+    assert_eq!(res.status(), 204);
+    assert_eq!(
+        res.headers()["access-control-allow-origin"],
+        "tauri://localhost"
+    );
+    assert_eq!(
+        preflight("https://evil.example").await.unwrap().status(),
+        403
+    );
+
+    // Off loopback: listen on every interface and come in through this machine's address.
+    let extra = "[ledger]\nenabled = false\n";
+    let wide = Gateway::spawn_wrapped(
+        &mock_config(&mock.url, "", extra),
+        &[],
+        &[],
+        "0.0.0.0:0",
+        tempfile::tempdir().unwrap(),
+    );
+    if let Some(ip) = local_ip() {
+        let url = format!("http://{ip}:{}/admin/api/status", port(&wide.url));
+        let res = client()
+            .get(url)
+            .header("host", format!("127.0.0.1:{}", port(&wide.url)))
+            .bearer_auth(&wide.admin_token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 403, "a peer off loopback");
+    } else {
+        eprintln!("no non-loopback address on this machine: the off-loopback case is not tested");
+    }
+}
+
+/// This machine's address on its default route (no packet is sent).
+fn local_ip() -> Option<std::net::IpAddr> {
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    socket.connect("10.255.255.255:1").ok()?;
+    let ip = socket.local_addr().ok()?.ip();
+    (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
+}
+
+#[tokio::test]
+async fn edits_go_to_the_file_are_validated_and_take_effect() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&format!(
+        "# written by hand\n{}",
+        mock_config(&mock.url, "", "[ledger]\nenabled = false\n")
+    ));
+    let admin = Admin { gw: &gw };
+    let file = gw.dir.path().join("config.toml");
+    // A local server that takes no key.
+    let local = start_mock(MockConfig {
+        keyless: true,
+        ..MockConfig::default()
+    })
+    .await;
+
+    // A provider without a key (a local server), then a route to it under an alias.
+    let (status, p) = admin
+        .call(
+            "POST",
+            "/providers",
+            Some(json!({"name": "local", "kind": "openai_compatible", "base_url": format!("{}/v1", local.url), "models": ["qwen3"]})),
+        )
+        .await;
+    assert_eq!(status, 201, "{p}");
+    assert_eq!(p["key"]["source"], "none");
+    let (status, _) = admin
+        .call(
+            "PUT",
+            "/routes",
+            Some(json!({"routes": [{"match": "fast", "provider": "local", "model": "qwen3"}]})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.starts_with("# written by hand"),
+        "comments survive: {text}"
+    );
+    assert!(text.contains("[providers.local]") && text.contains("match = \"fast\""));
+    // In force without a restart: the alias routes to the new provider, as its model.
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        json!({"model": "fast", "messages": [{"role": "user", "content": "hi"}]}).to_string(),
+        &[],
+    )
+    .await;
+    assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
+    let sent: Value = serde_json::from_slice(&local.state.requests().last().unwrap().body).unwrap();
+    assert_eq!(sent["model"], "qwen3");
+
+    // A change that would break the config is refused with its path; nothing is written.
+    let (status, err) = admin
+        .call(
+            "PUT",
+            "/routes",
+            Some(json!({"routes": [{"match": "x", "provider": "nobody"}]})),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(err["problems"][0]["path"], "routes[0].provider");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    let (status, err) = admin
+        .call(
+            "POST",
+            "/providers",
+            Some(json!({"name": "bad name!", "kind": "openai"})),
+        )
+        .await;
+    assert_eq!(
+        (status, err["error"]["type"].as_str()),
+        (400, Some("invalid_request"))
+    );
+    let (status, _) = admin
+        .call("POST", "/providers", Some(json!({"name": 5})))
+        .await;
+    assert_eq!(status, 400);
+
+    // Modes: set, read back, and a bad one refused with its path.
+    let modes = json!({"defaults": {"tool_output": "aggressive", "terse": "off", "prune": "auto", "squeeze": false},
+                       "models": [{"match": "claude-*", "terse": "lite"}]});
+    let (status, got) = admin.call("PUT", "/modes", Some(modes)).await;
+    assert_eq!(status, 200, "{got}");
+    assert_eq!(got["defaults"]["tool_output"], "aggressive");
+    assert_eq!(got["models"][0]["terse"], "lite");
+    let (status, err) = admin
+        .call(
+            "PUT",
+            "/modes",
+            Some(json!({"defaults": {"tool_output": "extreme"}})),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(err["problems"][0]["path"], "optimize.tool_output");
+
+    // Test connection, through the provider's own key.
+    let (_, t) = admin
+        .call("POST", "/providers/mock-openai/test", None)
+        .await;
+    assert_eq!(
+        (t["ok"].as_bool(), t["status"].as_u64()),
+        (Some(true), Some(200)),
+        "{t}"
+    );
+
+    // Delete: its routes go with it.
+    let (status, _) = admin.call("DELETE", "/providers/local", None).await;
+    assert_eq!(status, 204);
+    let (_, routes) = admin.call("GET", "/routes", None).await;
+    assert_eq!(routes["routes"], json!([]));
+    let (status, _) = admin.call("DELETE", "/providers/local", None).await;
+    assert_eq!(status, 404);
+
+    // The file edited by hand, then reloaded.
+    std::fs::write(
+        &file,
+        text.replace(
+            "models = [\"gpt-5\", \"gpt-5-mini\"]",
+            "models = [\"gpt-5\"]",
+        ),
+    )
+    .unwrap();
+    let (status, _) = admin.call("POST", "/reload", None).await;
+    assert_eq!(status, 200);
+    let (_, list) = admin.call("GET", "/providers", None).await;
+    let openai = list["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "mock-openai")
+        .unwrap()
+        .clone();
+    assert_eq!(openai["models"], json!(["gpt-5"]));
+    assert_eq!(openai["key"]["source"], "env");
+}
+
+#[tokio::test]
+async fn feed_preview_pause_and_savings() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
+    let admin = Admin { gw: &gw };
+    let log = std::fs::read_to_string("bench/corpus/outputs/cargo-test-failures.txt").unwrap();
+    let tool_turn = |log: &str| {
+        json!({"model": "gpt-5", "messages": [
+            {"role": "user", "content": "run the tests"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "run", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": log}]})
+    };
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        tool_turn(&log).to_string(),
+        &[],
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    let saved: i64 = res.headers()["x-trimgate-saved-tokens"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(saved > 0);
+
+    // The feed shows it, with its passes and no text of it.
+    let (_, feed) = admin.call("GET", "/requests?limit=5", None).await;
+    let row = &feed["requests"][0];
+    assert_eq!(row["model"], "gpt-5");
+    assert_eq!(row["saved_tokens"], saved);
+    assert_eq!(row["passes"][0]["pass"], "tool_output");
+    assert!(!feed.to_string().contains("run the tests"));
+
+    // The preview makes the same cut the gateway made.
+    let (status, p) = admin
+        .call(
+            "POST",
+            "/preview",
+            Some(json!({"text": log, "tool_output": "auto"})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert!(p["tokens_after"].as_u64().unwrap() < p["tokens_before"].as_u64().unwrap());
+    let (status, _) = admin
+        .call(
+            "POST",
+            "/preview",
+            Some(json!({"text": "x", "tool_output": "extreme"})),
+        )
+        .await;
+    assert_eq!(status, 400);
+
+    // Paused: the same request goes through untouched.
+    let (_, paused) = admin
+        .call("POST", "/pause", Some(json!({"paused": true})))
+        .await;
+    assert_eq!(paused["paused"], true);
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        tool_turn(&log).to_string(),
+        &[],
+    )
+    .await;
+    assert_eq!(res.headers()["x-trimgate-applied"], "");
+    admin
+        .call("POST", "/pause", Some(json!({"paused": false})))
+        .await;
+
+    // Savings from the ledger, once the writer has stored the rows.
+    let mut total = Value::Null;
+    for _ in 0..50 {
+        let (_, s) = admin.call("GET", "/savings?since=1h&by=model", None).await;
+        if s["total"]["requests"] == 2 {
+            total = s;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(total["ledger"], true, "{total}");
+    assert_eq!(total["rows"][0]["key"], "gpt-5");
+    assert_eq!(total["total"]["saved_tokens"], saved);
+    let (status, _) = admin.call("GET", "/savings?by=colour", None).await;
+    assert_eq!(status, 400);
+}
+
+#[tokio::test]
+async fn a_key_set_in_the_window_goes_to_the_keychain_only() {
+    if !keychain_available() {
+        return;
+    }
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn("[server]\n");
+    let admin = Admin { gw: &gw };
+    let name = format!("admin-test-{}", std::process::id());
+    let (status, p) = admin
+        .call(
+            "POST",
+            "/providers",
+            Some(json!({"name": name, "kind": "openai", "base_url": format!("{}/v1", mock.url), "key": OPENAI_KEY})),
+        )
+        .await;
+    assert_eq!(status, 201, "{p}");
+    assert_eq!(p["key"]["source"], "keychain");
+    assert_eq!(p["key"]["set"], true);
+    assert_eq!(p["key"]["mask"], "sk-…enai");
+    // Requests use it.
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        json!({"model": format!("{name}/gpt-5"), "messages": [{"role": "user", "content": "hi"}]})
+            .to_string(),
+        &[],
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    // Replaced, deleted: the mask follows; no response ever has the key.
+    let (status, m) = admin
+        .call(
+            "PUT",
+            &format!("/providers/{name}/key"),
+            Some(json!({"key": "sk-second-key-9876"})),
+        )
+        .await;
+    assert_eq!((status, m["mask"].as_str()), (200, Some("sk-…9876")));
+    let (_, list) = admin.call("GET", "/providers", None).await;
+    assert!(!list.to_string().contains("sk-second-key-9876"));
+    let (status, _) = admin
+        .call("DELETE", &format!("/providers/{name}/key"), None)
+        .await;
+    assert_eq!(status, 204);
+    let (_, list) = admin.call("GET", "/providers", None).await;
+    assert_eq!(list["providers"][0]["key"]["set"], false);
+    let (status, _) = admin
+        .call(
+            "PUT",
+            &format!("/providers/{name}/key"),
+            Some(json!({"key": OPENAI_KEY})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    // In no file of the gateway's: not the config, not the ledger, not the log.
+    for entry in files_below(gw.dir.path()) {
+        let bytes = std::fs::read(&entry).unwrap_or_default();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains(OPENAI_KEY) && !text.contains("sk-second-key-9876"),
+            "{}",
+            entry.display()
+        );
+    }
+    let (status, _) = admin
+        .call("DELETE", &format!("/providers/{name}"), None)
+        .await;
+    assert_eq!(status, 204);
+}
