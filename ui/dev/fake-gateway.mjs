@@ -124,7 +124,7 @@ function chat(body) {
     served: model,
     streamed: false,
     status: provider ? 200 : 404,
-    outcome: provider ? 'ok' : 'client_error',
+    outcome: provider ? 'completed' : 'gateway_error',
     latency_ms: 20 + Math.floor(Math.random() * 60),
     overhead_ms: 1,
     input_tokens: input - saved,

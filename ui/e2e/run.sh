@@ -24,17 +24,23 @@ fi
 echo "== building ui/dist (the gateway embeds it)" >&2
 npx vite build --logLevel warn
 
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+
 if [ "${E2E_GATEWAY:-}" != fake ] && [ -z "${TRIMGATE_BIN:-}" ]; then
   echo "== cargo build (the trimgate binary)" >&2
   (cd .. && cargo build --quiet --bin trimgate)
+  # A copy of our own: a target dir shared with other checkouts may get their binary next.
+  cp "${CARGO_TARGET_DIR:-$(cd .. && pwd)/target}/debug/trimgate" "$scratch/trimgate"
+  export TRIMGATE_BIN="$scratch/trimgate"
 fi
 
 if [ "${E2E_GATEWAY:-}" = fake ] || [ -n "${DBUS_SESSION_BUS_ADDRESS:-}" ]; then
-  exec node --test --test-concurrency=1 e2e/
+  node --test --test-concurrency=1 e2e/
+  exit
 fi
 # A keyring of its own, in a temporary data dir, unlocked with an empty password.
-keyring_home="$(mktemp -d)"
-trap 'rm -rf "$keyring_home"' EXIT
-XDG_DATA_HOME="$keyring_home" dbus-run-session -- bash -c \
+mkdir -p "$scratch/keyring"
+XDG_DATA_HOME="$scratch/keyring" dbus-run-session -- bash -c \
   'printf "\n" | gnome-keyring-daemon --unlock --components=secrets >/dev/null && exec node --test --test-concurrency=1 e2e/' \
   2> >(grep -v 'Failed to set fd limit' >&2)

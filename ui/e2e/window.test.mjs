@@ -142,7 +142,11 @@ describe('the window against the real gateway', () => {
     windowUrl = gateway.match[1];
     origin = new URL(windowUrl).origin;
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    // The browser needs no session bus (the gateway's keychain does); without it Chromium
+    // leaves the desktop portals alone.
+    const browserEnv = { ...process.env };
+    delete browserEnv.DBUS_SESSION_BUS_ADDRESS;
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, env: browserEnv });
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light' });
     page = await context.newPage();
     page.on('console', (m) => {
@@ -290,6 +294,7 @@ describe('the window against the real gateway', () => {
     assert.match(firstRow, new RegExp(MODEL));
     assert.match(firstRow, /mock/);
     assert.match(firstRow, /tool_output=/);
+    assert.equal(await feed.locator('tbody tr').first().locator('td .good').first().textContent(), '200');
     const saved = await until('saved tokens in the headline', async () => {
       const n = parseTokens(await textOf(page.getByTestId('saved-tokens')));
       return n > 0 && n;

@@ -13,7 +13,9 @@ import {
   formatTick,
   formatTokens,
   formatUsd,
+  outcomeLabel,
   parseList,
+  requestSucceeded,
   share,
   splitApplied,
 } from '../src/lib/format';
@@ -141,5 +143,15 @@ describe('formatCount', () => {
   it('groups thousands', () => {
     expect(formatCount(1234567)).toBe('1,234,567');
     expect(formatCount(undefined)).toBe('–');
+  });
+});
+
+describe('request outcome', () => {
+  it('is a success only when completed with a non-error status', () => {
+    expect(requestSucceeded({ status: 200, outcome: 'completed' })).toBe(true);
+    expect(requestSucceeded({ status: 404, outcome: 'completed' })).toBe(false);
+    expect(requestSucceeded({ status: 200, outcome: 'client_cancelled' })).toBe(false);
+    expect(requestSucceeded({ status: 502, outcome: 'gateway_error' })).toBe(false);
+    expect(outcomeLabel('upstream_failed')).toBe('upstream failed');
   });
 });

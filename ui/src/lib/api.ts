@@ -155,12 +155,15 @@ export interface RequestRow {
   served: string | null;
   streamed: boolean;
   status: number;
+  /** `completed`, `gateway_error`, `client_cancelled` or `upstream_failed`. */
   outcome: string;
   latency_ms: number;
   overhead_ms: number;
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_tokens: number;
+  /** Provider-reported; null when the provider reported none (a cache hit, an error). */
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cache_read_tokens: number | null;
+  /** What the passes did, as in `x-trimgate-applied` (`tool_output=standard terse=lite`), or empty. */
   applied: string | null;
   saved_tokens: number;
   cache: string | null;

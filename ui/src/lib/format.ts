@@ -115,6 +115,16 @@ export function splitApplied(applied: string | null | undefined): string[] {
   return applied.split(/[\s,]+/).filter(Boolean);
 }
 
+/** A request that got its answer: a non-error status, delivered whole (`completed`). */
+export function requestSucceeded(r: { status: number; outcome: string }): boolean {
+  return r.status < 400 && r.outcome === 'completed';
+}
+
+/** `client_cancelled` → "client cancelled". */
+export function outcomeLabel(outcome: string): string {
+  return outcome.replace(/_/g, ' ');
+}
+
 /** Models as typed in a form: commas or new lines, trimmed, no empties or repeats. */
 export function parseList(text: string): string[] {
   const seen = new Set<string>();
