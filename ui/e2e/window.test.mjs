@@ -237,6 +237,12 @@ describe('the window against the real gateway', () => {
     await page.getByLabel('Tool output', { exact: true }).waitFor();
     await page.getByLabel('Tool output', { exact: true }).selectOption('standard');
     await page.getByRole('button', { name: 'Add rule' }).click();
+    // The gateway validates the whole config; its problem shows beside the rule it is about.
+    await page.getByRole('button', { name: 'Save modes' }).click();
+    const rules = page.getByRole('table', { name: 'Per-model rules' });
+    await rules.locator('.field-error').first().waitFor({ timeout: 10_000 });
+    assert.equal(await page.getByLabel('Rule 1 model glob').getAttribute('aria-invalid'), 'true');
+    await screenshot('modes-problem');
     await page.getByLabel('Rule 1 model glob').fill('gpt-5*');
     await page.getByLabel('Rule 1 Tool output').selectOption('aggressive');
     await page.getByRole('button', { name: 'Save modes' }).click();
