@@ -217,6 +217,18 @@ describe('the window against the real gateway', () => {
     await screenshot('test-connection');
   });
 
+  it('edits the models a provider lists', async () => {
+    const card = page.getByRole('article', { name: 'mock' });
+    await card.getByRole('button', { name: 'Edit', exact: true }).click();
+    await card.getByLabel('Models', { exact: true }).fill(`${MODEL}, gpt-5, gpt-5-nano`);
+    await card.getByRole('button', { name: 'Save changes' }).click();
+    await card.getByText(`${MODEL}, gpt-5, gpt-5-nano`).waitFor();
+    if (!FAKE) {
+      const models = await new OpenAI({ baseURL: `${origin}/v1`, apiKey: 'sk-trimgate', maxRetries: 0 }).models.list();
+      assert.ok(models.data.some((m) => m.id === 'gpt-5-nano'), 'GET /v1/models lists the edited models');
+    }
+  });
+
   it('shows the lines to paste while there is no traffic', async () => {
     await nav('Overview');
     await page.getByRole('heading', { name: 'No requests yet' }).waitFor({ timeout: 15_000 });
