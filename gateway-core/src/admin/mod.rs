@@ -180,6 +180,7 @@ pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
         .route("/savings", preflight(get(savings)))
         .route("/requests", preflight(get(requests)))
         .route("/reload", preflight(post(reload)))
+        .route("/settings", preflight(get(get_settings).put(put_settings)))
         .fallback(|| async {
             AdminError::NotFound("no such admin endpoint".into()).into_response()
         })
@@ -738,6 +739,43 @@ struct RequestsQuery {
 async fn requests(State(state): State<Arc<AppState>>, Query(q): Query<RequestsQuery>) -> Response {
     let rows = state.recent.newest(q.limit.unwrap_or(50).min(recent::KEPT));
     answer(ok(json!({ "requests": rows })))
+}
+
+/// The listen address in the file, and whether it differs from the one in use (it takes
+/// effect at the next start).
+fn settings_json(state: &AppState) -> Result<Value, AdminError> {
+    let running = state.config().server.listen.to_string();
+    let written = match &admin(state)?.config_path {
+        Some(path) => edit::listen(&edit::read(path, &state.config())?),
+        None => None,
+    };
+    let listen = written.unwrap_or_else(|| running.clone());
+    Ok(json!({"listen": listen, "running": running, "restart_needed": listen != running}))
+}
+
+async fn get_settings(State(state): State<Arc<AppState>>) -> Response {
+    answer(settings_json(&state).map(|v| reply(StatusCode::OK, &v)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SettingsIn {
+    listen: String,
+}
+
+async fn put_settings(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+    answer(
+        async {
+            let SettingsIn { listen } = parse(&body)?;
+            edit_config(&state, |doc| {
+                edit::set_listen(doc, &listen);
+                Ok(())
+            })
+            .await?;
+            ok(settings_json(&state)?)
+        }
+        .await,
+    )
 }
 
 async fn reload(State(state): State<Arc<AppState>>) -> Response {
