@@ -248,6 +248,22 @@ function admin(method, path, url, body) {
     return [200, { requests: state.requests.slice(0, limit) }];
   }
   if (path === '/reload' && method === 'POST') return [200, { ok: true }];
+  if (path === '/settings') {
+    const running = `127.0.0.1:${server.address().port}`;
+    if (method === 'PUT') {
+      if (!/^[^:\s]+:\d+$/.test(String(body.listen)))
+        return [
+          400,
+          {
+            error: { type: 'invalid_config', message: 'the change would make the config invalid; nothing was saved' },
+            problems: [{ path: 'server.listen', message: 'expected HOST:PORT' }],
+          },
+        ];
+      state.listen = body.listen;
+    }
+    const listen = state.listen ?? running;
+    return [200, { listen, running, restart_needed: listen !== running }];
+  }
   return [404, { error: { type: 'not_found', message: `no admin route ${method} ${path}` } }];
 }
 

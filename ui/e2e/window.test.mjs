@@ -348,6 +348,15 @@ describe('the window against the real gateway', () => {
     await until('the listen address', async () => (await textOf(page.getByTestId('listen'))) === new URL(origin).host);
     await page.getByText('Start at login and updates live in the Trimgate desktop app.').waitFor();
     assert.equal(await page.getByRole('switch', { name: 'Start at login' }).count(), 0);
+    // The listen address for the next start: a bad one is refused beside the field.
+    const listen = page.getByLabel('Listen address for the next start');
+    await until('the listen field', async () => (await listen.inputValue()) !== '');
+    await listen.fill('not an address');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await until('the listen problem', async () => (await textOf(page.locator('#s-listen-err'))) !== '');
+    await listen.fill('127.0.0.1:18788');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('the gateway moves to 127.0.0.1:18788 at its next start', { exact: false }).waitFor();
     await screenshot('settings');
   });
 

@@ -211,6 +211,18 @@ describe('Api against a fake admin server', () => {
             return json(200, { output: 'short', tokens_before: 100, tokens_after: 10 });
           case 'POST /admin/api/pause':
             return json(200, { paused: JSON.parse(body).paused });
+          case 'GET /admin/api/settings':
+            return json(200, { listen: '127.0.0.1:8788', running: '127.0.0.1:8788', restart_needed: false });
+          case 'PUT /admin/api/settings': {
+            const { listen } = JSON.parse(body);
+            if (!/^[\d.]+:\d+$/.test(listen)) {
+              return json(400, {
+                error: { type: 'invalid_config', message: 'nothing was saved' },
+                problems: [{ path: 'server.listen', message: 'expected HOST:PORT' }],
+              });
+            }
+            return json(200, { listen, running: '127.0.0.1:8788', restart_needed: listen !== '127.0.0.1:8788' });
+          }
           case 'GET /admin/api/broken':
             return res.end('not json');
           default:
@@ -276,6 +288,17 @@ describe('Api against a fake admin server', () => {
     expect(await api(TOKEN).preview('x'.repeat(50), 'aggressive')).toEqual({ output: 'short', tokens_before: 100, tokens_after: 10 });
     expect(JSON.parse(seen.at(-1)!.body)).toEqual({ text: 'x'.repeat(50), tool_output: 'aggressive' });
     expect(await api(TOKEN).pause(true)).toBe(true);
+  });
+
+  it('reads and writes the listen address', async () => {
+    expect((await api(TOKEN).settings()).restart_needed).toBe(false);
+    const s = await api(TOKEN).putSettings('127.0.0.1:9000');
+    expect(s).toEqual({ listen: '127.0.0.1:9000', running: '127.0.0.1:8788', restart_needed: true });
+    expect(JSON.parse(seen.at(-1)!.body)).toEqual({ listen: '127.0.0.1:9000' });
+    const err = await api(TOKEN)
+      .putSettings('nowhere')
+      .catch((e: unknown) => e);
+    expect((err as ApiError).problemFor('listen')).toBe('expected HOST:PORT');
   });
 
   it('reports a 404 with the server message and a non-JSON 200 as a server error', async () => {

@@ -170,6 +170,15 @@ export interface RequestRow {
   passes: PassChange[];
 }
 
+export interface GatewaySettings {
+  /** The address in the config file (what the next start uses). */
+  listen: string;
+  /** The address in use now. */
+  running: string;
+  /** The file names another address than the one in use. */
+  restart_needed: boolean;
+}
+
 // ---------------------------------------------------------------- errors
 
 /** One config problem, with the path of the field it is about (`providers.x.base_url`). */
@@ -427,6 +436,14 @@ export class Api {
   async requests(limit = 50): Promise<RequestRow[]> {
     const r = await this.call<{ requests: RequestRow[] }>('GET', `/requests?limit=${limit}`);
     return r.requests;
+  }
+
+  settings(): Promise<GatewaySettings> {
+    return this.call('GET', '/settings');
+  }
+
+  putSettings(listen: string): Promise<GatewaySettings> {
+    return this.call('PUT', '/settings', { listen });
   }
 
   async reload(): Promise<void> {
