@@ -305,7 +305,7 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
         let config = state.config();
         ok(json!({
             "version": env!("CARGO_PKG_VERSION"),
-            "listen": config.server.listen.to_string(),
+            "listen": state.listening().to_string(),
             "uptime_secs": state.started.elapsed().as_secs(),
             "config_path": admin.config_path.as_ref().map(|p| p.display().to_string()),
             "providers": config.providers.len(),
@@ -744,7 +744,7 @@ async fn requests(State(state): State<Arc<AppState>>, Query(q): Query<RequestsQu
 /// The listen address in the file, and whether it differs from the one in use (it takes
 /// effect at the next start).
 fn settings_json(state: &AppState) -> Result<Value, AdminError> {
-    let running = state.config().server.listen.to_string();
+    let running = state.listening().to_string();
     let written = match &admin(state)?.config_path {
         Some(path) => edit::listen(&edit::read(path, &state.config())?),
         None => None,
