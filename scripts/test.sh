@@ -48,3 +48,6 @@ echo "== SDK tests (official openai and @anthropic-ai/sdk npm packages)"
 
 echo "== ui end-to-end (the window in Chromium against trimgate serve and the mock)"
 (cd ui && TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" npm run e2e --silent)
+
+echo "== desktop app (the .deb built, installed with dpkg, driven on Xvfb, removed)"
+bash tests/desktop/deb.sh
