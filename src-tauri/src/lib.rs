@@ -31,6 +31,8 @@ pub const HIDDEN_ARG: &str = "--hidden";
 
 /// Runs the app until it quits; the exit code says how it ended.
 pub fn run() -> ExitCode {
+    #[cfg(target_os = "linux")]
+    name_a_language_for_the_webview();
     init_logging();
     let app = tauri::Builder::default()
         // First, so a second launch hands over before anything else starts.
@@ -109,6 +111,32 @@ fn fail<R: Runtime>(app: &AppHandle<R>, message: &str) {
         .show(move |_| lifecycle::exit_with(&handle, 1));
 }
 
+/// Under the C or POSIX locale (`LANG=C.UTF-8` is common on Debian and in minimal installs)
+/// WebKitGTK gives the page `navigator.language = "C"`, which is no language tag: `Intl`
+/// throws, and a page that formats numbers while loading (the UI's chart library does)
+/// shows nothing. There, messages are named English, which is what the C locale shows
+/// anyway. Runs first, before any thread exists, since it sets the process environment.
+#[cfg(target_os = "linux")]
+fn name_a_language_for_the_webview() {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let messages = var("LC_ALL")
+        .or_else(|| var("LC_MESSAGES"))
+        .or_else(|| var("LANG"));
+    if has_no_language(messages.as_deref()) {
+        std::env::set_var("LC_MESSAGES", "en_US.UTF-8");
+    }
+}
+
+/// Whether a locale name (`LC_ALL`, `LC_MESSAGES` or `LANG`) names no language.
+#[cfg(target_os = "linux")]
+fn has_no_language(locale: Option<&str>) -> bool {
+    let Some(locale) = locale else {
+        return true;
+    };
+    let language = locale.split(['.', '@']).next().unwrap_or(locale);
+    matches!(language, "" | "C" | "POSIX")
+}
+
 /// A line on stdout; a closed stdout (a launcher's) is not an error.
 fn say(line: &str) {
     let _ = writeln!(std::io::stdout(), "{line}");
@@ -130,4 +158,30 @@ fn init_logging() {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::has_no_language;
+
+    #[test]
+    fn the_c_and_posix_locales_name_no_language() {
+        for none in [
+            None,
+            Some("C"),
+            Some("C.UTF-8"),
+            Some("POSIX"),
+            Some("C.utf8"),
+        ] {
+            assert!(has_no_language(none), "{none:?}");
+        }
+        for some in [
+            Some("en_US.UTF-8"),
+            Some("de_DE"),
+            Some("sr_RS@latin"),
+            Some("fr"),
+        ] {
+            assert!(!has_no_language(some), "{some:?}");
+        }
+    }
 }

@@ -2,15 +2,15 @@
 # Builds the desktop app's .deb for the desktop tests and prints its path.
 #
 # The package is the release build with two changes from tauri.conf.json, both for the
-# updater test (update.sh): the updater trusts a TEST public key instead of the release key,
-# and asks a test endpoint (an http:// name under .test, which update.sh serves through a
-# proxy on 127.0.0.1). The test key pair is made here on first use and kept beside the
+# updater tests in test_deb.py: the updater trusts a TEST public key instead of the release
+# key, and asks a test endpoint (an http:// name under .test, which the test serves through
+# a proxy on 127.0.0.1). The test key pair is made here on first use and kept beside the
 # build output in $CARGO_TARGET_DIR/desktop-test/ — never in the repository: it signs
 # nothing but test updates, and a stable key lets cargo reuse the build. Everything else
 # (binary, UI, capabilities, package layout) is what a release ships.
 #
-# Without ui/dist (the UI not built yet), a placeholder page stands in for it.
-# Cost: a clean release build is about 10 minutes on 2 cores; a warm one is seconds.
+# Cost: a clean release build is about 15 minutes on 2 cores (6 after a change to the app
+# crate alone, 8 after a gateway-core change); with nothing changed, seconds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -20,13 +20,8 @@ mkdir -p "$state"
 
 bash scripts/deps.sh build
 
-if [ ! -f ui/dist/index.html ]; then
-  echo "ui/dist is not built: using the placeholder page (src-tauri/placeholder-ui)" >&2
-  mkdir -p ui/dist
-  cp src-tauri/placeholder-ui/* ui/dist/
-  # Only for this build: other builds (the gateway embeds ui/dist too) see no UI, as before.
-  trap 'rm -rf "$root/ui/dist"; rmdir "$root/ui" 2>/dev/null || true' EXIT
-fi
+# The window's files, built the way scripts/test.sh builds them (the package embeds them).
+(cd ui && npm ci --no-audit --no-fund --silent && npm run build --silent) >&2
 
 (cd src-tauri && npm ci --no-audit --no-fund --silent)
 tauri() { (cd "$root/src-tauri" && npx --no-install tauri "$@"); }
