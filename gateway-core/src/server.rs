@@ -121,7 +121,9 @@ impl AppState {
     /// Puts a new config in force: requests that started keep the old one to their end.
     /// The response cache, the ledger, the listen address and traces keep what they
     /// started with.
-    pub fn reload(&self, config: Config) -> Result<(), std::io::Error> {
+    pub fn reload(&self, mut config: Config) -> Result<(), std::io::Error> {
+        // The listener is bound: a new address in the file waits for the next start.
+        config.server.listen = self.config().server.listen;
         let upstream = Upstream::new(&config, self.secrets.clone())?;
         let optimizer = Arc::new(
             self.runtime

@@ -376,9 +376,7 @@ async fn edit_config(
     let running = state.config();
     let mut doc = edit::read(&path, &running)?;
     change(&mut doc)?;
-    let mut config = edit::write(&path, &doc)?;
-    // What the file cannot say stays as the gateway started.
-    config.server.listen = running.server.listen;
+    let config = edit::write(&path, &doc)?;
     state
         .reload(config)
         .map_err(|e| AdminError::Internal(e.to_string()))?;
@@ -785,10 +783,7 @@ async fn reload(State(state): State<Arc<AppState>>) -> Response {
             let path = admin.config_path.clone().ok_or_else(|| {
                 AdminError::Unavailable("the gateway runs without a config file".into())
             })?;
-            let running = state.config();
-            let mut config =
-                Config::load(&path).map_err(|e| AdminError::from(EditError::from(e)))?;
-            config.server.listen = running.server.listen;
+            let config = Config::load(&path).map_err(|e| AdminError::from(EditError::from(e)))?;
             state
                 .reload(config)
                 .map_err(|e| AdminError::Internal(e.to_string()))?;
