@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages Trimgate needs, when they are missing:
-#   scripts/deps.sh build   — to build (pkg-config, libdbus-1-dev for the OS keychain)
-#   scripts/deps.sh test    — also the tests' (python3-venv, a keychain daemon on D-Bus)
+#   scripts/deps.sh build    — to build (pkg-config, libdbus-1-dev for the OS keychain, and
+#                              the webview stack the desktop app (src-tauri) links)
+#   scripts/deps.sh test     — also the tests' (python3-venv, a keychain daemon on D-Bus)
+#   scripts/deps.sh desktop  — also the desktop tests' (Xvfb, WebKitWebDriver, screenshots)
 set -euo pipefail
-want=(pkg-config libdbus-1-dev)
-if [ "${1:-build}" = test ]; then
-  want+=(python3-venv gnome-keyring libsecret-tools dbus-x11)
-fi
+want=(pkg-config libdbus-1-dev
+  build-essential file libssl-dev libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev)
+case "${1:-build}" in
+  test) want+=(python3-venv gnome-keyring libsecret-tools dbus-x11) ;;
+  desktop) want+=(python3-venv gnome-keyring libsecret-tools dbus-x11
+    xvfb xauth webkit2gtk-driver imagemagick x11-utils iproute2) ;;
+esac
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

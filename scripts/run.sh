@@ -1,11 +1,25 @@
 #!/usr/bin/env bash
-# Builds Trimgate and runs the gateway on 127.0.0.1:8788 (or --listen ADDR).
-# Providers come from the config file it names on start, or from OPENAI_API_KEY,
-# ANTHROPIC_API_KEY and DEEPSEEK_API_KEY when there is no config file.
+# Sets up and runs Trimgate. With a display, the desktop app (window, tray, keys in the OS
+# keychain); without one — or with --headless — the gateway alone (trimgate serve), whose
+# window is the address it prints. Both listen on 127.0.0.1:8788 unless the config says
+# otherwise, keep the ledger (SQLite) in the platform data dir and read the config from the
+# platform config dir. Extra arguments go to `trimgate serve` (e.g. --listen 127.0.0.1:9000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+headless=0
+if [ "${1:-}" = --headless ]; then headless=1; shift; fi
+if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then headless=1; fi
+
 ./scripts/deps.sh build
-cargo build --release --quiet -p trimgate
-echo "starting the headless gateway (trimgate serve); stop it with Ctrl-C" >&2
-exec "$CARGO_TARGET_DIR/release/trimgate" serve "$@"
+# The window's files, which both the binary and the desktop app carry.
+(cd ui && npm ci --no-audit --no-fund --silent && npx vite build --logLevel warn)
+
+if [ "$headless" = 1 ]; then
+  cargo build --release --quiet -p trimgate
+  echo "starting the headless gateway (trimgate serve); stop it with Ctrl-C" >&2
+  exec "$CARGO_TARGET_DIR/release/trimgate" serve "$@"
+fi
+echo "building the desktop app (the first build takes about 15 minutes on 2 cores)" >&2
+cargo build --release --quiet -p trimgate-desktop
+exec "$CARGO_TARGET_DIR/release/trimgate-desktop"

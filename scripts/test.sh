@@ -19,6 +19,10 @@ echo "== PostgreSQL for the ledger tests"
 TRIMGATE_TEST_POSTGRES_URL=$(./scripts/postgres.sh)
 export TRIMGATE_TEST_POSTGRES_URL
 
+# The window (ui/): built first, since the gateway binary embeds ui/dist.
+echo "== ui: npm ci, type-check and build, unit tests"
+(cd ui && npm ci --no-audit --no-fund --silent && npm run build --silent && npm test --silent)
+
 echo "== cargo fmt --check"
 cargo fmt --all --check
 echo "== cargo clippy -D warnings"
@@ -41,3 +45,9 @@ TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" "$venv/bin/python" -m pytest tes
 
 echo "== SDK tests (official openai and @anthropic-ai/sdk npm packages)"
 (cd tests/sdk-node && npm ci --no-audit --no-fund --silent && TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" node --test)
+
+echo "== ui end-to-end (the window in Chromium against trimgate serve and the mock)"
+(cd ui && TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" npm run e2e --silent)
+
+echo "== desktop app (the .deb built, installed with dpkg, driven on Xvfb, removed)"
+bash tests/desktop/deb.sh

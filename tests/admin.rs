@@ -273,6 +273,28 @@ async fn edits_go_to_the_file_are_validated_and_take_effect() {
     let (status, _) = admin.call("DELETE", "/providers/local", None).await;
     assert_eq!(status, 404);
 
+    // The listen address: written, in force at the next start.
+    let (status, set) = admin
+        .call(
+            "PUT",
+            "/settings",
+            Some(json!({"listen": "127.0.0.1:18999"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{set}");
+    assert_eq!(
+        (set["listen"].as_str(), set["restart_needed"].as_bool()),
+        (Some("127.0.0.1:18999"), Some(true))
+    );
+    let (status, err) = admin
+        .call("PUT", "/settings", Some(json!({"listen": "nowhere"})))
+        .await;
+    assert_eq!(
+        (status, err["problems"][0]["path"].as_str()),
+        (400, Some("server.listen"))
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+
     // The file edited by hand, then reloaded.
     std::fs::write(
         &file,

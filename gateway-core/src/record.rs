@@ -68,7 +68,23 @@ pub struct RequestRecord {
     pub avoided: Option<Usage>,
 }
 
+/// A time as Unix milliseconds (the ledger's and the window's unit); 0 before 1970.
+pub fn unix_ms(at: SystemTime) -> i64 {
+    at.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Now, as Unix milliseconds.
+pub fn now_ms() -> i64 {
+    unix_ms(SystemTime::now())
+}
+
 impl RequestRecord {
+    /// When the request arrived, as Unix milliseconds.
+    pub fn started_ms(&self) -> i64 {
+        unix_ms(self.started_at)
+    }
+
     /// A record of a request that has just arrived.
     pub fn new(request_id: String, dialect: Dialect) -> RequestRecord {
         RequestRecord {

@@ -59,6 +59,8 @@ pub struct AppState {
     pub recent: Arc<crate::admin::recent::Recent>,
     /// The admin API, when the launch turned it on.
     admin: std::sync::OnceLock<crate::admin::Admin>,
+    /// The address the listener got (the config may say port 0).
+    bound: std::sync::OnceLock<SocketAddr>,
     pub cache: Arc<crate::cache::ResponseCache>,
     secrets: Arc<dyn SecretStore>,
     pub recorder: Arc<dyn Recorder>,
@@ -85,6 +87,7 @@ impl AppState {
         Ok(Arc::new(AppState {
             recent,
             admin: std::sync::OnceLock::new(),
+            bound: std::sync::OnceLock::new(),
             runtime: ArcSwap::from_pointee(Runtime {
                 config: Arc::new(config),
                 upstream,
@@ -118,7 +121,9 @@ impl AppState {
     /// Puts a new config in force: requests that started keep the old one to their end.
     /// The response cache, the ledger, the listen address and traces keep what they
     /// started with.
-    pub fn reload(&self, config: Config) -> Result<(), std::io::Error> {
+    pub fn reload(&self, mut config: Config) -> Result<(), std::io::Error> {
+        // The listener is bound: a new address in the file waits for the next start.
+        config.server.listen = self.config().server.listen;
         let upstream = Upstream::new(&config, self.secrets.clone())?;
         let optimizer = Arc::new(
             self.runtime
@@ -137,6 +142,14 @@ impl AppState {
     /// Turns the admin API on (once).
     pub fn enable_admin(&self, admin: crate::admin::Admin) {
         let _ = self.admin.set(admin);
+    }
+
+    /// Where the gateway listens: the bound address once serving, else the configured one.
+    pub fn listening(&self) -> SocketAddr {
+        self.bound
+            .get()
+            .copied()
+            .unwrap_or_else(|| self.config().server.listen)
     }
 
     pub fn admin(&self) -> Option<&crate::admin::Admin> {
@@ -322,6 +335,9 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let grace = state.config().server.shutdown_grace;
+    if let Ok(addr) = listener.local_addr() {
+        let _ = state.bound.set(addr);
+    }
     let app = router(state.clone());
     let mut builder = auto::Builder::new(TokioExecutor::new());
     // One write per response: header and body go out in one buffer rather than a

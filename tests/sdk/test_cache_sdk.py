@@ -15,36 +15,36 @@ def _text_of_messages_stream(stream):
     return "".join(e.delta.text for e in stream if e.type == "content_block_delta" and e.delta.type == "text_delta")
 
 
-def _twice(create):
-    """Calls `create` twice; returns both raw responses."""
+def _twice(create, read):
+    """Calls `create` twice, reading the first answer whole before the second call (an
+    answer is stored once it is complete); returns what `read` made of each."""
     first = create()
+    a = read(first.parse())
     second = create()
     assert first.headers.get("x-trimgate-cache") == "miss"
     assert second.headers.get("x-trimgate-cache") == "hit"
-    return first, second
+    return a, read(second.parse())
 
 
 def test_openai_chat_whole_and_streamed(openai_client, mock):
     messages = [{"role": "user", "content": f"cached question {uuid.uuid4()}"}]
-    first, second = _twice(lambda: openai_client.chat.completions.with_raw_response.create(
-        model="gpt-5", messages=messages, temperature=0))
-    a, b = first.parse(), second.parse()
+    a, b = _twice(lambda: openai_client.chat.completions.with_raw_response.create(
+        model="gpt-5", messages=messages, temperature=0), lambda r: r)
     assert (b.id, b.choices[0].message.content, b.usage.prompt_tokens) == (a.id, a.choices[0].message.content, a.usage.prompt_tokens)
     assert len(mock.requests()) == 1
 
     mock.clear()
-    first, second = _twice(lambda: openai_client.chat.completions.with_raw_response.create(
-        model="gpt-5", messages=messages, temperature=0, stream=True))
-    text = _text_of_chat_stream(first.parse())
-    assert text and _text_of_chat_stream(second.parse()) == text
+    text, again = _twice(lambda: openai_client.chat.completions.with_raw_response.create(
+        model="gpt-5", messages=messages, temperature=0, stream=True), _text_of_chat_stream)
+    assert text and again == text
     assert len(mock.requests()) == 1
 
 
 def test_openai_responses(openai_client, mock):
     prompt = f"cached responses question {uuid.uuid4()}"
-    first, second = _twice(lambda: openai_client.responses.with_raw_response.create(
-        model="gpt-5", input=prompt, temperature=0))
-    assert second.parse().output_text == first.parse().output_text != ""
+    a, b = _twice(lambda: openai_client.responses.with_raw_response.create(
+        model="gpt-5", input=prompt, temperature=0), lambda r: r.output_text)
+    assert b == a != ""
     assert len(mock.requests()) == 1
 
 
@@ -53,17 +53,15 @@ def test_openai_responses(openai_client, mock):
 @pytest.mark.parametrize("model", ["claude-haiku-4-5", "claude-on-chat-haiku"])
 def test_anthropic_whole_and_streamed_native_and_translated(anthropic_client, mock, model):
     messages = [{"role": "user", "content": f"cached question {uuid.uuid4()}"}]
-    first, second = _twice(lambda: anthropic_client.messages.with_raw_response.create(
-        model=model, max_tokens=64, messages=messages))
-    a, b = first.parse(), second.parse()
+    a, b = _twice(lambda: anthropic_client.messages.with_raw_response.create(
+        model=model, max_tokens=64, messages=messages), lambda r: r)
     assert (b.id, b.content[0].text, b.usage.output_tokens) == (a.id, a.content[0].text, a.usage.output_tokens)
     assert len(mock.requests()) == 1
 
     mock.clear()
-    first, second = _twice(lambda: anthropic_client.messages.with_raw_response.create(
-        model=model, max_tokens=64, messages=messages, stream=True))
-    text = _text_of_messages_stream(first.parse())
-    assert text and _text_of_messages_stream(second.parse()) == text
+    text, again = _twice(lambda: anthropic_client.messages.with_raw_response.create(
+        model=model, max_tokens=64, messages=messages, stream=True), _text_of_messages_stream)
+    assert text and again == text
     assert len(mock.requests()) == 1
 
 

@@ -167,6 +167,21 @@ pub fn remove_provider(doc: &mut DocumentMut, name: &str) -> Result<(), EditErro
     Ok(())
 }
 
+/// `[server] listen` as written, if it is.
+pub fn listen(doc: &DocumentMut) -> Option<String> {
+    doc.get("server")?
+        .get("listen")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+pub fn set_listen(doc: &mut DocumentMut, listen: &str) {
+    if !doc.contains_table("server") {
+        doc["server"] = Item::Table(Table::new());
+    }
+    doc["server"]["listen"] = value(listen.trim());
+}
+
 /// A route as the window shows and sends it.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -180,6 +180,7 @@ pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
         .route("/savings", preflight(get(savings)))
         .route("/requests", preflight(get(requests)))
         .route("/reload", preflight(post(reload)))
+        .route("/settings", preflight(get(get_settings).put(put_settings)))
         .fallback(|| async {
             AdminError::NotFound("no such admin endpoint".into()).into_response()
         })
@@ -304,7 +305,7 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
         let config = state.config();
         ok(json!({
             "version": env!("CARGO_PKG_VERSION"),
-            "listen": config.server.listen.to_string(),
+            "listen": state.listening().to_string(),
             "uptime_secs": state.started.elapsed().as_secs(),
             "config_path": admin.config_path.as_ref().map(|p| p.display().to_string()),
             "providers": config.providers.len(),
@@ -375,9 +376,7 @@ async fn edit_config(
     let running = state.config();
     let mut doc = edit::read(&path, &running)?;
     change(&mut doc)?;
-    let mut config = edit::write(&path, &doc)?;
-    // What the file cannot say stays as the gateway started.
-    config.server.listen = running.server.listen;
+    let config = edit::write(&path, &doc)?;
     state
         .reload(config)
         .map_err(|e| AdminError::Internal(e.to_string()))?;
@@ -740,6 +739,43 @@ async fn requests(State(state): State<Arc<AppState>>, Query(q): Query<RequestsQu
     answer(ok(json!({ "requests": rows })))
 }
 
+/// The listen address in the file, and whether it differs from the one in use (it takes
+/// effect at the next start).
+fn settings_json(state: &AppState) -> Result<Value, AdminError> {
+    let running = state.listening().to_string();
+    let written = match &admin(state)?.config_path {
+        Some(path) => edit::listen(&edit::read(path, &state.config())?),
+        None => None,
+    };
+    let listen = written.unwrap_or_else(|| running.clone());
+    Ok(json!({"listen": listen, "running": running, "restart_needed": listen != running}))
+}
+
+async fn get_settings(State(state): State<Arc<AppState>>) -> Response {
+    answer(settings_json(&state).map(|v| reply(StatusCode::OK, &v)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SettingsIn {
+    listen: String,
+}
+
+async fn put_settings(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+    answer(
+        async {
+            let SettingsIn { listen } = parse(&body)?;
+            edit_config(&state, |doc| {
+                edit::set_listen(doc, &listen);
+                Ok(())
+            })
+            .await?;
+            ok(settings_json(&state)?)
+        }
+        .await,
+    )
+}
+
 async fn reload(State(state): State<Arc<AppState>>) -> Response {
     answer(
         async {
@@ -747,10 +783,7 @@ async fn reload(State(state): State<Arc<AppState>>) -> Response {
             let path = admin.config_path.clone().ok_or_else(|| {
                 AdminError::Unavailable("the gateway runs without a config file".into())
             })?;
-            let running = state.config();
-            let mut config =
-                Config::load(&path).map_err(|e| AdminError::from(EditError::from(e)))?;
-            config.server.listen = running.server.listen;
+            let config = Config::load(&path).map_err(|e| AdminError::from(EditError::from(e)))?;
             state
                 .reload(config)
                 .map_err(|e| AdminError::Internal(e.to_string()))?;

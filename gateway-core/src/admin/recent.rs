@@ -4,7 +4,6 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
 
@@ -46,10 +45,7 @@ impl Row {
     fn of(r: &RequestRecord) -> Row {
         Row {
             id: r.request_id.clone(),
-            time_ms: r
-                .started_at
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as i64),
+            time_ms: r.started_ms(),
             dialect: r.dialect.as_str(),
             provider: r.provider.clone(),
             model: r.model_requested.clone(),

@@ -21,7 +21,7 @@ pub mod similar;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bytes::Bytes;
 use globset::{Glob, GlobMatcher};
@@ -260,11 +260,7 @@ pub struct ResponseCache {
     sink: OnceLock<mpsc::Sender<persist::Op>>,
 }
 
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
+pub use crate::record::now_ms;
 
 fn cache_control(headers: &HeaderMap) -> (bool, bool) {
     let mut no_cache = false;

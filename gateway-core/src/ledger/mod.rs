@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 pub use sqlx::AnyPool;
@@ -213,10 +213,7 @@ pub fn spawn_retention(pool: AnyPool, keep: Duration) -> JoinHandle<()> {
 
 /// Deletes rows that started more than `keep` ago; returns how many.
 pub async fn prune_older_than(pool: &AnyPool, keep: Duration) -> Result<u64, sqlx::Error> {
-    let now = std::time::SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
-    let cutoff = now - keep.as_millis() as i64;
+    let cutoff = crate::record::now_ms() - keep.as_millis() as i64;
     let done = sqlx::query("DELETE FROM requests WHERE ts_ms < $1")
         .bind(cutoff)
         .execute(pool)
@@ -370,12 +367,6 @@ fn priced(pricing: &Pricing, r: &RequestRecord) -> Option<crate::pricing::Cost> 
     })
 }
 
-fn unix_ms(r: &RequestRecord) -> i64 {
-    r.started_at
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
 /// Closes a connection whose write failed instead of returning it to the pool: a COMMIT
 /// that failed (a full disk) can leave SQLite inside the transaction, and every later
 /// one would nest in it and never be committed.
@@ -410,7 +401,7 @@ async fn write_on(
         let sql = values_sql(COLUMNS, PER_ROW, group.len(), style);
         let mut query = sqlx::query(&sql);
         for r in group {
-            let ts = unix_ms(r);
+            let ts = r.started_ms();
             let usage = r.usage;
             let tokens = |f: fn(&crate::usage::Usage) -> u64| usage.as_ref().map(|u| f(u) as i64);
             let cost = priced(pricing, r);
@@ -459,7 +450,7 @@ async fn write_on(
                 .map(|prices| prices.rates_for(r.usage.map_or(0, |u| u.input)).input);
             let saved = p.before as f64 - p.after as f64;
             query = query
-                .bind(unix_ms(r))
+                .bind(r.started_ms())
                 .bind(r.request_id.clone())
                 .bind(p.pass.to_owned())
                 .bind(p.before as i64)
@@ -478,7 +469,7 @@ mod tests {
     use crate::record::MemoryRecorder;
     use crate::record::Outcome;
     use sqlx::Row;
-    use std::time::SystemTime;
+    use std::time::{SystemTime, UNIX_EPOCH};
 
     /// A fresh SQLite ledger in a temp dir: its folder, URL, writer and recorder.
     async fn started(tag: &str) -> (PathBuf, String, Ledger, Arc<LedgerRecorder>) {

@@ -1,0 +1,150 @@
+//! The commands the window may call (each granted in `capabilities/main-window.json`):
+//! start at login, and updates. Each is a few lines over a plugin; errors reach the window
+//! as `{kind, message}`.
+
+use std::sync::Mutex;
+
+use serde::Serialize;
+use tauri::{AppHandle, Runtime, State};
+use tauri_plugin_autostart::ManagerExt as _;
+use tauri_plugin_updater::{Update, UpdaterExt as _};
+
+use crate::lifecycle;
+
+/// A failed command, as the window receives it.
+#[derive(Debug, Serialize)]
+pub struct CommandError {
+    /// `autostart`, `update_check`, `update_install` or `no_update`.
+    pub kind: &'static str,
+    pub message: String,
+}
+
+impl CommandError {
+    fn new(kind: &'static str, error: impl std::fmt::Display) -> Self {
+        CommandError {
+            kind,
+            message: error.to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Autostart {
+    pub enabled: bool,
+}
+
+/// What `check_update` found.
+#[derive(Debug, Serialize)]
+pub struct UpdateInfo {
+    pub available: bool,
+    pub current_version: String,
+    /// The newer version, when there is one.
+    pub version: Option<String>,
+    pub notes: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Installed {
+    pub version: String,
+    /// The app restarts into the new version right after answering.
+    pub restarting: bool,
+}
+
+/// The update `check_update` last found: `install_update` installs that one, not whatever
+/// the server announces by then.
+#[derive(Default)]
+pub struct PendingUpdate(Mutex<Option<Update>>);
+
+impl PendingUpdate {
+    fn replace(&self, update: Option<Update>) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = update;
+    }
+
+    fn take(&self) -> Option<Update> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+}
+
+/// Whether the app starts at login.
+#[tauri::command]
+pub fn get_autostart<R: Runtime>(app: AppHandle<R>) -> Result<Autostart, CommandError> {
+    let enabled = app
+        .autolaunch()
+        .is_enabled()
+        .map_err(|e| CommandError::new("autostart", e))?;
+    Ok(Autostart { enabled })
+}
+
+/// Turns starting at login on or off; answers the state after.
+#[tauri::command]
+pub fn set_autostart<R: Runtime>(
+    app: AppHandle<R>,
+    enabled: bool,
+) -> Result<Autostart, CommandError> {
+    let autolaunch = app.autolaunch();
+    let done = if enabled {
+        autolaunch.enable()
+    } else {
+        autolaunch.disable()
+    };
+    done.map_err(|e| CommandError::new("autostart", e))?;
+    tracing::info!(enabled, "autostart");
+    get_autostart(app)
+}
+
+/// Asks the update endpoint in the config whether a newer, signed version exists.
+#[tauri::command]
+pub async fn check_update<R: Runtime>(
+    app: AppHandle<R>,
+    pending: State<'_, PendingUpdate>,
+) -> Result<UpdateInfo, CommandError> {
+    let current_version = app.package_info().version.to_string();
+    let update = app
+        .updater()
+        .map_err(|e| CommandError::new("update_check", e))?
+        .check()
+        .await
+        .map_err(|e| CommandError::new("update_check", e))?;
+    let info = UpdateInfo {
+        available: update.is_some(),
+        current_version,
+        version: update.as_ref().map(|u| u.version.clone()),
+        notes: update.as_ref().and_then(|u| u.body.clone()),
+    };
+    tracing::info!(available = info.available, version = ?info.version, "update check");
+    pending.replace(update);
+    Ok(info)
+}
+
+/// Downloads the update `check_update` found, checks its signature against the public key
+/// built into the app, installs it, then restarts the app (the gateway stopped first).
+#[tauri::command]
+pub async fn install_update<R: Runtime>(
+    app: AppHandle<R>,
+    pending: State<'_, PendingUpdate>,
+) -> Result<Installed, CommandError> {
+    let Some(update) = pending.take() else {
+        return Err(CommandError::new(
+            "no_update",
+            "no update to install: check for one first",
+        ));
+    };
+    let version = update.version.clone();
+    tracing::info!(%version, "installing update");
+    if let Err(e) = update.download_and_install(|_, _| {}, || {}).await {
+        tracing::warn!(error = %e, "update not installed");
+        return Err(CommandError::new("update_install", e));
+    }
+    tracing::info!(%version, "update installed; restarting");
+    lifecycle::restart_soon(&app);
+    Ok(Installed {
+        version,
+        restarting: true,
+    })
+}

@@ -1,0 +1,320 @@
+#!/usr/bin/env node
+// A stand-in for `trimgate serve` for working on the window without building the gateway:
+// serves ui/dist at /ui/ and answers the admin API of docs/admin-api.md from memory, plus a
+// canned OpenAI Chat Completions endpoint so traffic shows in the feed and the charts.
+// It prints the same `Window:` line as the real server. Nothing it computes is a real
+// saving: tool messages are "compacted" to a fifth of their length.
+//
+//   node dev/fake-gateway.mjs [--port 8799] [--no-ledger]
+import { createServer } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { extname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const args = process.argv.slice(2);
+const port = Number(args[args.indexOf('--port') + 1] || 0) || 0;
+const ledgerOn = !args.includes('--no-ledger');
+const dist = fileURLToPath(new URL('../dist/', import.meta.url));
+const token = randomBytes(32).toString('hex');
+const started = Date.now();
+
+const state = {
+  providers: new Map(),
+  keys: new Map(),
+  modes: {
+    defaults: { tool_output: 'auto', terse: 'off', prune: 'auto', squeeze: false },
+    models: [],
+  },
+  paused: false,
+  requests: [],
+  routes: [],
+};
+
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml' };
+const mask = (k) => `${k.slice(0, 3)}…${k.slice(-4)}`;
+const tokens = (s) => Math.ceil(s.length / 4);
+
+function providerView(p) {
+  const key = state.keys.get(p.name);
+  return {
+    name: p.name,
+    kind: p.kind,
+    base_url: p.base_url,
+    dialects: p.kind === 'anthropic' ? ['messages'] : ['chat'],
+    models: p.models,
+    key: key ? { source: 'keychain', set: true, mask: mask(key) } : { source: 'none', set: false },
+  };
+}
+
+function totals(key, rows) {
+  const t = {
+    key,
+    requests: 0,
+    errors: 0,
+    input_tokens: 0,
+    output_tokens: 0,
+    cache_read_tokens: 0,
+    saved_tokens: 0,
+    cost_usd: 0,
+    saved_usd: 0,
+    overhead_ms_avg: 0,
+    cache_lookups: 0,
+    cache_hits: 0,
+  };
+  for (const r of rows) {
+    t.requests += 1;
+    t.errors += r.status >= 400 ? 1 : 0;
+    t.input_tokens += r.input_tokens;
+    t.output_tokens += r.output_tokens;
+    t.saved_tokens += r.saved_tokens;
+    t.cost_usd += r.input_tokens * 1.25e-6 + r.output_tokens * 1e-5;
+    t.saved_usd += r.saved_tokens * 1.25e-6;
+    t.overhead_ms_avg += r.overhead_ms / rows.length;
+    t.cache_lookups += 1;
+    t.cache_hits += r.cache === 'hit' ? 1 : 0;
+  }
+  return t;
+}
+
+function savings(url) {
+  const by = url.searchParams.get('by') ?? 'model';
+  const since = url.searchParams.get('since') ?? '7d';
+  const m = /^(\d+)([smhd]?)$/.exec(since);
+  const unit = { '': 0, s: 1e3, m: 6e4, h: 36e5, d: 864e5 }[m?.[2] ?? 'd'];
+  const sinceMs = !m ? 0 : unit === 0 ? Number(m[1]) : Date.now() - Number(m[1]) * unit;
+  const rows = ledgerOn ? state.requests.filter((r) => r.time_ms >= sinceMs) : [];
+  const groups = new Map();
+  const add = (k, r) => groups.set(k, [...(groups.get(k) ?? []), r]);
+  for (const r of rows) {
+    if (by === 'hour' || by === 'day') {
+      const step = by === 'hour' ? 36e5 : 864e5;
+      add(String(Math.floor(r.time_ms / step) * step), r);
+    } else if (by === 'pass') {
+      for (const p of r.passes) add(p.pass, { ...r, saved_tokens: p.before - p.after });
+    } else if (by === 'passes') add(r.applied ?? '', r);
+    else add(by === 'provider' ? r.provider : r.model, r);
+  }
+  return {
+    ledger: ledgerOn,
+    since_ms: sinceMs,
+    by,
+    rows: [...groups].map(([k, rs]) => totals(k, rs)),
+    total: totals('total', rows),
+  };
+}
+
+function chat(body) {
+  const model = body.model;
+  const provider = [...state.providers.values()].find((p) => p.models.includes(model) || p.kind === 'openai');
+  let input = 0;
+  let saved = 0;
+  for (const m of body.messages ?? []) {
+    const text = typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '');
+    const n = tokens(text);
+    input += n;
+    if (m.role === 'tool' && n > 200 && !state.paused && state.modes.defaults.tool_output !== 'off') saved += Math.floor(n * 0.8);
+  }
+  const row = {
+    id: randomBytes(8).toString('hex'),
+    time_ms: Date.now(),
+    dialect: 'chat',
+    provider: provider?.name ?? null,
+    model,
+    served: model,
+    streamed: false,
+    status: provider ? 200 : 404,
+    outcome: provider ? 'completed' : 'gateway_error',
+    latency_ms: 20 + Math.floor(Math.random() * 60),
+    overhead_ms: 1,
+    input_tokens: input - saved,
+    output_tokens: provider ? 12 : 0,
+    cache_read_tokens: 0,
+    applied: saved > 0 ? `tool_output=${state.modes.defaults.tool_output}` : '',
+    saved_tokens: saved,
+    cache: 'miss',
+    passes: saved > 0 ? [{ pass: 'tool_output', before: saved * 1.25, after: saved * 0.25 }] : [],
+  };
+  state.requests.unshift(row);
+  state.requests.length = Math.min(state.requests.length, 200);
+  if (!provider) return [404, { error: { message: `no provider serves ${model}`, type: 'invalid_request_error' } }];
+  return [
+    200,
+    {
+      id: 'chatcmpl-fake',
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model,
+      choices: [{ index: 0, message: { role: 'assistant', content: 'The failing test is in relay.rs.' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: row.input_tokens, completion_tokens: 12, total_tokens: row.input_tokens + 12 },
+    },
+  ];
+}
+
+function admin(method, path, url, body) {
+  const seg = path.split('/').filter(Boolean).map(decodeURIComponent);
+  if (method === 'GET' && path === '/status') {
+    return [
+      200,
+      {
+        version: '0.1.0-fake',
+        listen: `127.0.0.1:${server.address().port}`,
+        uptime_secs: Math.floor((Date.now() - started) / 1000),
+        config_path: '/tmp/fake/config.toml',
+        providers: state.providers.size,
+        ledger: ledgerOn ? 'sqlite:///tmp/fake/ledger.sqlite' : null,
+        cache: { entries: 0, bytes: 0 },
+        optimizer_paused: state.paused,
+        requests: state.requests.length,
+      },
+    ];
+  }
+  if (seg[0] === 'providers') {
+    const name = seg[1];
+    const p = name ? state.providers.get(name) : undefined;
+    if (!name && method === 'GET') return [200, { providers: [...state.providers.values()].map(providerView) }];
+    if (!name && method === 'POST') {
+      const problems = [];
+      if (!body.name) problems.push({ path: 'providers', message: 'a provider needs a name' });
+      if (body.kind === 'openai_compatible' && !body.base_url)
+        problems.push({ path: `providers.${body.name}.base_url`, message: 'required for kind openai_compatible' });
+      if (state.providers.has(body.name)) problems.push({ path: `providers.${body.name}`, message: 'already exists' });
+      if (problems.length) return [400, { error: { type: 'invalid_config', message: 'the config would not validate' }, problems }];
+      const np = {
+        name: body.name,
+        kind: body.kind,
+        base_url: body.base_url ?? 'https://api.openai.com/v1',
+        models: body.models ?? [],
+      };
+      state.providers.set(np.name, np);
+      if (body.key) state.keys.set(np.name, body.key);
+      return [201, providerView(np)];
+    }
+    if (!p) return [404, { error: { type: 'not_found', message: `no provider named ${name}` } }];
+    if (seg[2] === 'key' && method === 'PUT') {
+      state.keys.set(name, body.key);
+      return [200, { mask: mask(body.key) }];
+    }
+    if (seg[2] === 'key' && method === 'DELETE') {
+      state.keys.delete(name);
+      return [204];
+    }
+    if (seg[2] === 'test' && method === 'POST') {
+      const ok = state.keys.has(name);
+      return [200, { ok, status: ok ? 200 : 401, latency_ms: 4, message: ok ? `${p.models.length || 3} models listed` : 'no key' }];
+    }
+    if (method === 'PUT') {
+      Object.assign(p, body);
+      return [200, providerView(p)];
+    }
+    if (method === 'DELETE') {
+      state.providers.delete(name);
+      state.keys.delete(name);
+      return [204];
+    }
+  }
+  if (path === '/routes') {
+    if (method === 'PUT') state.routes = body.routes;
+    return [200, { routes: state.routes }];
+  }
+  if (path === '/modes') {
+    if (method === 'PUT') {
+      const bad = body.models.findIndex((r) => !r.match);
+      if (bad >= 0)
+        return [
+          400,
+          {
+            error: { type: 'invalid_config', message: 'the config would not validate' },
+            problems: [{ path: `optimize.models[${bad}].match`, message: 'a rule needs a model glob' }],
+          },
+        ];
+      state.modes = { defaults: body.defaults, models: body.models };
+    }
+    return [200, { ...state.modes, paused: state.paused }];
+  }
+  if (path === '/pause' && method === 'POST') {
+    state.paused = Boolean(body.paused);
+    return [200, { paused: state.paused }];
+  }
+  if (path === '/preview' && method === 'POST') {
+    const lines = String(body.text).split('\n');
+    const kept = body.tool_output === 'off' ? lines : lines.filter((l) => !/ \.\.\. ok$|^npm http fetch/.test(l));
+    const output = kept.length < lines.length ? [...kept, `[… ${lines.length - kept.length} lines elided …]`].join('\n') : body.text;
+    return [200, { output, tokens_before: tokens(body.text), tokens_after: tokens(output) }];
+  }
+  if (path === '/savings' && method === 'GET') return [200, savings(url)];
+  if (path === '/requests' && method === 'GET') {
+    const limit = Number(url.searchParams.get('limit') ?? 50);
+    return [200, { requests: state.requests.slice(0, limit) }];
+  }
+  if (path === '/reload' && method === 'POST') return [200, { ok: true }];
+  if (path === '/settings') {
+    const running = `127.0.0.1:${server.address().port}`;
+    if (method === 'PUT') {
+      if (!/^[^:\s]+:\d+$/.test(String(body.listen)))
+        return [
+          400,
+          {
+            error: { type: 'invalid_config', message: 'the change would make the config invalid; nothing was saved' },
+            problems: [{ path: 'server.listen', message: 'expected HOST:PORT' }],
+          },
+        ];
+      state.listen = body.listen;
+    }
+    const listen = state.listen ?? running;
+    return [200, { listen, running, restart_needed: listen !== running }];
+  }
+  return [404, { error: { type: 'not_found', message: `no admin route ${method} ${path}` } }];
+}
+
+const server = createServer(async (req, res) => {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const send = (status, value) => {
+    if (value === undefined) {
+      res.writeHead(status);
+      return res.end();
+    }
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(value));
+  };
+  let raw = '';
+  for await (const chunk of req) raw += chunk;
+  let body = {};
+  try {
+    body = raw ? JSON.parse(raw) : {};
+  } catch {
+    return send(400, { error: { type: 'bad_request', message: 'body is not JSON' } });
+  }
+  if (url.pathname.startsWith('/admin/api/')) {
+    if (req.headers.authorization !== `Bearer ${token}`) {
+      return send(401, { error: { type: 'unauthorized', message: 'missing or wrong admin token' } });
+    }
+    const [status, value] = admin(req.method, url.pathname.slice('/admin/api'.length), url, body);
+    return send(status, value);
+  }
+  if (url.pathname === '/v1/chat/completions' && req.method === 'POST') {
+    const [status, value] = chat(body);
+    return send(status, value);
+  }
+  if (url.pathname === '/ui') {
+    res.writeHead(308, { location: '/ui/' });
+    return res.end();
+  }
+  if (url.pathname.startsWith('/ui/')) {
+    const rel = normalize(url.pathname.slice(4) || 'index.html').replace(/^(\.\.[/\\])+/, '');
+    try {
+      const data = await readFile(join(dist, rel || 'index.html'));
+      res.writeHead(200, { 'content-type': TYPES[extname(rel)] ?? 'application/octet-stream' });
+      return res.end(data);
+    } catch {
+      return send(404, { error: { type: 'not_found', message: 'no such file (run npm run build first)' } });
+    }
+  }
+  send(404, { error: { type: 'not_found', message: `no route ${req.method} ${url.pathname}` } });
+});
+
+server.listen(port, '127.0.0.1', () => {
+  const p = server.address().port;
+  console.log(`Trimgate (fake) listening on http://127.0.0.1:${p}`);
+  console.log(`  Window: http://127.0.0.1:${p}/ui/#token=${token}`);
+});

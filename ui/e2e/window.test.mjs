@@ -1,0 +1,375 @@
+// End-to-end: the built window in real Chromium against the real `trimgate serve`, with
+// `trimgate mock` as the provider and the official `openai` SDK as the agent.
+//
+// A first-time user opens the link the server prints, sees the first-run state, adds a
+// provider pointing at the mock with its key, tests the connection, sets modes, previews a
+// tool output, and then watches the feed and charts change as SDK requests (one with a
+// large tool result) go through the gateway. A screenshot of every step goes to
+// test-results/.
+//
+// Env: TRIMGATE_BIN (default ../target/debug/trimgate, or $CARGO_TARGET_DIR/debug/trimgate),
+// CHROMIUM (default /usr/bin/chromium), E2E_GATEWAY=fake to drive dev/fake-gateway.mjs
+// instead of the binary (no mock then), E2E_VERBOSE=1 to see the processes' stderr.
+import assert from 'node:assert/strict';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import OpenAI from 'openai';
+import { chromium } from 'playwright-core';
+import { UI_DIR, assertExecutable, startUntil, stop, trimgateBin } from './processes.mjs';
+
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'];
+const FAKE = process.env.E2E_GATEWAY === 'fake';
+const SHOTS = join(UI_DIR, 'test-results');
+const MOCK_KEY = 'sk-mock-openai';
+const MODEL = 'gpt-5-mini';
+
+/** A `cargo test` run of `n` tests with one failure: what an agent's tool result often is. */
+function bigCargoLog(n) {
+  const lines = ['   Compiling trimgate v0.1.0 (/home/dev/trimgate)', '    Finished `test` profile [unoptimized + debuginfo] target(s) in 38.02s', '     Running unittests src/lib.rs (target/debug/deps/gateway_core-5f0c1e9a2b7d4c31)', '', `running ${n} tests`];
+  for (let i = 0; i < n; i++) {
+    const failed = i === 211;
+    lines.push(`test module_${Math.floor(i / 20)}::tests::case_${String(i).padStart(3, '0')}_keeps_the_bytes_it_did_not_change ... ${failed ? 'FAILED' : 'ok'}`);
+  }
+  lines.push(
+    '',
+    'failures:',
+    '',
+    '---- module_10::tests::case_211_keeps_the_bytes_it_did_not_change stdout ----',
+    "thread 'module_10::tests::case_211_keeps_the_bytes_it_did_not_change' panicked at src/module_10.rs:88:9:",
+    'assertion `left == right` failed',
+    '  left: 41',
+    ' right: 40',
+    '',
+    'failures:',
+    '    module_10::tests::case_211_keeps_the_bytes_it_did_not_change',
+    '',
+    `test result: FAILED. ${n - 1} passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 1.92s`,
+  );
+  return lines.join('\n');
+}
+
+function toolRequest(model, n) {
+  return {
+    model,
+    temperature: 0,
+    messages: [
+      { role: 'system', content: 'You are a coding agent working in a Rust repository.' },
+      { role: 'user', content: 'Run the tests and tell me what fails.' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'shell', arguments: '{"cmd":"cargo test"}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: bigCargoLog(n) },
+    ],
+    tools: [{ type: 'function', function: { name: 'shell', description: 'Run a shell command', parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] } } }],
+  };
+}
+
+/** Polls `fn` until it returns a truthy value, or throws with `what` after `ms`. */
+async function until(what, fn, ms = 15_000) {
+  const end = Date.now() + ms;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function textOf(locator) {
+  return ((await locator.textContent({ timeout: 5000 })) ?? '').trim();
+}
+
+/** "12.3k" → 12300, "950" → 950. */
+function parseTokens(s) {
+  const m = /^(-?[\d.]+)([kMB]?)$/.exec(s.replace(/,/g, ''));
+  if (!m) return NaN;
+  return Number(m[1]) * { '': 1, k: 1e3, M: 1e6, B: 1e9 }[m[2]];
+}
+
+describe('the window against the real gateway', () => {
+  let tmp;
+  let mock;
+  let gateway;
+  let browser;
+  let page;
+  let windowUrl;
+  let origin;
+  let mockUrl;
+  let shot = 0;
+  const consoleErrors = [];
+
+  /** Goes to a page through the main navigation, as a user would. */
+  async function nav(name) {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
+  }
+
+  async function screenshot(name) {
+    shot += 1;
+    await page.screenshot({ path: join(SHOTS, `${String(shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+  }
+
+  before(async () => {
+    await rm(SHOTS, { recursive: true, force: true });
+    await mkdir(SHOTS, { recursive: true });
+    tmp = await mkdtemp(join(tmpdir(), 'trimgate-ui-e2e-'));
+    const env = { ...process.env };
+    for (const k of Object.keys(env)) {
+      if (/^(OPENAI|ANTHROPIC|DEEPSEEK)_API_KEY$|^TRIMGATE_|^OTEL_/.test(k)) delete env[k];
+    }
+    env.XDG_DATA_HOME = join(tmp, 'data');
+    env.XDG_CONFIG_HOME = join(tmp, 'config');
+    env.TRIMGATE_LOG = process.env.E2E_VERBOSE ? 'info' : 'warn';
+    const windowLine = /Window:\s+(http:\/\/\S+\/ui\/#token=[0-9A-Za-z]+)/;
+
+    if (FAKE) {
+      mockUrl = 'http://127.0.0.1:9';
+      gateway = await startUntil(process.execPath, [join(UI_DIR, 'dev', 'fake-gateway.mjs')], { env, pattern: windowLine, name: 'fake gateway' });
+    } else {
+      const bin = trimgateBin();
+      assertExecutable(bin);
+      mock = await startUntil(bin, ['mock', '--listen', '127.0.0.1:0'], { env, pattern: /listening on (http:\/\/\S+)/, name: 'trimgate mock' });
+      mockUrl = mock.match[1];
+      const config = join(tmp, 'trimgate.toml');
+      await writeFile(config, '[server]\nlisten = "127.0.0.1:0"\n');
+      gateway = await startUntil(bin, ['serve', '--config', config], { env, pattern: windowLine, name: 'trimgate serve' });
+    }
+    windowUrl = gateway.match[1];
+    origin = new URL(windowUrl).origin;
+
+    // The browser needs no session bus (the gateway's keychain does); without it Chromium
+    // leaves the desktop portals alone.
+    const browserEnv = { ...process.env };
+    delete browserEnv.DBUS_SESSION_BUS_ADDRESS;
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, env: browserEnv });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light' });
+    page = await context.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(m.text());
+    });
+    page.on('pageerror', (e) => consoleErrors.push(String(e)));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await stop(gateway?.child);
+    await stop(mock?.child);
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('asks for the printed link when opened without a valid token', async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 700 } });
+    const p = await ctx.newPage();
+    for (const url of [`${origin}/ui/`, `${origin}/ui/#token=${'0'.repeat(64)}`]) {
+      await p.goto(url);
+      await p.getByRole('heading', { name: 'Open the link printed by trimgate serve' }).waitFor();
+    }
+    await p.screenshot({ path: join(SHOTS, '00-no-token.png'), fullPage: true });
+    await ctx.close();
+  });
+
+  it('shows the first-run call to action and drops the token from the address bar', async () => {
+    await page.goto(windowUrl);
+    await page.getByRole('heading', { name: 'Add your first provider' }).waitFor();
+    assert.ok(!page.url().includes('token='), `token left in the URL: ${page.url()}`);
+    assert.equal(await page.getByRole('link', { name: 'Add a provider' }).count(), 1);
+    await screenshot('first-run');
+  });
+
+  it('adds a provider pointing at the mock, with its key shown only as a mask', async () => {
+    await page.getByRole('link', { name: 'Add a provider' }).click();
+    await page.getByRole('heading', { name: 'Add your first provider' }).waitFor();
+
+    // A missing base URL for an OpenAI-compatible server is caught next to its field.
+    await page.getByLabel('Name', { exact: true }).fill('mock');
+    await page.getByLabel('Kind', { exact: true }).selectOption('openai_compatible');
+    await page.getByRole('button', { name: 'Add provider', exact: true }).click();
+    await until('the base URL problem', async () => (await textOf(page.locator('#p-base-err'))).includes('needs its base URL'));
+
+    await page.getByLabel('Kind', { exact: true }).selectOption('openai');
+    await page.getByLabel('Base URL', { exact: true }).fill(`${mockUrl}/v1`);
+    await page.getByLabel('Models', { exact: true }).fill(`${MODEL}, gpt-5`);
+    await page.getByLabel('API key', { exact: true }).fill(MOCK_KEY);
+    await screenshot('add-provider-form');
+    await page.getByRole('button', { name: 'Add provider', exact: true }).click();
+
+    const card = page.getByRole('article', { name: 'mock' });
+    await card.waitFor();
+    const key = await until('the key mask', async () => {
+      const t = await textOf(card.getByTestId('key-status'));
+      return t.includes('…') && t;
+    });
+    assert.match(key, /sk-…enai/);
+    const html = await page.content();
+    assert.ok(!html.includes(MOCK_KEY), 'the full key must not be in the page');
+    await screenshot('provider-added');
+  });
+
+  it('tests the connection to the mock', async () => {
+    const card = page.getByRole('article', { name: 'mock' });
+    await card.getByRole('button', { name: 'Test connection' }).click();
+    await card.getByText('Connection OK').waitFor({ timeout: 15_000 });
+    await screenshot('test-connection');
+  });
+
+  it('edits the models a provider lists', async () => {
+    const card = page.getByRole('article', { name: 'mock' });
+    await card.getByRole('button', { name: 'Edit', exact: true }).click();
+    await card.getByLabel('Models', { exact: true }).fill(`${MODEL}, gpt-5, gpt-5-nano`);
+    await card.getByRole('button', { name: 'Save changes' }).click();
+    await card.getByText(`${MODEL}, gpt-5, gpt-5-nano`).waitFor();
+    if (!FAKE) {
+      const models = await new OpenAI({ baseURL: `${origin}/v1`, apiKey: 'sk-trimgate', maxRetries: 0 }).models.list();
+      assert.ok(models.data.some((m) => m.id === 'gpt-5-nano'), 'GET /v1/models lists the edited models');
+    }
+  });
+
+  it('shows the lines to paste while there is no traffic', async () => {
+    await nav('Overview');
+    await page.getByRole('heading', { name: 'No requests yet' }).waitFor({ timeout: 15_000 });
+    const listen = new URL(origin).host;
+    await page.getByLabel('Claude Code setup', { exact: true }).getByText(`ANTHROPIC_BASE_URL=http://${listen}`).waitFor();
+    await screenshot('no-traffic');
+
+    await nav('Agents');
+    await page.getByRole('heading', { name: 'Agents', level: 1 }).waitFor();
+    await page.getByText(`OPENAI_BASE_URL=http://${listen}/v1`).first().waitFor();
+    await page.getByText('trimgate wrap claude').first().waitFor();
+    assert.equal(await page.getByRole('button', { name: /^Copy / }).count() >= 5, true);
+    await screenshot('agents');
+  });
+
+  it('sets modes per model, and they persist', async () => {
+    await nav('Models & modes');
+    await page.getByLabel('Tool output', { exact: true }).waitFor();
+    await page.getByLabel('Tool output', { exact: true }).selectOption('standard');
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    // The gateway validates the whole config; its problem shows beside the rule it is about.
+    await page.getByRole('button', { name: 'Save modes' }).click();
+    const rules = page.getByRole('table', { name: 'Per-model rules' });
+    await rules.locator('.field-error').first().waitFor({ timeout: 10_000 });
+    assert.equal(await page.getByLabel('Rule 1 model glob').getAttribute('aria-invalid'), 'true');
+    await screenshot('modes-problem');
+    await page.getByLabel('Rule 1 model glob').fill('gpt-5*');
+    await page.getByLabel('Rule 1 Tool output').selectOption('aggressive');
+    await page.getByRole('button', { name: 'Save modes' }).click();
+    await page.getByText('Saved. New requests use these modes.').waitFor();
+
+    await nav('Overview');
+    await nav('Models & modes');
+    await until('the saved rule', async () => (await page.getByLabel('Rule 1 model glob').inputValue()) === 'gpt-5*');
+    assert.equal(await page.getByLabel('Rule 1 Tool output').inputValue(), 'aggressive');
+    assert.equal(await page.getByLabel('Tool output', { exact: true }).inputValue(), 'standard');
+    await screenshot('modes');
+  });
+
+  it('previews what a sample tool output becomes', async () => {
+    await page.getByLabel('Sample').selectOption('cargo');
+    await page.getByLabel('Tool output mode').selectOption('standard');
+    await page.getByRole('button', { name: 'Preview', exact: true }).click();
+    await page.getByTestId('tokens-after').waitFor({ timeout: 15_000 });
+    const before = Number((await textOf(page.getByTestId('tokens-before'))).replace(/,/g, ''));
+    const afterN = Number((await textOf(page.getByTestId('tokens-after'))).replace(/,/g, ''));
+    assert.ok(before > 0 && afterN < before, `preview should shrink the cargo log: ${before} → ${afterN}`);
+    const output = await page.getByLabel('What the provider gets').inputValue();
+    assert.match(output, /FAILED/);
+    await page.getByLabel('What the provider gets').scrollIntoViewIfNeeded();
+    await screenshot('preview');
+  });
+
+  it('pauses and resumes optimizing', async () => {
+    const toggle = page.getByRole('switch', { name: 'Optimize requests' });
+    assert.equal(await toggle.getAttribute('aria-checked'), 'true');
+    await toggle.click();
+    await until('paused', async () => (await toggle.getAttribute('aria-checked')) === 'false');
+    await page.getByText('Paused: every request passes unchanged').waitFor();
+    await screenshot('paused');
+    await toggle.click();
+    await until('resumed', async () => (await toggle.getAttribute('aria-checked')) === 'true');
+  });
+
+  it('shows SDK traffic in the feed and the charts', async () => {
+    await nav('Overview');
+    await page.getByRole('heading', { name: 'No requests yet' }).waitFor({ timeout: 15_000 });
+
+    const client = new OpenAI({ baseURL: `${origin}/v1`, apiKey: 'sk-trimgate', maxRetries: 0, timeout: 20_000 });
+    const plain = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Say hello.' }] });
+    assert.ok(plain.choices[0].message, 'a plain request is answered');
+    const { data, response } = await client.chat.completions.create(toolRequest(MODEL, 300)).withResponse();
+    assert.ok(data.choices.length > 0);
+    const savedHeader = Number(response.headers.get('x-trimgate-saved-tokens') ?? '0');
+    if (!FAKE) assert.ok(savedHeader > 0, `the large tool result should be compacted (x-trimgate-saved-tokens: ${savedHeader})`);
+
+    // The empty state gives way to the feed and the charts.
+    const feed = page.getByRole('table', { name: 'Recent requests' });
+    await until('two rows in the feed', async () => (await feed.locator('tbody tr').count()) >= 2, 10_000);
+    const firstRow = await textOf(feed.locator('tbody tr').first());
+    assert.match(firstRow, new RegExp(MODEL));
+    assert.match(firstRow, /mock/);
+    assert.match(firstRow, /tool_output=/);
+    assert.equal(await feed.locator('tbody tr').first().locator('td .good').first().textContent(), '200');
+    const saved = await until('saved tokens in the headline', async () => {
+      const n = parseTokens(await textOf(page.getByTestId('saved-tokens')));
+      return n > 0 && n;
+    }, 20_000);
+    const chart = page.getByRole('img', { name: /^Tokens per hour/ });
+    const chartBefore = await chart.getAttribute('aria-label');
+    assert.doesNotMatch(chartBefore, / 0 saved$/);
+    await page.getByRole('list', { name: 'Tokens saved by model' }).getByText(MODEL).waitFor({ timeout: 20_000 });
+    await page.getByRole('list', { name: 'Tokens saved by pass' }).getByText('tool_output').waitFor({ timeout: 20_000 });
+    await screenshot('overview-with-traffic');
+
+    // More traffic: a larger tool result, and the first one again (deterministic, so the
+    // response cache can answer it).
+    await client.chat.completions.create(toolRequest(MODEL, 600));
+    await client.chat.completions.create(toolRequest(MODEL, 300));
+    await until('four rows in the feed', async () => (await feed.locator('tbody tr').count()) >= 4, 10_000);
+    await until('the chart to change', async () => (await chart.getAttribute('aria-label')) !== chartBefore, 20_000);
+    await until('more saved tokens', async () => parseTokens(await textOf(page.getByTestId('saved-tokens'))) > saved, 20_000);
+    if (!FAKE) {
+      assert.match(await textOf(feed.locator('tbody tr').first()), /hit/);
+      await until('a response cache hit rate', async () => (await textOf(page.getByTestId('cache-hit-rate'))) !== '0%', 20_000);
+    }
+    await screenshot('overview-more-traffic');
+
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.waitForTimeout(300);
+    await screenshot('overview-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  it('shows the listen address and says autostart and updates live in the desktop app', async () => {
+    await nav('Settings');
+    await until('the listen address', async () => (await textOf(page.getByTestId('listen'))) === new URL(origin).host);
+    await page.getByText('Start at login and updates live in the Trimgate desktop app.').waitFor();
+    assert.equal(await page.getByRole('switch', { name: 'Start at login' }).count(), 0);
+    // The listen address for the next start: a bad one is refused beside the field.
+    const listen = page.getByLabel('Listen address for the next start');
+    await until('the listen field', async () => (await listen.inputValue()) !== '');
+    await listen.fill('not an address');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await until('the listen problem', async () => (await textOf(page.locator('#s-listen-err'))) !== '');
+    await listen.fill('127.0.0.1:18788');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('the gateway moves to 127.0.0.1:18788 at its next start', { exact: false }).waitFor();
+    await screenshot('settings');
+  });
+
+  it('deletes the key and then the provider', async () => {
+    await nav('Providers');
+    const card = page.getByRole('article', { name: 'mock' });
+    await card.getByRole('button', { name: 'Delete key' }).click();
+    await card.getByText('Key deleted.').waitFor();
+    assert.doesNotMatch(await textOf(card.getByTestId('key-status')), /…/);
+    await card.getByRole('button', { name: 'Delete provider' }).click();
+    await card.getByRole('button', { name: 'Yes, delete mock' }).click();
+    await page.getByRole('heading', { name: 'Add your first provider' }).waitFor();
+    await screenshot('provider-deleted');
+    assert.deepEqual(consoleErrors.filter((e) => !/Failed to load resource/.test(e)), []);
+  });
+});

@@ -1,0 +1,53 @@
+/** The lines a user pastes to point an agent at the gateway; pure so tests can check them. */
+import { baseUrlFromListen } from './format';
+
+export interface SetupLine {
+  id: string;
+  /** Who it is for; also the copy button's accessible name ("Copy Claude Code setup"). */
+  label: string;
+  text: string;
+  note?: string;
+}
+
+/** Any key works on the loopback default: the gateway adds the provider's real key. */
+export const PLACEHOLDER_KEY = 'sk-trimgate';
+
+export function setupLines(listen: string): SetupLine[] {
+  const base = baseUrlFromListen(listen);
+  return [
+    {
+      id: 'claude',
+      label: 'Claude Code setup',
+      text: `export ANTHROPIC_BASE_URL=${base}`,
+      note: 'Claude Code keeps its own login or key; the gateway puts the provider key in.',
+    },
+    {
+      id: 'openai',
+      label: 'Codex CLI, OpenAI SDKs and aider setup',
+      text: `export OPENAI_BASE_URL=${base}/v1 OPENAI_API_KEY=${PLACEHOLDER_KEY}`,
+      note: 'The key is a placeholder: the client must send one, and the gateway never forwards it.',
+    },
+    {
+      id: 'python',
+      label: 'Python OpenAI SDK',
+      text: `OpenAI(base_url="${base}/v1", api_key="${PLACEHOLDER_KEY}")`,
+    },
+    {
+      id: 'anthropic-sdk',
+      label: 'Anthropic SDKs',
+      text: `Anthropic(base_url="${base}", api_key="${PLACEHOLDER_KEY}")`,
+    },
+  ];
+}
+
+/** `trimgate wrap` runs an agent with its base URL already pointed at the gateway. */
+export const WRAP_LINES: readonly SetupLine[] = [
+  { id: 'wrap-claude', label: 'Claude Code through trimgate wrap', text: 'trimgate wrap claude' },
+  { id: 'wrap-codex', label: 'Codex CLI through trimgate wrap', text: 'trimgate wrap codex' },
+  {
+    id: 'wrap-aider',
+    label: 'aider through trimgate wrap',
+    text: 'trimgate wrap aider -- --model openai/gpt-5',
+    note: 'Everything after -- goes to the agent as it is.',
+  },
+];

@@ -1,0 +1,577 @@
+/**
+ * The one module that talks to the gateway's admin API (`docs/admin-api.md`).
+ *
+ * - `resolveConnection` finds the API base and the per-launch token: from
+ *   `window.__TRIMGATE__` in the desktop shell, else the page's origin and the
+ *   `#token=…` fragment that `trimgate serve` prints (kept in sessionStorage, then
+ *   cleared from the address bar).
+ * - `Api` has one typed method per endpoint; every failure is an `ApiError` with a
+ *   `kind` the pages can branch on (`unauthorized`, `invalid` with `problems`, …).
+ */
+
+// ---------------------------------------------------------------- wire types
+
+export type ProviderKind = 'openai' | 'anthropic' | 'deepseek' | 'openai_compatible';
+export const PROVIDER_KINDS: readonly ProviderKind[] = ['openai', 'anthropic', 'deepseek', 'openai_compatible'];
+
+export type ToolOutputMode = 'off' | 'light' | 'standard' | 'aggressive' | 'auto';
+export type TerseMode = 'off' | 'lite' | 'full' | 'auto';
+export type PruneMode = 'off' | 'conservative' | 'balanced' | 'aggressive' | 'auto';
+export const TOOL_OUTPUT_MODES: readonly ToolOutputMode[] = ['off', 'light', 'standard', 'aggressive', 'auto'];
+export const TERSE_MODES: readonly TerseMode[] = ['off', 'lite', 'full', 'auto'];
+export const PRUNE_MODES: readonly PruneMode[] = ['off', 'conservative', 'balanced', 'aggressive', 'auto'];
+
+export interface Status {
+  version: string;
+  listen: string;
+  uptime_secs: number;
+  config_path: string | null;
+  providers: number;
+  /** The ledger's redacted URL, or null when there is no ledger. */
+  ledger: string | null;
+  cache: { entries: number; bytes: number };
+  optimizer_paused: boolean;
+  /** Requests since launch. */
+  requests: number;
+}
+
+export interface ProviderKey {
+  source: 'keychain' | 'env' | 'file' | 'none';
+  /** The env var or file path, for those sources. */
+  name?: string;
+  set: boolean;
+  /** First three and last four characters, only when set. */
+  mask?: string;
+}
+
+export interface Provider {
+  name: string;
+  kind: ProviderKind;
+  base_url: string;
+  dialects: string[];
+  models: string[];
+  key: ProviderKey;
+}
+
+export interface NewProvider {
+  name: string;
+  kind: ProviderKind;
+  base_url?: string;
+  models?: string[];
+  key?: string;
+}
+
+export interface ProviderPatch {
+  kind?: ProviderKind;
+  base_url?: string;
+  models?: string[];
+}
+
+export interface TestResult {
+  ok: boolean;
+  status: number | null;
+  latency_ms: number | null;
+  message: string;
+}
+
+export interface Route {
+  match: string;
+  provider: string;
+  model?: string;
+}
+
+export interface Modes {
+  tool_output: ToolOutputMode;
+  terse: TerseMode;
+  prune: PruneMode;
+  squeeze: boolean;
+}
+
+/** A per-model rule: a glob and any of the modes it overrides. */
+export interface ModelRule extends Partial<Modes> {
+  match: string;
+}
+
+/** A rule as the form edits it: fields the rule does not set are absent (never null). */
+export function normalizeRule(r: ModelRule): ModelRule {
+  const out: ModelRule = { match: r.match ?? '' };
+  if (r.tool_output != null) out.tool_output = r.tool_output;
+  if (r.terse != null) out.terse = r.terse;
+  if (r.prune != null) out.prune = r.prune;
+  if (typeof r.squeeze === 'boolean') out.squeeze = r.squeeze;
+  return out;
+}
+
+export interface ModesConfig {
+  defaults: Modes;
+  models: ModelRule[];
+  paused: boolean;
+}
+
+export interface Preview {
+  output: string;
+  tokens_before: number;
+  tokens_after: number;
+}
+
+export type SavingsBy = 'model' | 'provider' | 'pass' | 'passes' | 'hour' | 'day';
+
+export interface Totals {
+  /** The group's name; for `hour`/`day`, the bucket's start in Unix ms. */
+  key: string;
+  requests: number;
+  errors: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  saved_tokens: number;
+  cost_usd: number;
+  saved_usd: number;
+  overhead_ms_avg: number;
+  cache_lookups: number;
+  cache_hits: number;
+}
+
+export interface Savings {
+  ledger: boolean;
+  since_ms: number;
+  by: SavingsBy;
+  rows: Totals[];
+  total: Totals;
+}
+
+export interface PassChange {
+  pass: string;
+  before: number;
+  after: number;
+}
+
+export interface RequestRow {
+  id: string;
+  time_ms: number;
+  dialect: string;
+  provider: string | null;
+  model: string | null;
+  served: string | null;
+  streamed: boolean;
+  status: number;
+  /** `completed`, `gateway_error`, `client_cancelled` or `upstream_failed`. */
+  outcome: string;
+  latency_ms: number;
+  overhead_ms: number;
+  /** Provider-reported; null when the provider reported none (a cache hit, an error). */
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cache_read_tokens: number | null;
+  /** What the passes did, as in `x-trimgate-applied` (`tool_output=standard terse=lite`), or empty. */
+  applied: string | null;
+  saved_tokens: number;
+  cache: string | null;
+  passes: PassChange[];
+}
+
+export interface GatewaySettings {
+  /** The address in the config file (what the next start uses). */
+  listen: string;
+  /** The address in use now. */
+  running: string;
+  /** The file names another address than the one in use. */
+  restart_needed: boolean;
+}
+
+// ---------------------------------------------------------------- errors
+
+/** One config problem, with the path of the field it is about (`providers.x.base_url`). */
+export interface Problem {
+  path: string;
+  message: string;
+}
+
+export type ApiErrorKind =
+  /** No token, or not this launch's: the page must be opened from the printed link. */
+  | 'unauthorized'
+  /** Refused by the loopback, Host or Origin guard. */
+  | 'forbidden'
+  /** A change the config would not accept; `problems` says which fields. */
+  | 'invalid'
+  /** Any other 4xx. */
+  | 'client'
+  /** A 5xx. */
+  | 'server'
+  /** The gateway could not be reached at all. */
+  | 'network';
+
+export class ApiError extends Error {
+  constructor(
+    readonly kind: ApiErrorKind,
+    message: string,
+    readonly status: number | null = null,
+    readonly type: string | null = null,
+    readonly problems: Problem[] = [],
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  /** The problem about `path` or any field under it (`providers.x` matches `providers.x.base_url`). */
+  problemFor(path: string): string | undefined {
+    const hit = this.problems.find((p) => p.path === path || p.path.endsWith('.' + path));
+    return hit?.message;
+  }
+}
+
+/** Turns a failed HTTP answer into an `ApiError`; `body` is its text (may be empty or not JSON). */
+export function errorFromResponse(status: number, body: string): ApiError {
+  let type: string | null = null;
+  let message = '';
+  let problems: Problem[] = [];
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (parsed && typeof parsed === 'object') {
+      const obj = parsed as Record<string, unknown>;
+      const err = obj.error;
+      if (err && typeof err === 'object') {
+        const e = err as Record<string, unknown>;
+        if (typeof e.type === 'string') type = e.type;
+        if (typeof e.message === 'string') message = e.message;
+        if (Array.isArray(e.problems)) problems = parseProblems(e.problems);
+      }
+      if (Array.isArray(obj.problems)) problems = parseProblems(obj.problems);
+    }
+  } catch {
+    message = body.trim().slice(0, 300);
+  }
+  if (status === 401) {
+    return new ApiError('unauthorized', message || 'this page has no valid admin token', status, type);
+  }
+  if (status === 403) {
+    return new ApiError('forbidden', message || 'the gateway refused this page', status, type);
+  }
+  if (status === 400 && problems.length > 0) {
+    return new ApiError('invalid', message || 'the config would not be valid', status, type, problems);
+  }
+  if (status >= 500) {
+    return new ApiError('server', message || `the gateway failed (HTTP ${status})`, status, type, problems);
+  }
+  return new ApiError('client', message || `request refused (HTTP ${status})`, status, type, problems);
+}
+
+function parseProblems(list: unknown[]): Problem[] {
+  const out: Problem[] = [];
+  for (const item of list) {
+    if (item && typeof item === 'object') {
+      const p = item as Record<string, unknown>;
+      out.push({ path: String(p.path ?? ''), message: String(p.message ?? '') });
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- connection
+
+export const TOKEN_STORAGE_KEY = 'trimgate.admin_token';
+
+export interface Connection {
+  /** Origin of the gateway, without a trailing slash (`http://127.0.0.1:8788`). */
+  apiBase: string;
+  token: string | null;
+  /** True inside the desktop shell (the token was injected, not read from the link). */
+  desktop: boolean;
+}
+
+/** What `resolveConnection` needs from the browser; `browserEnv()` gives the real one. */
+export interface ConnectionEnv {
+  injected: unknown;
+  location: { origin: string; pathname: string; search: string; hash: string };
+  storage: { getItem(key: string): string | null; setItem(key: string, value: string): void } | null;
+  /** Replaces the address bar's URL without a reload (history.replaceState). */
+  replaceUrl(url: string): void;
+}
+
+/** Reads `#token=…` (the fragment may also carry other `&`-separated pairs). */
+export function tokenFromHash(hash: string): string | null {
+  const raw = hash.startsWith('#') ? hash.slice(1) : hash;
+  for (const part of raw.split('&')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq) === 'token') {
+      const value = decodeURIComponent(part.slice(eq + 1)).trim();
+      return value || null;
+    }
+  }
+  return null;
+}
+
+export function resolveConnection(env: ConnectionEnv): Connection {
+  const injected = env.injected;
+  if (injected && typeof injected === 'object') {
+    const inj = injected as Record<string, unknown>;
+    const apiBase = typeof inj.apiBase === 'string' && inj.apiBase ? inj.apiBase : env.location.origin;
+    const token = typeof inj.token === 'string' && inj.token ? inj.token : null;
+    return { apiBase: trimSlash(apiBase), token, desktop: true };
+  }
+  const fromHash = tokenFromHash(env.location.hash);
+  if (fromHash) {
+    try {
+      env.storage?.setItem(TOKEN_STORAGE_KEY, fromHash);
+    } catch {
+      // Storage can be disabled; the token still works for this page's life.
+    }
+    // The token must not linger in the address bar, history or a copied link.
+    env.replaceUrl(env.location.pathname + env.location.search);
+    return { apiBase: trimSlash(env.location.origin), token: fromHash, desktop: false };
+  }
+  let stored: string | null = null;
+  try {
+    stored = env.storage?.getItem(TOKEN_STORAGE_KEY) ?? null;
+  } catch {
+    stored = null;
+  }
+  return { apiBase: trimSlash(env.location.origin), token: stored, desktop: false };
+}
+
+export function browserEnv(): ConnectionEnv {
+  let storage: ConnectionEnv['storage'] = null;
+  try {
+    storage = window.sessionStorage;
+  } catch {
+    storage = null;
+  }
+  return {
+    injected: (window as unknown as { __TRIMGATE__?: unknown }).__TRIMGATE__,
+    location: window.location,
+    storage,
+    replaceUrl: (url) => window.history.replaceState(window.history.state, '', url),
+  };
+}
+
+function trimSlash(s: string): string {
+  return s.replace(/\/+$/, '');
+}
+
+// ---------------------------------------------------------------- client
+
+type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+
+export interface ApiOptions {
+  fetch?: FetchLike;
+  /** Called once per 401, so the app can show how to get a valid link. */
+  onUnauthorized?: (err: ApiError) => void;
+}
+
+export class Api {
+  private readonly fetchImpl: FetchLike;
+
+  constructor(
+    readonly connection: Connection,
+    private readonly options: ApiOptions = {},
+  ) {
+    this.fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  }
+
+  status(): Promise<Status> {
+    return this.call('GET', '/status');
+  }
+
+  async providers(): Promise<Provider[]> {
+    const r = await this.call<{ providers: Provider[] }>('GET', '/providers');
+    return r.providers;
+  }
+
+  addProvider(p: NewProvider): Promise<Provider> {
+    return this.call('POST', '/providers', p);
+  }
+
+  updateProvider(name: string, patch: ProviderPatch): Promise<Provider> {
+    return this.call('PUT', `/providers/${enc(name)}`, patch);
+  }
+
+  deleteProvider(name: string): Promise<void> {
+    return this.call('DELETE', `/providers/${enc(name)}`);
+  }
+
+  setKey(name: string, key: string): Promise<{ mask: string }> {
+    return this.call('PUT', `/providers/${enc(name)}/key`, { key });
+  }
+
+  deleteKey(name: string): Promise<void> {
+    return this.call('DELETE', `/providers/${enc(name)}/key`);
+  }
+
+  testProvider(name: string): Promise<TestResult> {
+    return this.call('POST', `/providers/${enc(name)}/test`);
+  }
+
+  async routes(): Promise<Route[]> {
+    const r = await this.call<{ routes: Route[] }>('GET', '/routes');
+    return r.routes;
+  }
+
+  async putRoutes(routes: Route[]): Promise<Route[]> {
+    const r = await this.call<{ routes: Route[] }>('PUT', '/routes', { routes });
+    return r.routes;
+  }
+
+  modes(): Promise<ModesConfig> {
+    return this.call('GET', '/modes');
+  }
+
+  putModes(defaults: Modes, models: ModelRule[]): Promise<ModesConfig> {
+    return this.call('PUT', '/modes', { defaults, models });
+  }
+
+  async pause(paused: boolean): Promise<boolean> {
+    const r = await this.call<{ paused: boolean }>('POST', '/pause', { paused });
+    return r.paused;
+  }
+
+  preview(text: string, tool_output: ToolOutputMode): Promise<Preview> {
+    return this.call('POST', '/preview', { text, tool_output });
+  }
+
+  savings(by: SavingsBy, since = '7d'): Promise<Savings> {
+    const q = new URLSearchParams({ since, by });
+    return this.call('GET', `/savings?${q}`);
+  }
+
+  async requests(limit = 50): Promise<RequestRow[]> {
+    const r = await this.call<{ requests: RequestRow[] }>('GET', `/requests?limit=${limit}`);
+    return r.requests;
+  }
+
+  settings(): Promise<GatewaySettings> {
+    return this.call('GET', '/settings');
+  }
+
+  putSettings(listen: string): Promise<GatewaySettings> {
+    return this.call('PUT', '/settings', { listen });
+  }
+
+  async reload(): Promise<void> {
+    await this.call('POST', '/reload');
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.connection.token) headers.authorization = `Bearer ${this.connection.token}`;
+    const init: RequestInit = { method, headers, cache: 'no-store' };
+    if (body !== undefined) {
+      headers['content-type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    let res: Response;
+    try {
+      res = await this.fetchImpl(`${this.connection.apiBase}/admin/api${path}`, init);
+    } catch (e) {
+      throw new ApiError('network', `cannot reach the gateway at ${this.connection.apiBase}: ${describe(e)}`);
+    }
+    const text = await res.text();
+    if (!res.ok) {
+      const err = errorFromResponse(res.status, text);
+      if (err.kind === 'unauthorized') this.options.onUnauthorized?.(err);
+      throw err;
+    }
+    if (res.status === 204 || text.trim() === '') return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new ApiError('server', `the gateway sent an answer that is not JSON (HTTP ${res.status})`, res.status);
+    }
+  }
+}
+
+function enc(name: string): string {
+  return encodeURIComponent(name);
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+// ---------------------------------------------------------------- desktop shell
+
+/** What `check_update` may answer; the shell decides, so every field is optional. */
+export interface UpdateInfo {
+  available: boolean;
+  version?: string;
+  notes?: string;
+}
+
+/**
+ * The desktop shell's own commands (autostart, updates), reached through Tauri's
+ * `invoke`. `desktopShell()` is null in a plain browser: these settings live in the
+ * desktop app.
+ */
+export interface DesktopShell {
+  getAutostart(): Promise<boolean>;
+  setAutostart(enabled: boolean): Promise<void>;
+  checkUpdate(): Promise<UpdateInfo>;
+  installUpdate(): Promise<void>;
+}
+
+type Invoke = (cmd: string, args?: Record<string, unknown>) => Promise<unknown>;
+
+export class DesktopError extends Error {
+  constructor(
+    readonly kind: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DesktopError';
+  }
+}
+
+export function desktopShell(win: unknown = typeof window === 'undefined' ? undefined : window): DesktopShell | null {
+  const tauri = (win as { __TAURI__?: { core?: { invoke?: unknown } } } | undefined)?.__TAURI__;
+  const invoke = tauri?.core?.invoke;
+  if (typeof invoke !== 'function') return null;
+  return shellFromInvoke(invoke as Invoke);
+}
+
+export function shellFromInvoke(invoke: Invoke): DesktopShell {
+  const call = async (cmd: string, args?: Record<string, unknown>): Promise<unknown> => {
+    try {
+      return await invoke(cmd, args);
+    } catch (e) {
+      throw desktopErrorFrom(e);
+    }
+  };
+  return {
+    async getAutostart() {
+      const v = await call('get_autostart');
+      return typeof v === 'object' && v !== null ? Boolean((v as { enabled?: unknown }).enabled) : Boolean(v);
+    },
+    async setAutostart(enabled) {
+      await call('set_autostart', { enabled });
+    },
+    async checkUpdate() {
+      return updateInfoFrom(await call('check_update'));
+    },
+    async installUpdate() {
+      await call('install_update');
+    },
+  };
+}
+
+/** `check_update` may answer null (none), a version string, or `{version, notes, available?}`. */
+export function updateInfoFrom(v: unknown): UpdateInfo {
+  if (v == null || v === false) return { available: false };
+  if (typeof v === 'string') return { available: true, version: v };
+  if (typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    const version = typeof o.version === 'string' ? o.version : undefined;
+    const notes = typeof o.notes === 'string' ? o.notes : typeof o.body === 'string' ? o.body : undefined;
+    const available = typeof o.available === 'boolean' ? o.available : version !== undefined;
+    return { available, version, notes };
+  }
+  return { available: Boolean(v) };
+}
+
+/** Tauri commands reject with whatever the command returned as its error: `{kind, message}` here. */
+export function desktopErrorFrom(e: unknown): DesktopError {
+  if (e && typeof e === 'object') {
+    const o = e as Record<string, unknown>;
+    const message = typeof o.message === 'string' ? o.message : JSON.stringify(e);
+    return new DesktopError(typeof o.kind === 'string' ? o.kind : 'shell', message);
+  }
+  return new DesktopError('shell', String(e));
+}

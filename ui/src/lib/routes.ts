@@ -1,0 +1,21 @@
+/** The window's pages and the hash router's parsing; pure so it can be tested. */
+
+export type PageId = 'overview' | 'providers' | 'modes' | 'agents' | 'settings';
+
+export const PAGES: readonly { id: PageId; title: string }[] = [
+  { id: 'overview', title: 'Overview' },
+  { id: 'providers', title: 'Providers' },
+  { id: 'modes', title: 'Models & modes' },
+  { id: 'agents', title: 'Agents' },
+  { id: 'settings', title: 'Settings' },
+];
+
+/** `#/providers` → "providers"; anything unknown (or a `#token=…` not yet cleared) → "overview". */
+export function pageFromHash(hash: string): PageId {
+  const id = hash.replace(/^#\/?/, '').split(/[/?&]/)[0];
+  return PAGES.some((p) => p.id === id) ? (id as PageId) : 'overview';
+}
+
+export function hrefFor(page: PageId): string {
+  return `#/${page}`;
+}

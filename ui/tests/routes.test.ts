@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { PLACEHOLDER_KEY, WRAP_LINES, setupLines } from '../src/lib/agents';
+import { PAGES, hrefFor, pageFromHash } from '../src/lib/routes';
+
+describe('hash router', () => {
+  it('maps hashes to pages, anything else to the overview', () => {
+    expect(pageFromHash('#/providers')).toBe('providers');
+    expect(pageFromHash('#/modes')).toBe('modes');
+    expect(pageFromHash('#agents')).toBe('agents');
+    expect(pageFromHash('#/settings?x=1')).toBe('settings');
+    expect(pageFromHash('')).toBe('overview');
+    expect(pageFromHash('#token=abc')).toBe('overview');
+    expect(pageFromHash('#/nope')).toBe('overview');
+  });
+  it('round-trips every page', () => {
+    for (const p of PAGES) expect(pageFromHash(hrefFor(p.id))).toBe(p.id);
+  });
+});
+
+describe('agent setup lines', () => {
+  it('points Claude Code at the root and OpenAI clients at /v1 with a placeholder key', () => {
+    const lines = setupLines('127.0.0.1:9123');
+    const byId = Object.fromEntries(lines.map((l) => [l.id, l.text]));
+    expect(byId.claude).toBe('export ANTHROPIC_BASE_URL=http://127.0.0.1:9123');
+    expect(byId.openai).toBe(`export OPENAI_BASE_URL=http://127.0.0.1:9123/v1 OPENAI_API_KEY=${PLACEHOLDER_KEY}`);
+    expect(byId.python).toContain('base_url="http://127.0.0.1:9123/v1"');
+  });
+  it('offers trimgate wrap for each agent', () => {
+    expect(WRAP_LINES.map((l) => l.text.split(' ').slice(0, 3).join(' '))).toEqual([
+      'trimgate wrap claude',
+      'trimgate wrap codex',
+      'trimgate wrap aider',
+    ]);
+  });
+});
