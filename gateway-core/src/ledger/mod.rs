@@ -15,7 +15,7 @@ use std::time::Duration;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 pub use sqlx::AnyPool;
 use sqlx::ConnectOptions;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::JoinHandle;
 
 use crate::pricing::Pricing;
@@ -139,6 +139,8 @@ pub async fn open(url: &str) -> Result<AnyPool, LedgerError> {
 pub struct LedgerRecorder {
     inner: Arc<dyn Recorder>,
     queue: mpsc::Sender<RequestRecord>,
+    /// Wakes the writer before its gathering time is up, when a batch is waiting.
+    full: Arc<Notify>,
     dropped: AtomicU64,
 }
 
@@ -147,15 +149,21 @@ impl Recorder for LedgerRecorder {
         // The inner recorder (the log line) gets the row from the writer, after it is
         // stored: nothing is cloned or formatted on the request path. A row the queue
         // cannot take is still logged here.
-        if let Err(
-            mpsc::error::TrySendError::Full(record) | mpsc::error::TrySendError::Closed(record),
-        ) = self.queue.try_send(record)
-        {
-            self.inner.record(record);
-            metrics::counter!("trimgate_ledger_dropped_total").increment(1);
-            let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
-            if n.is_power_of_two() {
-                tracing::warn!(dropped = n, "ledger queue full: rows dropped");
+        match self.queue.try_send(record) {
+            Ok(()) => {
+                if self.queue.max_capacity() - self.queue.capacity() >= BATCH {
+                    self.full.notify_one();
+                }
+            }
+            Err(
+                mpsc::error::TrySendError::Full(record) | mpsc::error::TrySendError::Closed(record),
+            ) => {
+                self.inner.record(record);
+                metrics::counter!("trimgate_ledger_dropped_total").increment(1);
+                let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+                if n.is_power_of_two() {
+                    tracing::warn!(dropped = n, "ledger queue full: rows dropped");
+                }
             }
         }
     }
@@ -177,10 +185,19 @@ impl Ledger {
         let (tx, rx) = mpsc::channel(QUEUE);
         let (stop, stopped) = watch::channel(false);
 
-        let writer = tokio::spawn(write_loop(pool, rx, stopped, pricing, inner.clone()));
+        let full = Arc::new(Notify::new());
+        let writer = tokio::spawn(write_loop(
+            pool,
+            rx,
+            full.clone(),
+            stopped,
+            pricing,
+            inner.clone(),
+        ));
         let recorder = Arc::new(LedgerRecorder {
             inner,
             queue: tx,
+            full,
             dropped: AtomicU64::new(0),
         });
         (Ledger { stop, writer }, recorder)
@@ -228,31 +245,35 @@ pub async fn prune_older_than(pool: &AnyPool, keep: Duration) -> Result<u64, sql
 async fn write_loop(
     pool: AnyPool,
     mut rx: mpsc::Receiver<RequestRecord>,
+    full: Arc<Notify>,
     mut stopped: watch::Receiver<bool>,
     pricing: Arc<Pricing>,
     inner: Arc<dyn Recorder>,
 ) {
     let mut batch = Vec::with_capacity(BATCH);
     loop {
-        let stopping = tokio::select! {
+        let mut stopping = tokio::select! {
             got = rx.recv() => match got {
                 Some(r) => { batch.push(r); false }
                 None => true,
             },
             _ = stopped.changed() => true,
         };
-        if !stopping {
-            // Gather what else arrives shortly, up to a batch.
-            let deadline = tokio::time::Instant::now() + GATHER;
-            while batch.len() < BATCH {
-                match tokio::time::timeout_at(deadline, rx.recv()).await {
-                    Ok(Some(r)) => batch.push(r),
-                    _ => break,
-                }
+        if !stopping && rx.len() + 1 < BATCH {
+            // Gather what arrives in the next moment by sleeping, not by waiting on each row:
+            // a writer waiting on the queue is woken by every request, a thread switch on
+            // the serving thread's path. The recorder wakes it early when a batch is full.
+            tokio::select! {
+                () = tokio::time::sleep(GATHER) => {}
+                () = full.notified() => {}
+                _ = stopped.changed() => stopping = true,
             }
-        } else {
-            while let Ok(r) = rx.try_recv() {
-                batch.push(r);
+        }
+        let limit = if stopping { usize::MAX } else { BATCH };
+        while batch.len() < limit {
+            match rx.try_recv() {
+                Ok(r) => batch.push(r),
+                Err(_) => break,
             }
         }
         metrics::gauge!("trimgate_ledger_queue_depth").set(rx.len() as f64);
