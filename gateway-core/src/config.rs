@@ -167,6 +167,8 @@ pub struct ServerConfig {
     pub listen: Option<String>,
     pub max_body_bytes: Option<usize>,
     pub shutdown_grace_secs: Option<f64>,
+    /// Serving threads; defaults to one per core.
+    pub workers: Option<usize>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -372,6 +374,8 @@ pub struct Server {
     pub listen: SocketAddr,
     pub max_body_bytes: usize,
     pub shutdown_grace: Duration,
+    /// Serving threads (see [`crate::workers`]).
+    pub workers: usize,
 }
 
 impl Default for Server {
@@ -380,6 +384,7 @@ impl Default for Server {
             listen: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), DEFAULT_PORT),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             shutdown_grace: Duration::from_secs(10),
+            workers: crate::workers::default_count(),
         }
     }
 }
@@ -1087,6 +1092,7 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
         listen,
         max_body_bytes,
         shutdown_grace_secs,
+        workers,
     } = server;
     let defaults = Server::default();
     let listen = match listen {
@@ -1119,12 +1125,26 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
         "server.shutdown_grace_secs".into(),
         problems,
     );
+    let workers = match workers {
+        None => defaults.workers,
+        Some(n) if (1..=MAX_WORKERS).contains(&n) => n,
+        Some(_) => {
+            problems.push(ConfigProblem {
+                path: "server.workers".into(),
+                message: format!("must be between 1 and {MAX_WORKERS}"),
+            });
+            defaults.workers
+        }
+    };
     Server {
         listen,
         max_body_bytes,
         shutdown_grace,
+        workers,
     }
 }
+
+const MAX_WORKERS: usize = 256;
 
 /// Accepts `host:port`, `:port` or a bare port; a bare port binds loopback.
 pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
@@ -1292,6 +1312,7 @@ mod tests {
             default_provider = "nope"
             [server]
             listen = "not-an-address"
+            workers = 0
             [providers.a]
             kind = "openai"
             base_url = "ftp://x"
@@ -1315,6 +1336,7 @@ mod tests {
         let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
         for expected in [
             "server.listen",
+            "server.workers",
             "providers.a.base_url",
             "providers.b.kind",
             "providers.c.base_url",

@@ -49,3 +49,4 @@ pub mod telemetry;
 pub mod translate;
 pub mod upstream;
 pub mod usage;
+pub mod workers;

@@ -38,6 +38,7 @@ use crate::record::Recorder;
 use crate::secrets::SecretStore;
 use crate::telemetry;
 use crate::upstream::Upstream;
+use crate::workers::Workers;
 use arc_swap::ArcSwap;
 use metrics_exporter_prometheus::PrometheusHandle;
 use sha2::{Digest, Sha256};
@@ -343,6 +344,7 @@ pub async fn serve(
     // One write per response: header and body go out in one buffer rather than a
     // writev of several slices, which is cheaper for the small bodies most calls have.
     builder.http1().writev(false).timer(TokioTimer::new());
+    let workers = Workers::start(state.config().server.workers)?;
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
@@ -361,23 +363,31 @@ pub async fn serve(
         let (stream, peer) = stream;
         // Small SSE frames must not wait for Nagle.
         let _ = stream.set_nodelay(true);
-        // The peer's address, for the admin API's loopback check.
+        // Handed to a serving thread, which registers it with its own reactor.
+        let Ok(stream) = stream.into_std() else {
+            continue;
+        };
         let app = app.clone();
-        let service = TowerToHyperService::new(tower::service_fn(
-            move |mut request: http::Request<hyper::body::Incoming>| {
-                request
-                    .extensions_mut()
-                    .insert(axum::extract::ConnectInfo(peer));
-                tower::ServiceExt::oneshot(app.clone(), request)
-            },
-        ));
-        let connection = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), service)
-            .into_owned();
-        let connection = graceful.watch(connection);
-        tokio::spawn(async move {
+        let builder = builder.clone();
+        let watcher = graceful.watcher();
+        workers.spawn_connection(move || async move {
+            let Ok(stream) = tokio::net::TcpStream::from_std(stream) else {
+                return;
+            };
+            // The peer's address, for the admin API's loopback check.
+            let service = TowerToHyperService::new(tower::service_fn(
+                move |mut request: http::Request<hyper::body::Incoming>| {
+                    request
+                        .extensions_mut()
+                        .insert(axum::extract::ConnectInfo(peer));
+                    tower::ServiceExt::oneshot(app.clone(), request)
+                },
+            ));
+            let connection = builder
+                .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                .into_owned();
             // A client that resets the connection is not the gateway's error.
-            let _ = connection.await;
+            let _ = watcher.watch(connection).await;
         });
     }
     drop(listener);
@@ -396,6 +406,10 @@ pub async fn serve(
             let _ = tokio::time::timeout(Duration::from_secs(2), &mut drained).await;
         }
     }
+    // The threads end after the drain: the open connections have closed, or been cut.
+    tokio::task::spawn_blocking(move || workers.stop())
+        .await
+        .ok();
     Ok(())
 }
 

@@ -31,10 +31,22 @@ pub fn install_tls_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
-/// A provider's connection pool and its endpoint URLs, parsed once.
+type Pool = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// A provider's connection pools and its endpoint URLs, parsed once.
 struct ProviderClient {
-    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    /// One pool per serving thread (index 0 for any other thread): an upstream connection
+    /// is driven by the thread that opened it, so a request borrowing it from another
+    /// thread would wake that thread twice per request (see [`crate::workers`]).
+    pools: Vec<Pool>,
     urls: Vec<(Endpoint, Uri)>,
+}
+
+impl ProviderClient {
+    fn pool(&self) -> &Pool {
+        let i = crate::workers::current();
+        &self.pools[if i < self.pools.len() { i } else { 0 }]
+    }
 }
 
 const ENDPOINTS: [Endpoint; 4] = [
@@ -64,11 +76,15 @@ impl Upstream {
                 .https_or_http()
                 .enable_all_versions()
                 .wrap_connector(http);
-            let client = Client::builder(TokioExecutor::new())
-                .pool_idle_timeout(std::time::Duration::from_secs(90))
-                .pool_timer(TokioTimer::new())
-                .timer(TokioTimer::new())
-                .build(connector);
+            let pools = (0..=config.server.workers)
+                .map(|_| {
+                    Client::builder(TokioExecutor::new())
+                        .pool_idle_timeout(std::time::Duration::from_secs(90))
+                        .pool_timer(TokioTimer::new())
+                        .timer(TokioTimer::new())
+                        .build(connector.clone())
+                })
+                .collect();
             let urls = ENDPOINTS
                 .iter()
                 .filter_map(|e| {
@@ -76,7 +92,7 @@ impl Upstream {
                     text.parse::<Uri>().ok().map(|uri| (*e, uri))
                 })
                 .collect();
-            clients.insert(provider.name.clone(), ProviderClient { client, urls });
+            clients.insert(provider.name.clone(), ProviderClient { pools, urls });
         }
         Ok(Upstream { clients, secrets })
     }
@@ -118,7 +134,7 @@ impl Upstream {
         *request.headers_mut() = headers;
         let span = telemetry::upstream_span(&provider.name, endpoint, base.host());
         let sent = (!span.is_disabled()).then(Instant::now);
-        let request = pc.client.request(request);
+        let request = pc.pool().request(request);
         let result = match tokio::time::timeout(provider.timeouts.first_byte, request).await {
             Err(_) => Err(GatewayError::UpstreamTimeout {
                 provider: provider.name.clone(),
@@ -155,7 +171,7 @@ impl Upstream {
         let mut request = Request::new(Full::new(Bytes::new()));
         *request.uri_mut() = uri;
         *request.headers_mut() = self.headers_for(provider, dialect, &HeaderMap::new())?;
-        match tokio::time::timeout(provider.timeouts.first_byte, pc.client.request(request)).await {
+        match tokio::time::timeout(provider.timeouts.first_byte, pc.pool().request(request)).await {
             Err(_) => Err(GatewayError::UpstreamTimeout {
                 provider: provider.name.clone(),
                 phase: "the response headers",
