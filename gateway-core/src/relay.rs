@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use bytes::{Bytes, BytesMut};
-use futures_util::{Stream, StreamExt};
+use futures_util::{FutureExt, Stream, StreamExt};
 use http_body_util::BodyDataStream;
 use hyper::body::Incoming;
 use memchr::memmem;
@@ -137,7 +137,14 @@ struct Relay {
     params: RelayParams,
     pending: Option<Pending>,
     done: bool,
+    /// The end of the stream or a failure met while gathering a burst, handled next.
+    stashed: Option<Option<Result<Bytes, hyper::Error>>>,
 }
+
+/// At most this many further upstream chunks, or this many bytes, go into one write.
+const BURST_TURNS: usize = 64;
+const BURST_BYTES: usize = 64 * 1024;
+const HANDOVER_TURNS: usize = 3;
 
 impl Relay {
     /// Takes one upstream chunk and returns the complete frames it finishes (possibly none).
@@ -286,6 +293,7 @@ pub fn relay_stream(
         params,
         pending: Some(pending),
         done: false,
+        stashed: None,
     };
     let stream = futures_util::stream::unfold(relay, |mut relay| async move {
         loop {
@@ -293,7 +301,9 @@ pub fn relay_stream(
                 return None;
             }
             let idle = relay.params.idle;
-            let next = {
+            let next = if let Some(stashed) = relay.stashed.take() {
+                Next::Chunk(stashed)
+            } else {
                 let abort = &mut relay.params.abort;
                 let chunks = &mut relay.chunks;
                 tokio::select! {
@@ -346,11 +356,51 @@ pub fn relay_stream(
                 }
                 Next::Chunk(Some(Ok(chunk))) => {
                     let started = Instant::now();
-                    let out = relay.process(chunk);
+                    let mut out = relay.process(chunk);
+                    let mut spent = started.elapsed();
+                    // Frames the provider sent together wait, already read, in the upstream
+                    // connection's buffer, and its task hands them over one per turn. Let it
+                    // take its turns before writing, so a burst reaches the client in one
+                    // write instead of one per frame; nothing is waited for that has not
+                    // arrived.
+                    let mut burst: Option<BytesMut> = None;
+                    for _ in 0..BURST_TURNS {
+                        // A poll that finds nothing is what tells the connection's task to
+                        // decode the next chunk; it takes two turns of the scheduler to hand
+                        // it over (measured; a third is allowed for slack).
+                        let mut next = relay.chunks.next().now_or_never();
+                        for _ in 0..HANDOVER_TURNS {
+                            if next.is_some() {
+                                break;
+                            }
+                            tokio::task::yield_now().await;
+                            next = relay.chunks.next().now_or_never();
+                        }
+                        let Some(next) = next else {
+                            break;
+                        };
+                        let Some(Ok(chunk)) = next else {
+                            // The end or a failure: handled on the next turn of the loop.
+                            relay.stashed = Some(next);
+                            break;
+                        };
+                        let started = Instant::now();
+                        let more = relay.process(chunk);
+                        if !more.is_empty() {
+                            let b = burst.get_or_insert_with(|| BytesMut::from(&out[..]));
+                            b.extend_from_slice(&more);
+                        }
+                        spent += started.elapsed();
+                        if burst.as_ref().is_some_and(|b| b.len() >= BURST_BYTES) {
+                            break;
+                        }
+                    }
+                    if let Some(b) = burst {
+                        out = b.freeze();
+                    }
                     if let Some(capture) = relay.params.capture.as_mut() {
                         capture.push(&out);
                     }
-                    let spent = started.elapsed();
                     if let Some(p) = relay.pending.as_mut() {
                         p.add_overhead(spent);
                     }

@@ -127,11 +127,22 @@ pub struct StreamUsage {
     pub model: Option<String>,
 }
 
+/// Whether a frame has a `"usage"` field that is not `null`: an OpenAI Chat stream asked
+/// for usage sends `"usage":null` in every chunk but the last, and parsing each of those
+/// would cost more than relaying it.
+fn carries_usage(data: &[u8]) -> bool {
+    memmem::find_iter(data, b"\"usage\"").any(|at| {
+        let rest = data[at + 7..].trim_ascii_start();
+        let value = rest.strip_prefix(b":").map(<[u8]>::trim_ascii_start);
+        !value.is_some_and(|v| v.starts_with(b"null"))
+    })
+}
+
 impl StreamUsage {
     /// Looks at one frame's data. Returns true when it is an OpenAI Chat usage-only chunk
     /// (`"choices":[]` with a usage object), which the relay may need to hide.
     pub fn observe(&mut self, dialect: Dialect, data: &[u8]) -> bool {
-        let has_usage = memmem::find(data, b"\"usage\"").is_some();
+        let has_usage = carries_usage(data);
         if !has_usage && self.model.is_some() {
             return false;
         }
@@ -195,6 +206,29 @@ impl StreamUsage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn null_usage_is_not_usage() {
+        assert!(!carries_usage(br#"{"choices":[],"usage":null}"#));
+        assert!(!carries_usage(br#"{"usage" : null,"x":1}"#));
+        assert!(!carries_usage(br#"{"content":"the \"usage\" field"}"#));
+        assert!(carries_usage(
+            br#"{"choices":[],"usage":{"prompt_tokens":1}}"#
+        ));
+        assert!(carries_usage(br#"{"a":{"usage":null},"usage":{"x":1}}"#));
+    }
+
+    #[test]
+    fn chat_chunks_with_null_usage_are_skipped_once_the_model_is_known() {
+        let mut u = StreamUsage::default();
+        let first = br#"{"model":"gpt-x","choices":[{"delta":{"content":"a"}}],"usage":null}"#;
+        assert!(!u.observe(Dialect::OpenAiChat, first));
+        assert_eq!(u.model.as_deref(), Some("gpt-x"));
+        let last = br#"{"model":"gpt-x","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}"#;
+        assert!(u.observe(Dialect::OpenAiChat, last), "a usage-only chunk");
+        let usage = u.usage.expect("usage read");
+        assert_eq!((usage.input, usage.output), (3, 4));
+    }
 
     #[test]
     fn anthropic_input_counts_cache_buckets() {
