@@ -30,6 +30,9 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== cargo test"
 cargo test --workspace
 
+echo "== benchmark gate self-test (bench/compare.py on synthetic runs)"
+python3 bench/compare.py --self-test
+
 echo "== keychain tests (a gnome-keyring Secret Service on a private D-Bus session)"
 TRIMGATE_REQUIRE_KEYCHAIN=1 dbus-run-session -- bash -c \
   'printf "\n" | gnome-keyring-daemon --unlock --components=secrets >/dev/null && cargo test --test keychain --test admin 2>&1' \
