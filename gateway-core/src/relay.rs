@@ -227,6 +227,49 @@ impl Relay {
         }
     }
 
+    /// Frames the provider sent together wait, already read, in the upstream connection's
+    /// buffer, and its task hands them over one per turn. Lets it take its turns before
+    /// `out` is written, so a burst reaches the client in one write instead of one per
+    /// frame; nothing is waited for that has not arrived. An end or a failure met on the
+    /// way is stashed for the relay's next turn. Returns what to write and the time spent
+    /// processing.
+    async fn gather_burst(&mut self, out: Bytes) -> (Bytes, Duration) {
+        let mut spent = Duration::ZERO;
+        let mut burst: Option<BytesMut> = None;
+        for _ in 0..BURST_TURNS {
+            // A poll that finds nothing is what tells the connection's task to decode the
+            // next chunk; it takes two turns of the scheduler to hand it over (measured; a
+            // third is allowed for slack).
+            let mut next = self.chunks.next().now_or_never();
+            for _ in 0..HANDOVER_TURNS {
+                if next.is_some() {
+                    break;
+                }
+                tokio::task::yield_now().await;
+                next = self.chunks.next().now_or_never();
+            }
+            let Some(next) = next else {
+                break;
+            };
+            let Some(Ok(chunk)) = next else {
+                self.stashed = Some(next);
+                break;
+            };
+            let started = Instant::now();
+            let more = self.process(chunk);
+            if !more.is_empty() {
+                burst
+                    .get_or_insert_with(|| BytesMut::from(&out[..]))
+                    .extend_from_slice(&more);
+            }
+            spent += started.elapsed();
+            if burst.as_ref().is_some_and(|b| b.len() >= BURST_BYTES) {
+                break;
+            }
+        }
+        (burst.map_or(out, BytesMut::freeze), spent)
+    }
+
     fn finish(&mut self, outcome: Outcome, error: Option<&'static str>) {
         if let Some(t) = &self.params.translate {
             self.usage.usage = Some(t.encoder.usage());
@@ -356,48 +399,10 @@ pub fn relay_stream(
                 }
                 Next::Chunk(Some(Ok(chunk))) => {
                     let started = Instant::now();
-                    let mut out = relay.process(chunk);
-                    let mut spent = started.elapsed();
-                    // Frames the provider sent together wait, already read, in the upstream
-                    // connection's buffer, and its task hands them over one per turn. Let it
-                    // take its turns before writing, so a burst reaches the client in one
-                    // write instead of one per frame; nothing is waited for that has not
-                    // arrived.
-                    let mut burst: Option<BytesMut> = None;
-                    for _ in 0..BURST_TURNS {
-                        // A poll that finds nothing is what tells the connection's task to
-                        // decode the next chunk; it takes two turns of the scheduler to hand
-                        // it over (measured; a third is allowed for slack).
-                        let mut next = relay.chunks.next().now_or_never();
-                        for _ in 0..HANDOVER_TURNS {
-                            if next.is_some() {
-                                break;
-                            }
-                            tokio::task::yield_now().await;
-                            next = relay.chunks.next().now_or_never();
-                        }
-                        let Some(next) = next else {
-                            break;
-                        };
-                        let Some(Ok(chunk)) = next else {
-                            // The end or a failure: handled on the next turn of the loop.
-                            relay.stashed = Some(next);
-                            break;
-                        };
-                        let started = Instant::now();
-                        let more = relay.process(chunk);
-                        if !more.is_empty() {
-                            let b = burst.get_or_insert_with(|| BytesMut::from(&out[..]));
-                            b.extend_from_slice(&more);
-                        }
-                        spent += started.elapsed();
-                        if burst.as_ref().is_some_and(|b| b.len() >= BURST_BYTES) {
-                            break;
-                        }
-                    }
-                    if let Some(b) = burst {
-                        out = b.freeze();
-                    }
+                    let out = relay.process(chunk);
+                    let spent = started.elapsed();
+                    let (out, more_spent) = relay.gather_burst(out).await;
+                    let spent = spent + more_spent;
                     if let Some(capture) = relay.params.capture.as_mut() {
                         capture.push(&out);
                     }

@@ -87,14 +87,6 @@ impl Workers {
         })
     }
 
-    pub fn len(&self) -> usize {
-        self.workers.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.workers.is_empty()
-    }
-
     /// Runs a connection's future on the thread with the fewest open connections (ties go
     /// round the threads). `make` is called on that thread, so what it registers (a socket
     /// with the runtime's reactor) belongs to it.
