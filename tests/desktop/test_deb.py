@@ -86,6 +86,16 @@ def screenshot(name, window="root"):
     return out, int(colours)
 
 
+def painted_colours(name, window):
+    """How many colours the window shows, or 0 while it cannot be captured yet: a window
+    can carry its title a moment before the X server lets it be read (the capture then
+    fails with "Resource temporarily unavailable")."""
+    try:
+        return screenshot(name, window)[1]
+    except subprocess.CalledProcessError:
+        return 0
+
+
 def window_titles():
     tree = subprocess.run(["xwininfo", "-root", "-tree"], capture_output=True, text=True).stdout
     return tree
@@ -245,7 +255,7 @@ def test_package_installs_the_app_its_menu_entry_and_icons():
 def test_window_opens_on_the_bundled_ui(app):
     wait_for(lambda: '"Trimgate"' in window_titles(), 20, "a window titled Trimgate")
     # The page paints within a second or two; a blank one never gets its colours.
-    wait_for(lambda: screenshot("deb-window-only.png", "Trimgate")[1] > 64, 20,
+    wait_for(lambda: painted_colours("deb-window-only.png", "Trimgate") > 64, 20,
              "the window to show the UI (see artifacts/deb-window-only.png)")
     screenshot("deb-window.png")
 
