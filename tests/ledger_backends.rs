@@ -120,7 +120,7 @@ async fn rows_prices_and_totals(url: &str) {
             "claude-haiku-4-5"
         };
         let at = base + Duration::from_secs(3600 * (i % 2));
-        recorder.record(record(i, model, at));
+        recorder.record(std::sync::Arc::new(record(i, model, at)));
     }
     ledger.close().await;
 

@@ -67,6 +67,15 @@ pub fn relayed_response_header(name: &str) -> bool {
         || name.starts_with("anthropic-ratelimit-")
 }
 
+/// Takes out of `headers` every name `keep` refuses. In place: a request's or a
+/// response's map is passed on rather than copied, and only the few names to drop are
+/// looked up (a map holds a dozen or two).
+pub fn retain_headers(headers: &mut http::HeaderMap, keep: fn(&str) -> bool) {
+    while let Some(name) = headers.keys().find(|n| !keep(n.as_str())).cloned() {
+        headers.remove(&name);
+    }
+}
+
 /// Inbound headers that never go upstream: connection-level headers, the client's
 /// own credentials (the provider's real key is injected instead), and ones the
 /// gateway recomputes.

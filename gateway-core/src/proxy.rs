@@ -24,8 +24,9 @@ use crate::config::{GatewayKey, Provider};
 use crate::dialect::{Dialect, Endpoint};
 use crate::error::{Culprit, GatewayError};
 use crate::headers::{
-    relayed_response_header, MAX_UPSTREAM_BODY_BYTES, X_APPLIED, X_CACHE, X_CACHE_SIMILARITY,
-    X_OPTIMIZE, X_OVERHEAD_MS, X_REQUEST_ID, X_SAVED_BYTES, X_SAVED_TOKENS, X_UPSTREAM_REQUEST_ID,
+    relayed_response_header, retain_headers, MAX_UPSTREAM_BODY_BYTES, X_APPLIED, X_CACHE,
+    X_CACHE_SIMILARITY, X_OPTIMIZE, X_OVERHEAD_MS, X_REQUEST_ID, X_SAVED_BYTES, X_SAVED_TOKENS,
+    X_UPSTREAM_REQUEST_ID,
 };
 use crate::optimize::{PassTokens, Plan, PlanPatch};
 use crate::record::{Outcome, Pending, RequestRecord};
@@ -366,7 +367,7 @@ async fn run(
             state,
             ctx,
             pending,
-            &parts.headers,
+            parts.headers,
             &body,
             served_model,
             &provider,
@@ -412,7 +413,7 @@ async fn run(
             &provider,
             ctx.endpoint,
             parts.uri.query(),
-            &parts.headers,
+            parts.headers,
             body,
         )
         .await?;
@@ -447,7 +448,7 @@ async fn run(
     }
     let mut out = Response::new(Body::from(bytes));
     *out.status_mut() = status;
-    copy_headers(&upstream_headers, out.headers_mut());
+    *out.headers_mut() = relayed_headers(upstream_headers);
     ctx.overhead += body_at.elapsed();
     stamp(&mut out, ctx);
     pending.record().overhead = ctx.overhead;
@@ -512,15 +513,15 @@ async fn whole_body(
     provider: &Provider,
     response: http::Response<hyper::body::Incoming>,
 ) -> Result<(HeaderMap, Bytes), GatewayError> {
-    let headers = response.headers().clone();
+    let (parts, body) = response.into_parts();
     let body = read_whole(
-        response,
+        body,
         &provider.name,
         provider.timeouts.idle,
         MAX_UPSTREAM_BODY_BYTES,
     )
     .await?;
-    Ok((headers, body))
+    Ok((parts.headers, body))
 }
 
 /// How a streamed answer is relayed.
@@ -543,9 +544,10 @@ fn stream_out(
     response: http::Response<hyper::body::Incoming>,
     streamed: Streamed,
 ) -> Response {
+    let (parts, body) = response.into_parts();
     let mut out = Response::new(Body::empty());
-    *out.status_mut() = response.status();
-    copy_headers(response.headers(), out.headers_mut());
+    *out.status_mut() = parts.status;
+    *out.headers_mut() = relayed_headers(parts.headers);
     ctx.overhead += streamed.headers_at.elapsed();
     stamp(&mut out, ctx);
     pending.record().overhead = ctx.overhead;
@@ -560,7 +562,7 @@ fn stream_out(
             .store
             .map(|store| cache::Capture::new(state.cache.clone(), store)),
     };
-    *out.body_mut() = relay_stream(response, params, pending.hand_over());
+    *out.body_mut() = relay_stream(body, params, pending.hand_over());
     out
 }
 
@@ -571,7 +573,7 @@ async fn translated(
     state: &Arc<AppState>,
     ctx: &mut Ctx,
     pending: &mut Pending,
-    headers: &HeaderMap,
+    headers: HeaderMap,
     body: &[u8],
     model: String,
     provider: &Provider,
@@ -592,7 +594,7 @@ async fn translated(
         temperature,
         body: &upstream_body,
     };
-    let store = match cached(state, ctx, pending, headers, &lookup).await {
+    let store = match cached(state, ctx, pending, &headers, &lookup).await {
         Cached::Answer(response) => return Ok(response),
         Cached::Store(store) => store,
     };
@@ -656,7 +658,7 @@ async fn translated(
     };
     let mut out = Response::new(Body::from(out_body));
     *out.status_mut() = status;
-    copy_headers(&upstream_headers, out.headers_mut());
+    *out.headers_mut() = relayed_headers(upstream_headers);
     out.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -707,13 +709,14 @@ fn is_event_stream(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.starts_with("text/event-stream"))
 }
 
-fn copy_headers(from: &HeaderMap, to: &mut HeaderMap) {
-    for (name, value) in from {
-        let n = name.as_str();
-        if n == "x-request-id" {
-            to.insert(X_UPSTREAM_REQUEST_ID, value.clone());
-        } else if relayed_response_header(n) {
-            to.append(name.clone(), value.clone());
-        }
+/// The provider's response headers that go on to the client, in the map they came in:
+/// the others are taken out, and the provider's request id is renamed, since
+/// `x-request-id` carries the gateway's.
+fn relayed_headers(mut headers: HeaderMap) -> HeaderMap {
+    let upstream_id = headers.remove(&X_REQUEST_ID);
+    retain_headers(&mut headers, relayed_response_header);
+    if let Some(id) = upstream_id {
+        headers.insert(X_UPSTREAM_REQUEST_ID, id);
     }
+    headers
 }

@@ -3,7 +3,7 @@
 //! project) queues records and writes them off the hot path.
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use tracing::Span;
@@ -112,9 +112,10 @@ impl RequestRecord {
     }
 }
 
-/// Receives finished requests. One job, so tests and the ledger can swap it in.
+/// Receives finished requests. One job, so tests and the ledger can swap it in. A record
+/// is shared, not copied, between the recorders that keep it (the feed, the ledger queue).
 pub trait Recorder: Send + Sync {
-    fn record(&self, record: RequestRecord);
+    fn record(&self, record: Arc<RequestRecord>);
 }
 
 /// Logs each request as one structured line (never a prompt, never a key).
@@ -122,7 +123,7 @@ pub trait Recorder: Send + Sync {
 pub struct LogRecorder;
 
 impl Recorder for LogRecorder {
-    fn record(&self, r: RequestRecord) {
+    fn record(&self, r: Arc<RequestRecord>) {
         let usage = r.usage.unwrap_or_default();
         tracing::info!(
             request_id = %r.request_id,
@@ -152,7 +153,7 @@ impl Recorder for LogRecorder {
 #[derive(Debug)]
 pub struct MemoryRecorder {
     capacity: usize,
-    records: Mutex<VecDeque<RequestRecord>>,
+    records: Mutex<VecDeque<Arc<RequestRecord>>>,
 }
 
 impl MemoryRecorder {
@@ -165,14 +166,18 @@ impl MemoryRecorder {
 
     pub fn records(&self) -> Vec<RequestRecord> {
         match self.records.lock() {
-            Ok(records) => records.iter().cloned().collect(),
-            Err(poisoned) => poisoned.into_inner().iter().cloned().collect(),
+            Ok(records) => records.iter().map(|r| RequestRecord::clone(r)).collect(),
+            Err(poisoned) => poisoned
+                .into_inner()
+                .iter()
+                .map(|r| RequestRecord::clone(r))
+                .collect(),
         }
     }
 }
 
 impl Recorder for MemoryRecorder {
-    fn record(&self, record: RequestRecord) {
+    fn record(&self, record: Arc<RequestRecord>) {
         let mut records = match self.records.lock() {
             Ok(records) => records,
             Err(poisoned) => poisoned.into_inner(),
@@ -256,7 +261,7 @@ impl Pending {
             std::mem::replace(&mut self.span, Span::none()),
             &record,
         );
-        self.recorder.record(record);
+        self.recorder.record(Arc::new(record));
     }
 }
 

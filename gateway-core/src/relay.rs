@@ -46,12 +46,12 @@ pub struct Translator {
 
 /// Reads a whole non-streamed body, each chunk within the idle timeout and the total within `limit`.
 pub async fn read_whole(
-    response: http::Response<Incoming>,
+    body: Incoming,
     provider: &str,
     idle: Duration,
     limit: usize,
 ) -> Result<Bytes, GatewayError> {
-    let mut chunks = BodyDataStream::new(response.into_body());
+    let mut chunks = BodyDataStream::new(body);
     let mut first: Option<Bytes> = None;
     let mut rest = BytesMut::new();
     loop {
@@ -324,13 +324,9 @@ enum Next {
 }
 
 /// Relays an event stream; `pending` is finished when the stream ends, however it ends.
-pub fn relay_stream(
-    response: http::Response<Incoming>,
-    params: RelayParams,
-    pending: Pending,
-) -> Body {
+pub fn relay_stream(body: Incoming, params: RelayParams, pending: Pending) -> Body {
     let relay = Relay {
-        chunks: Box::pin(BodyDataStream::new(response.into_body())),
+        chunks: Box::pin(BodyDataStream::new(body)),
         buf: BytesMut::new(),
         usage: StreamUsage::default(),
         params,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// A reference to a secret, as written in the config: never the secret itself.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum KeySource {
     /// An environment variable holds the key.
     Env(String),
@@ -176,6 +176,73 @@ impl SecretStore for KeyringStore {
     }
 }
 
+/// Remembers the keys another store found for a few seconds. A request needs its
+/// provider's key every time; asking the keychain means a D-Bus round trip, a file key
+/// three syscalls. A key set or deleted through this store is forgotten at once; one
+/// rotated outside the gateway is picked up within [`Remembered::FOR`]. Only keys are
+/// remembered, not their absence, so a key that appears is used on the next request.
+pub struct Remembered {
+    inner: Arc<dyn SecretStore>,
+    found: std::sync::RwLock<HashMap<KeySource, (Secret, std::time::Instant)>>,
+}
+
+impl Remembered {
+    pub const FOR: std::time::Duration = std::time::Duration::from_secs(5);
+
+    pub fn new(inner: Arc<dyn SecretStore>) -> Self {
+        Remembered {
+            inner,
+            found: std::sync::RwLock::default(),
+        }
+    }
+
+    fn forget(&self, source: &KeySource) {
+        if let Ok(mut found) = self.found.write() {
+            found.remove(source);
+        }
+    }
+}
+
+impl SecretStore for Remembered {
+    fn get(&self, source: &KeySource) -> Result<Option<Secret>, SecretError> {
+        if *source == KeySource::None {
+            return Ok(None);
+        }
+        let now = std::time::Instant::now();
+        if let Ok(found) = self.found.read() {
+            if let Some((secret, at)) = found.get(source) {
+                if now.duration_since(*at) < Self::FOR {
+                    return Ok(Some(secret.clone()));
+                }
+            }
+        }
+        let got = self.inner.get(source);
+        match &got {
+            Ok(Some(secret)) => {
+                if let Ok(mut found) = self.found.write() {
+                    found.insert(source.clone(), (secret.clone(), now));
+                }
+            }
+            _ => self.forget(source),
+        }
+        got
+    }
+
+    fn set(&self, source: &KeySource, value: &str) -> Result<(), SecretError> {
+        self.forget(source);
+        let result = self.inner.set(source, value);
+        self.forget(source);
+        result
+    }
+
+    fn delete(&self, source: &KeySource) -> Result<(), SecretError> {
+        self.forget(source);
+        let result = self.inner.delete(source);
+        self.forget(source);
+        result
+    }
+}
+
 /// Keys held in memory: for tests and for embedding the core in-process. Env-var and
 /// keychain entries are kept by name; keychain entries can be set and deleted.
 #[derive(Debug, Default)]
@@ -252,6 +319,41 @@ mod tests {
         ));
         let missing = store.get(&KeySource::File(dir.join("nope")));
         assert!(matches!(missing, Err(SecretError::Unreadable { .. })));
+    }
+
+    #[test]
+    fn remembered_keys_are_forgotten_when_set_deleted_or_old() {
+        let dir = std::env::temp_dir().join(format!("tg-remember-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("key");
+        std::fs::write(&path, "sk-first").unwrap();
+        let file = KeySource::File(path.clone());
+        let store = Remembered::new(Arc::new(EnvFileStore));
+        assert_eq!(store.get(&file).unwrap().unwrap().expose(), "sk-first");
+        // Rotated outside the gateway: the remembered key serves until it is old.
+        std::fs::write(&path, "sk-second").unwrap();
+        assert_eq!(store.get(&file).unwrap().unwrap().expose(), "sk-first");
+        if let Ok(mut found) = store.found.write() {
+            found.get_mut(&file).unwrap().1 -= Remembered::FOR;
+        }
+        assert_eq!(store.get(&file).unwrap().unwrap().expose(), "sk-second");
+        // A key that goes away is missing on the next read of the source, not remembered.
+        std::fs::remove_file(&path).unwrap();
+        if let Ok(mut found) = store.found.write() {
+            found.get_mut(&file).unwrap().1 -= Remembered::FOR;
+        }
+        assert!(store.get(&file).is_err());
+
+        let memory = Arc::new(MemoryStore::default());
+        let store = Remembered::new(memory.clone());
+        let chain = KeySource::Keychain("openai".into());
+        assert!(matches!(store.get(&chain), Err(SecretError::Missing(_))));
+        store.set(&chain, "sk-one").unwrap();
+        assert_eq!(store.get(&chain).unwrap().unwrap().expose(), "sk-one");
+        store.set(&chain, "sk-two").unwrap();
+        assert_eq!(store.get(&chain).unwrap().unwrap().expose(), "sk-two");
+        store.delete(&chain).unwrap();
+        assert!(matches!(store.get(&chain), Err(SecretError::Missing(_))));
     }
 
     #[test]

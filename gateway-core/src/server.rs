@@ -77,6 +77,7 @@ impl AppState {
         secrets: Arc<dyn SecretStore>,
         recorder: Arc<dyn Recorder>,
     ) -> Result<Arc<AppState>, std::io::Error> {
+        let secrets: Arc<dyn SecretStore> = Arc::new(crate::secrets::Remembered::new(secrets));
         let upstream = Upstream::new(&config, secrets.clone())?;
         let optimizer = Arc::new(Optimizer::new(config.optimize.clone()));
         let cache = Arc::new(crate::cache::ResponseCache::new(config.cache.clone()));

@@ -166,7 +166,7 @@ impl MetricsRecorder {
 }
 
 impl Recorder for MetricsRecorder {
-    fn record(&self, r: RequestRecord) {
+    fn record(&self, r: Arc<RequestRecord>) {
         self.count(&r);
         self.inner.record(r);
     }

@@ -20,7 +20,7 @@ use crate::config::{Config, Provider};
 use crate::dialect::{Dialect, Endpoint};
 use crate::error::GatewayError;
 use crate::headers::{
-    dropped_request_header, ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_VERSION, X_API_KEY,
+    dropped_request_header, retain_headers, ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_VERSION, X_API_KEY,
 };
 use crate::secrets::{SecretError, SecretStore};
 use crate::telemetry;
@@ -103,7 +103,7 @@ impl Upstream {
         provider: &Provider,
         endpoint: Endpoint,
         query: Option<&str>,
-        inbound: &HeaderMap,
+        inbound: HeaderMap,
         body: Bytes,
     ) -> Result<Response<Incoming>, GatewayError> {
         let unreachable = |detail: &str| GatewayError::UpstreamUnreachable {
@@ -170,7 +170,7 @@ impl Upstream {
             })?;
         let mut request = Request::new(Full::new(Bytes::new()));
         *request.uri_mut() = uri;
-        *request.headers_mut() = self.headers_for(provider, dialect, &HeaderMap::new())?;
+        *request.headers_mut() = self.headers_for(provider, dialect, HeaderMap::new())?;
         match tokio::time::timeout(provider.timeouts.first_byte, pc.pool().request(request)).await {
             Err(_) => Err(GatewayError::UpstreamTimeout {
                 provider: provider.name.clone(),
@@ -185,14 +185,10 @@ impl Upstream {
         &self,
         provider: &Provider,
         dialect: Dialect,
-        inbound: &HeaderMap,
+        inbound: HeaderMap,
     ) -> Result<HeaderMap, GatewayError> {
-        let mut out = HeaderMap::with_capacity(inbound.len() + provider.headers.len() + 2);
-        for (name, value) in inbound {
-            if !dropped_request_header(name.as_str()) {
-                out.append(name.clone(), value.clone());
-            }
-        }
+        let mut out = inbound;
+        retain_headers(&mut out, |name| !dropped_request_header(name));
         for (name, value) in &provider.headers {
             out.insert(name.clone(), value.clone());
         }

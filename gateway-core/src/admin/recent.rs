@@ -77,7 +77,9 @@ impl Row {
 /// The feed: the last [`KEPT`] requests and how many there were since launch.
 #[derive(Debug, Default)]
 pub struct Recent {
-    rows: Mutex<VecDeque<Row>>,
+    /// The records themselves, shared with the ledger queue: a row is built only when
+    /// the window asks for the feed, not on every request.
+    rows: Mutex<VecDeque<Arc<RequestRecord>>>,
     total: AtomicU64,
 }
 
@@ -86,7 +88,7 @@ impl Recent {
     pub fn newest(&self, limit: usize) -> Vec<Row> {
         self.rows
             .lock()
-            .map(|rows| rows.iter().rev().take(limit).cloned().collect())
+            .map(|rows| rows.iter().rev().take(limit).map(|r| Row::of(r)).collect())
             .unwrap_or_default()
     }
 
@@ -94,13 +96,13 @@ impl Recent {
         self.total.load(Ordering::Relaxed)
     }
 
-    fn push(&self, row: Row) {
+    fn push(&self, record: Arc<RequestRecord>) {
         self.total.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut rows) = self.rows.lock() {
             if rows.len() == KEPT {
                 rows.pop_front();
             }
-            rows.push_back(row);
+            rows.push_back(record);
         }
     }
 }
@@ -112,8 +114,8 @@ pub struct RecentRecorder {
 }
 
 impl Recorder for RecentRecorder {
-    fn record(&self, r: RequestRecord) {
-        self.recent.push(Row::of(&r));
+    fn record(&self, r: Arc<RequestRecord>) {
+        self.recent.push(r.clone());
         self.inner.record(r);
     }
 }

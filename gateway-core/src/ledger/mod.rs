@@ -138,14 +138,14 @@ pub async fn open(url: &str) -> Result<AnyPool, LedgerError> {
 /// log line) and queues it for the writer.
 pub struct LedgerRecorder {
     inner: Arc<dyn Recorder>,
-    queue: mpsc::Sender<RequestRecord>,
+    queue: mpsc::Sender<Arc<RequestRecord>>,
     /// Wakes the writer before its gathering time is up, when a batch is waiting.
     full: Arc<Notify>,
     dropped: AtomicU64,
 }
 
 impl Recorder for LedgerRecorder {
-    fn record(&self, record: RequestRecord) {
+    fn record(&self, record: Arc<RequestRecord>) {
         // The inner recorder (the log line) gets the row from the writer, after it is
         // stored: nothing is cloned or formatted on the request path. A row the queue
         // cannot take is still logged here.
@@ -244,7 +244,7 @@ pub async fn prune_older_than(pool: &AnyPool, keep: Duration) -> Result<u64, sql
 
 async fn write_loop(
     pool: AnyPool,
-    mut rx: mpsc::Receiver<RequestRecord>,
+    mut rx: mpsc::Receiver<Arc<RequestRecord>>,
     full: Arc<Notify>,
     mut stopped: watch::Receiver<bool>,
     pricing: Arc<Pricing>,
@@ -402,7 +402,7 @@ pub(crate) async fn discard_if_failed<T>(
 
 async fn write(
     pool: &AnyPool,
-    rows: &[RequestRecord],
+    rows: &[Arc<RequestRecord>],
     pricing: &Pricing,
 ) -> Result<(), sqlx::Error> {
     let mut conn = pool.acquire().await?;
@@ -413,7 +413,7 @@ async fn write(
 
 async fn write_on(
     conn: &mut sqlx::AnyConnection,
-    rows: &[RequestRecord],
+    rows: &[Arc<RequestRecord>],
     pricing: &Pricing,
 ) -> Result<(), sqlx::Error> {
     let style = Placeholders::for_backend(conn);
@@ -456,7 +456,7 @@ async fn write_on(
     }
     let passes: Vec<(&RequestRecord, &crate::optimize::PassTokens)> = rows
         .iter()
-        .flat_map(|r| r.passes.iter().map(move |p| (r, p)))
+        .flat_map(|r| r.passes.iter().map(move |p| (&**r, p)))
         .collect();
     for group in passes.chunks(ROWS_PER_INSERT) {
         let sql = values_sql(PASS_COLUMNS, PER_PASS_ROW, group.len(), style);
@@ -544,7 +544,7 @@ mod tests {
         let memory = Arc::new(MemoryRecorder::new(10));
         let (ledger, recorder) = Ledger::start(pool, memory.clone(), Arc::new(Pricing::bundled()));
         for i in 0..50 {
-            recorder.record(record(&format!("r{i}")));
+            recorder.record(Arc::new(record(&format!("r{i}"))));
         }
         ledger.close().await;
         assert_eq!(
@@ -582,7 +582,7 @@ mod tests {
                 r.status = 500;
                 r.outcome = Outcome::UpstreamFailed;
             }
-            recorder.record(r);
+            recorder.record(Arc::new(r));
         }
         ledger.close().await;
         let pool = open(&url).await.unwrap();
@@ -619,7 +619,7 @@ mod tests {
         for (i, age) in [0u32, 1, 5, 40].iter().enumerate() {
             let mut r = record(&format!("r{i}"));
             r.started_at = SystemTime::now() - day * *age;
-            recorder.record(r);
+            recorder.record(Arc::new(r));
         }
         ledger.close().await;
         let pool = open(&url).await.unwrap();
