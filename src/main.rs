@@ -1,6 +1,7 @@
 //! The `trimgate` command: thin. It parses flags, loads the config, sets up logging (and
 //! trace export, when configured), binds, and hands over to gateway-core.
 
+mod memory;
 mod traces;
 mod wrap;
 
@@ -330,6 +331,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         "  Window: http://{local}/ui/#token={}",
         gateway.admin_token()
     );
+    memory::release_startup_memory();
     let served = gateway.serve(listener, shutdown_signal()).await;
     if let Some(traces) = traces {
         traces.shutdown().await;
