@@ -673,7 +673,17 @@ def test_a_signed_newer_package_is_installed_and_the_app_restarts_into_it(driven
         return int(m.group(1)) if m else None
 
     port = wait_for(new_port, 30, "the restarted app's gateway")
-    status, _ = http_get(f"http://127.0.0.1:{port}/v1/models")
+
+    # The socket listens from the moment it is bound; a request that meets the app still
+    # finishing its start (its window and webview coming up) is asked again, not failed.
+    def answered():
+        try:
+            return http_get(f"http://127.0.0.1:{port}/v1/models")[0]
+        except OSError:
+            return None
+
+    status = wait_for(answered, 30, "the restarted app's gateway to answer")
     assert status == 200
+    assert alive(new_pid), "the restarted app answered, then went away"
     os.kill(new_pid, signal.SIGTERM)
     wait_for(lambda: not alive(new_pid), 30, "the restarted app to quit")
