@@ -21,13 +21,7 @@ pub fn release_startup_memory() {
 /// touched (their relocated pages are private copies a drop would lose).
 #[cfg(target_os = "linux")]
 fn release_code_pages() {
-    let Ok(exe) = std::fs::read_link("/proc/self/exe") else {
-        return;
-    };
-    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
-        return;
-    };
-    for (start, end) in code_ranges(&maps, &exe.to_string_lossy()) {
+    for (start, end) in own_code_ranges() {
         // SAFETY: the range is exactly one of our own r-xp mappings of the executable file,
         // read from /proc/self/maps: private, never written (not writable), so MADV_DONTNEED
         // only unmaps pages that a later fault maps again with the same bytes.
@@ -38,6 +32,18 @@ fn release_code_pages() {
             tracing::debug!(error = %std::io::Error::last_os_error(), "could not release code pages");
         }
     }
+}
+
+/// This process's `r-xp` mappings of its own executable; none when /proc cannot say.
+#[cfg(target_os = "linux")]
+fn own_code_ranges() -> Vec<(usize, usize)> {
+    let (Ok(exe), Ok(maps)) = (
+        std::fs::read_link("/proc/self/exe"),
+        std::fs::read_to_string("/proc/self/maps"),
+    ) else {
+        return Vec::new();
+    };
+    code_ranges(&maps, &exe.to_string_lossy())
 }
 
 /// The `r-xp` mappings of `exe` in a `/proc/self/maps` listing, as address ranges.
@@ -83,11 +89,16 @@ mod tests {
     }
 
     #[test]
-    fn releasing_leaves_the_process_running() {
+    fn the_running_executables_code_is_found_and_released() {
+        // Were the executable's mapping not found, the release would silently do nothing.
+        let before = own_code_ranges();
+        assert!(
+            !before.is_empty(),
+            "no r-xp mapping of /proc/self/exe found"
+        );
         release_startup_memory();
-        // Code released above runs again here, mapped back by the faults it takes.
-        assert_eq!(code_ranges("", "x"), Vec::new());
-        let v: Vec<u64> = (0..1000).collect();
-        assert_eq!(v.iter().sum::<u64>(), 499_500);
+        // The code runs on after the release, mapped back by the faults it takes, and the
+        // mapping itself is still there.
+        assert_eq!(own_code_ranges(), before);
     }
 }

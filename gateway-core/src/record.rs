@@ -165,14 +165,11 @@ impl MemoryRecorder {
     }
 
     pub fn records(&self) -> Vec<RequestRecord> {
-        match self.records.lock() {
-            Ok(records) => records.iter().map(|r| RequestRecord::clone(r)).collect(),
-            Err(poisoned) => poisoned
-                .into_inner()
-                .iter()
-                .map(|r| RequestRecord::clone(r))
-                .collect(),
-        }
+        let records = self
+            .records
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        records.iter().map(|r| RequestRecord::clone(r)).collect()
     }
 }
 

@@ -229,14 +229,12 @@ impl SecretStore for Remembered {
     }
 
     fn set(&self, source: &KeySource, value: &str) -> Result<(), SecretError> {
-        self.forget(source);
         let result = self.inner.set(source, value);
         self.forget(source);
         result
     }
 
     fn delete(&self, source: &KeySource) -> Result<(), SecretError> {
-        self.forget(source);
         let result = self.inner.delete(source);
         self.forget(source);
         result
@@ -329,19 +327,20 @@ mod tests {
         std::fs::write(&path, "sk-first").unwrap();
         let file = KeySource::File(path.clone());
         let store = Remembered::new(Arc::new(EnvFileStore));
+        let grow_old = |store: &Remembered| {
+            if let Ok(mut found) = store.found.write() {
+                found.get_mut(&file).unwrap().1 -= Remembered::FOR;
+            }
+        };
         assert_eq!(store.get(&file).unwrap().unwrap().expose(), "sk-first");
         // Rotated outside the gateway: the remembered key serves until it is old.
         std::fs::write(&path, "sk-second").unwrap();
         assert_eq!(store.get(&file).unwrap().unwrap().expose(), "sk-first");
-        if let Ok(mut found) = store.found.write() {
-            found.get_mut(&file).unwrap().1 -= Remembered::FOR;
-        }
+        grow_old(&store);
         assert_eq!(store.get(&file).unwrap().unwrap().expose(), "sk-second");
         // A key that goes away is missing on the next read of the source, not remembered.
         std::fs::remove_file(&path).unwrap();
-        if let Ok(mut found) = store.found.write() {
-            found.get_mut(&file).unwrap().1 -= Remembered::FOR;
-        }
+        grow_old(&store);
         assert!(store.get(&file).is_err());
 
         let memory = Arc::new(MemoryStore::default());
