@@ -44,6 +44,21 @@ impl Prices {
             _ => self.base,
         }
     }
+
+    /// What `usage` cost at these prices, and the value of `saved_tokens` input tokens
+    /// the optimizer removed (what the same request would have cost with them, as fresh
+    /// input, less what it cost).
+    pub fn cost(&self, usage: &Usage, saved_tokens: i64) -> Cost {
+        let cost = bill(self, usage);
+        let unoptimized = Usage {
+            input: usage.input.saturating_add_signed(saved_tokens),
+            ..*usage
+        };
+        Cost {
+            cost,
+            saved: bill(self, &unoptimized) - cost,
+        }
+    }
 }
 
 /// A price entry as the config writes it (`[[pricing]]`) and the bundled table lists it
@@ -201,20 +216,9 @@ impl Pricing {
             .map(|(_, p)| *p)
     }
 
-    /// The cost of `usage` on `model`, and the value of `saved_tokens` input tokens the
-    /// optimizer removed (what the same request would have cost with them, as fresh
-    /// input, less what it cost); `None` for a model the table does not know.
+    /// [`Prices::cost`] on `model`'s prices; `None` for a model the table does not know.
     pub fn cost(&self, model: &str, usage: &Usage, saved_tokens: i64) -> Option<Cost> {
-        let p = self.prices(model)?;
-        let cost = bill(&p, usage);
-        let unoptimized = Usage {
-            input: usage.input.saturating_add_signed(saved_tokens),
-            ..*usage
-        };
-        Some(Cost {
-            cost,
-            saved: bill(&p, &unoptimized) - cost,
-        })
+        Some(self.prices(model)?.cost(usage, saved_tokens))
     }
 }
 

@@ -18,7 +18,7 @@ use sqlx::ConnectOptions;
 use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::JoinHandle;
 
-use crate::pricing::Pricing;
+use crate::pricing::{Cost, Prices, Pricing};
 use crate::record::{Recorder, RequestRecord};
 
 /// Rows waiting to be written; past this the newest are dropped.
@@ -369,23 +369,49 @@ fn values_sql(columns: &str, per_row: usize, rows: usize, style: Placeholders) -
     sql
 }
 
-/// What a request cost and saved: the optimizer's savings at the input price, plus the
-/// whole answer when the response cache replayed it.
-fn priced(pricing: &Pricing, r: &RequestRecord) -> Option<crate::pricing::Cost> {
-    let model = r.model_served.as_deref().or(r.model_requested.as_deref())?;
-    let spent = match (&r.usage, &r.avoided) {
-        (Some(u), _) => pricing.cost(model, u, r.saved_tokens)?,
-        (None, Some(_)) => pricing.cost(model, &crate::usage::Usage::default(), r.saved_tokens)?,
-        (None, None) => return None,
-    };
-    let avoided = r
-        .avoided
-        .and_then(|a| pricing.cost(model, &a, 0))
-        .map_or(0.0, |c| c.cost);
-    Some(crate::pricing::Cost {
-        cost: spent.cost,
-        saved: spent.saved + avoided,
-    })
+/// Each model's prices, looked up once per batch: a lookup matches the model against every
+/// pattern of the table in turn, and a batch's rows name one or two models.
+struct PriceMemo<'a> {
+    pricing: &'a Pricing,
+    seen: Vec<(&'a str, Option<Prices>)>,
+}
+
+impl<'a> PriceMemo<'a> {
+    fn new(pricing: &'a Pricing) -> PriceMemo<'a> {
+        PriceMemo {
+            pricing,
+            seen: Vec::new(),
+        }
+    }
+
+    fn prices(&mut self, model: &'a str) -> Option<Prices> {
+        if let Some((_, p)) = self.seen.iter().find(|(m, _)| *m == model) {
+            return *p;
+        }
+        let p = self.pricing.prices(model);
+        // A bound on the list, for a batch that names many models.
+        if self.seen.len() < 16 {
+            self.seen.push((model, p));
+        }
+        p
+    }
+
+    /// What a request cost and saved: the optimizer's savings at the input price, plus the
+    /// whole answer when the response cache replayed it.
+    fn priced(&mut self, r: &'a RequestRecord) -> Option<Cost> {
+        let model = r.model_served.as_deref().or(r.model_requested.as_deref())?;
+        let prices = self.prices(model)?;
+        let spent = match (&r.usage, &r.avoided) {
+            (Some(u), _) => prices.cost(u, r.saved_tokens),
+            (None, Some(_)) => prices.cost(&crate::usage::Usage::default(), r.saved_tokens),
+            (None, None) => return None,
+        };
+        let avoided = r.avoided.map_or(0.0, |a| prices.cost(&a, 0).cost);
+        Some(Cost {
+            cost: spent.cost,
+            saved: spent.saved + avoided,
+        })
+    }
 }
 
 /// Closes a connection whose write failed instead of returning it to the pool: a COMMIT
@@ -417,27 +443,29 @@ async fn write_on(
     pricing: &Pricing,
 ) -> Result<(), sqlx::Error> {
     let style = Placeholders::for_backend(conn);
+    let mut memo = PriceMemo::new(pricing);
     let mut tx = sqlx::Connection::begin(conn).await?;
     for group in rows.chunks(ROWS_PER_INSERT) {
         let sql = values_sql(COLUMNS, PER_ROW, group.len(), style);
         let mut query = sqlx::query(&sql);
         for r in group {
-            let ts = r.started_ms();
+            let r: &RequestRecord = r;
             let usage = r.usage;
             let tokens = |f: fn(&crate::usage::Usage) -> u64| usage.as_ref().map(|u| f(u) as i64);
-            let cost = priced(pricing, r);
+            let cost = memo.priced(r);
+            // Text is bound by reference: the rows outlive the statement.
             query = query
-                .bind(ts)
-                .bind(r.request_id.clone())
-                .bind(r.dialect.as_str().to_owned())
-                .bind(r.provider.clone())
-                .bind(r.model_requested.clone())
-                .bind(r.model_served.clone())
-                .bind(r.gateway_key.clone())
+                .bind(r.started_ms())
+                .bind(r.request_id.as_str())
+                .bind(r.dialect.as_str())
+                .bind(r.provider.as_deref())
+                .bind(r.model_requested.as_deref())
+                .bind(r.model_served.as_deref())
+                .bind(r.gateway_key.as_deref())
                 .bind(i64::from(r.streamed))
                 .bind(i64::from(r.status))
-                .bind(r.outcome.as_str().to_owned())
-                .bind(r.error.map(str::to_owned))
+                .bind(r.outcome.as_str())
+                .bind(r.error)
                 .bind(r.latency.as_secs_f64() * 1e3)
                 .bind(r.overhead.as_secs_f64() * 1e3)
                 .bind(tokens(|u| u.input))
@@ -445,12 +473,12 @@ async fn write_on(
                 .bind(tokens(|u| u.cache_read))
                 .bind(tokens(|u| u.cache_write))
                 .bind(tokens(|u| u.reasoning))
-                .bind(r.applied.clone())
+                .bind(r.applied.as_str())
                 .bind(r.saved_tokens)
                 .bind(r.saved_bytes)
                 .bind(cost.map(|c| c.cost))
                 .bind(cost.map(|c| c.saved))
-                .bind(r.cache.map(|c| c.as_str().to_owned()));
+                .bind(r.cache.map(|c| c.as_str()));
         }
         query.execute(&mut *tx).await?;
     }
@@ -466,14 +494,14 @@ async fn write_on(
                 .model_served
                 .as_deref()
                 .or(r.model_requested.as_deref())
-                .and_then(|m| pricing.prices(m))
+                .and_then(|m| memo.prices(m))
                 // At the input rate the request was billed at (long prompts cost more).
                 .map(|prices| prices.rates_for(r.usage.map_or(0, |u| u.input)).input);
             let saved = p.before as f64 - p.after as f64;
             query = query
                 .bind(r.started_ms())
-                .bind(r.request_id.clone())
-                .bind(p.pass.to_owned())
+                .bind(r.request_id.as_str())
+                .bind(p.pass)
                 .bind(p.before as i64)
                 .bind(p.after as i64)
                 .bind(input_price.map(|price| saved * price / 1e6));
