@@ -1,6 +1,7 @@
-//! The upstream side: one pooled hyper client per provider (keep-alive, HTTP/2 where the
-//! provider offers it through ALPN, rustls with the platform's certificate verifier), and
-//! the provider's URL, key and headers put on each request.
+//! The upstream side: each provider's open connections, per serving thread ([`pool`]:
+//! keep-alive, HTTP/2 where the provider offers it through ALPN, rustls with the
+//! platform's certificate verifier), and the provider's URL, key and headers put on each
+//! request.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,10 +12,7 @@ use http::uri::PathAndQuery;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, Uri};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::config::{Config, Provider};
 use crate::dialect::{Dialect, Endpoint};
@@ -25,13 +23,14 @@ use crate::headers::{
 use crate::secrets::{SecretError, SecretStore};
 use crate::telemetry;
 
+mod pool;
+use pool::Pool;
+
 /// Installs ring as the process's TLS crypto provider; harmless when one is already installed.
 pub fn install_tls_provider() {
     // An Err means some provider is installed already, which is all we need.
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
-
-type Pool = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 /// A provider's connection pools and its endpoint URLs, parsed once.
 struct ProviderClient {
@@ -39,7 +38,8 @@ struct ProviderClient {
     /// is driven by the thread that opened it, so a request borrowing it from another
     /// thread would wake that thread twice per request (see [`crate::workers`]).
     pools: Vec<Pool>,
-    urls: Vec<(Endpoint, Uri)>,
+    /// Each endpoint's URL and the `Host` header that goes with it.
+    urls: Vec<(Endpoint, Uri, HeaderValue)>,
 }
 
 impl ProviderClient {
@@ -48,6 +48,9 @@ impl ProviderClient {
         &self.pools[if i < self.pools.len() { i } else { 0 }]
     }
 }
+
+/// An upstream connection unused this long is closed rather than used again.
+const IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(90);
 
 const ENDPOINTS: [Endpoint; 4] = [
     Endpoint::ChatCompletions,
@@ -77,19 +80,15 @@ impl Upstream {
                 .enable_all_versions()
                 .wrap_connector(http);
             let pools = (0..=config.server.workers)
-                .map(|_| {
-                    Client::builder(TokioExecutor::new())
-                        .pool_idle_timeout(std::time::Duration::from_secs(90))
-                        .pool_timer(TokioTimer::new())
-                        .timer(TokioTimer::new())
-                        .build(connector.clone())
-                })
+                .map(|_| Pool::new(connector.clone(), IDLE_TIMEOUT))
                 .collect();
             let urls = ENDPOINTS
                 .iter()
                 .filter_map(|e| {
                     let text = format!("{}{}", provider.base_for(e.dialect()), e.upstream_path());
-                    text.parse::<Uri>().ok().map(|uri| (*e, uri))
+                    let uri = text.parse::<Uri>().ok()?;
+                    let host = pool::host_header(&uri)?;
+                    Some((*e, uri, host))
                 })
                 .collect();
             clients.insert(provider.name.clone(), ProviderClient { pools, urls });
@@ -115,11 +114,11 @@ impl Upstream {
             .get(&provider.name)
             .ok_or_else(|| unreachable("no client for this provider (config changed?)"))?;
         let dialect = endpoint.dialect();
-        let base = pc
+        let (base, host) = pc
             .urls
             .iter()
-            .find(|(e, _)| *e == endpoint)
-            .map(|(_, uri)| uri)
+            .find(|(e, _, _)| *e == endpoint)
+            .map(|(_, uri, host)| (uri, host))
             .ok_or_else(|| unreachable("its base URL does not form a valid endpoint URL"))?;
         let uri = match query {
             None => base.clone(),
@@ -134,14 +133,14 @@ impl Upstream {
         *request.headers_mut() = headers;
         let span = telemetry::upstream_span(&provider.name, endpoint, base.host());
         let sent = (!span.is_disabled()).then(Instant::now);
-        let request = pc.pool().request(request);
+        let request = pc.pool().send(request, host);
         let result = match tokio::time::timeout(provider.timeouts.first_byte, request).await {
             Err(_) => Err(GatewayError::UpstreamTimeout {
                 provider: provider.name.clone(),
                 phase: "the response headers",
             }),
             Ok(Ok(response)) => Ok(response),
-            Ok(Err(e)) => Err(classify(&provider.name, &e)),
+            Ok(Err(e)) => Err(classify(&provider.name, &*e)),
         };
         telemetry::end_upstream_span(span, sent, &result);
         result
@@ -168,16 +167,22 @@ impl Upstream {
                 provider: provider.name.clone(),
                 detail: "its base URL does not form a valid URL".into(),
             })?;
+        let host = pool::host_header(&uri).ok_or_else(|| GatewayError::UpstreamUnreachable {
+            provider: provider.name.clone(),
+            detail: "its base URL names no host".into(),
+        })?;
         let mut request = Request::new(Full::new(Bytes::new()));
+        *request.method_mut() = Method::GET;
         *request.uri_mut() = uri;
         *request.headers_mut() = self.headers_for(provider, dialect, HeaderMap::new())?;
-        match tokio::time::timeout(provider.timeouts.first_byte, pc.pool().request(request)).await {
+        let sent = pc.pool().send(request, &host);
+        match tokio::time::timeout(provider.timeouts.first_byte, sent).await {
             Err(_) => Err(GatewayError::UpstreamTimeout {
                 provider: provider.name.clone(),
                 phase: "the response headers",
             }),
             Ok(Ok(response)) => Ok(response.status()),
-            Ok(Err(e)) => Err(classify(&provider.name, &e)),
+            Ok(Err(e)) => Err(classify(&provider.name, &*e)),
         }
     }
 
