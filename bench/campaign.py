@@ -28,6 +28,7 @@ and is stopped before the next starts. A direct control closes the run.
 Env: CAMPAIGN_BIN, CAMPAIGN_DRIVER (binaries), CAMPAIGN_TARGETS (default
 direct,nginx,trimgate,portkey,litellm), CAMPAIGN_SCENARIOS (default all), CAMPAIGN_QUICK=1
 (tiny durations: a smoke test of the harness, not a measurement), CAMPAIGN_KEEP_TMP=1,
+CAMPAIGN_TRIMGATE_TOML (a file appended to Trimgate's config, for A/B runs),
 CAMPAIGN_COMMAND (the command line to record). Output: bench/results/campaign-<ts>.json
 and .md; the Markdown is also printed.
 """
@@ -503,6 +504,10 @@ provider = "slow"
 match = "stream-gpt"
 provider = "frames"
 """)
+            extra = os.environ.get("CAMPAIGN_TRIMGATE_TOML")
+            if extra:
+                with open(extra) as more:
+                    f.write("\n" + more.read())
         return path
 
     def argv_env(self):

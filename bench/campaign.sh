@@ -20,7 +20,7 @@ ROOT=$(dirname "$HERE")
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 log() { echo "[campaign] $*" >&2; }
 
-COMMAND="$(for v in CAMPAIGN_QUICK CAMPAIGN_TARGETS CAMPAIGN_SCENARIOS BENCH_SKIP_BUILD BENCH_BIN; do
+COMMAND="$(for v in CAMPAIGN_QUICK CAMPAIGN_TARGETS CAMPAIGN_SCENARIOS CAMPAIGN_TRIMGATE_TOML BENCH_SKIP_BUILD BENCH_BIN; do
   if [[ -n "${!v:-}" ]]; then printf '%s=%s ' "$v" "${!v}"; fi; done)bench/campaign.sh${*:+ $*}"
 
 "$HERE/install_peers.sh"
