@@ -11,7 +11,12 @@ Scenarios (names for CAMPAIGN_SCENARIOS):
              and closed by a direct control; the figure is the mean over blocks of
              (gateway quantile - mean of the block's two direct quantiles), with a 95 %
              Student-t interval over blocks. Not one pooled percentile.
-  sweep      closed-loop capacity at c = 1, 10, 50, 100 (wrk): rps, p50, p99, CPU per request
+  capacity   closed loop at c=50 (wrk) in interleaved blocks of direct, nginx and Trimgate
+             (a direct cell before and after, the two gateways in Williams order): each
+             gateway's rate as a share of nginx's and of direct's in the same block, mean
+             over blocks with a 95 % interval. The target's figure.
+  sweep      closed-loop capacity at c = 1, 10, 50, 100 (wrk): rps, p50, p99, CPU per request,
+             each target alone
   open       open loop at fixed rates against a mock that answers after 1.5 s (the driver,
              coordinated-omission corrected): the highest rate held with every request 200
   stream     streaming through a mock that spaces its frames: time to first token and to
@@ -21,7 +26,7 @@ Scenarios (names for CAMPAIGN_SCENARIOS):
              the first 200
   optimizer  bench/optimize_matrix.py: Trimgate's optimizer modes x payloads (Trimgate only)
 
-Phases: the latency blocks run first with every target up (idle ones idle; their CPU is
+Phases: the latency and capacity blocks run first with every target up (idle ones idle; their CPU is
 counted and reported); then each target runs the other scenarios alone, freshly started,
 and is stopped before the next starts. A direct control closes the run.
 
@@ -59,13 +64,14 @@ PEERS = os.path.join(HERE, "peers")
 QUICK = os.environ.get("CAMPAIGN_QUICK") == "1"
 ALL_TARGETS = ["direct", "nginx", "trimgate", "portkey", "litellm"]
 TARGETS = [t for t in os.environ.get("CAMPAIGN_TARGETS", ",".join(ALL_TARGETS)).split(",") if t]
-ALL_SCENARIOS = ["latency", "sweep", "open", "stream", "endpoints", "footprint", "optimizer"]
+ALL_SCENARIOS = ["latency", "capacity", "sweep", "open", "stream", "endpoints", "footprint", "optimizer"]
 SCENARIOS = [s for s in os.environ.get("CAMPAIGN_SCENARIOS", ",".join(ALL_SCENARIOS)).split(",") if s]
 GATEWAYS = [t for t in TARGETS if t != "direct"]
 
 # Durations in seconds. The full plan fits the issue's 15 minutes on 2 cores.
 PLAN = {
     "blocks": 8, "lat_cell": 2.5, "lat_warm": 0.5,
+    "cap_blocks": 6, "cap_d": 3, "cap_w": 1, "cap_conc": 50,
     "sweep_conc": [1, 10, 50, 100], "sweep_d": 4, "sweep_w": 1,
     "ep_conc": 10, "ep_d": 2.0, "ep_w": 0.5,
     "stream_conc": 10, "stream_d": 3.0, "stream_w": 0.5, "frame_ms": 5,
@@ -76,6 +82,7 @@ PLAN = {
 if QUICK:
     PLAN.update({
         "blocks": 2, "lat_cell": 0.5, "lat_warm": 0.2, "sweep_d": 1, "sweep_w": 1,
+        "cap_blocks": 2, "cap_d": 1, "cap_w": 1,
         "ep_d": 0.5, "ep_w": 0.2, "stream_d": 0.6, "stream_w": 0.2,
         "open_rates": [100, 400], "open_d": 1.0, "open_w": 0.5, "cold_starts": 2, "matrix_n": 2,
         "control_d": 1,
@@ -823,6 +830,62 @@ def scenario_latency(targets, mocks):
             "other_cores_mean": round(statistics.fmean(c["other_cores"] for c in cells), 3)}
 
 
+def capacity_gateways():
+    """The gateways measured in the capacity blocks: nginx and Trimgate, whose rates are within
+    a factor of two of each other. Portkey's and LiteLLM's are 50-300 times lower, and an
+    overloaded peer's backlog would spill into the next cell; the sweep measures them."""
+    return [t for t in GATEWAYS if t in ("nginx", "trimgate")]
+
+
+def scenario_capacity(targets, mocks):
+    """Closed loop at c=50 in interleaved blocks: direct, the gateways in a Williams order,
+    direct again; each gateway's rate as a share of nginx's and of direct's in the same block.
+    The sweep measures each target alone, minutes apart, and this box's rate at c=50 drifts
+    by a fifth over minutes; within a block the cells are seconds apart."""
+    gws = capacity_gateways()
+    conc = int(PLAN["cap_conc"])
+    order = williams(len(gws), int(PLAN["cap_blocks"]))
+    groups = {"mocks": mocks.pids, **{t: targets[t].pids for t in gws}}
+    cells = []
+
+    def cell(block, pos, tname):
+        req = targets[tname].request("chat")
+        wrk(req[0], req[1], req[2], conc, PLAN["cap_w"])
+        settle(targets[tname])
+        with Window(groups) as w:
+            r = wrk(req[0], req[1], req[2], conc, PLAN["cap_d"])
+        cells.append({"block": block, "pos": pos, "target": tname, **r, **w.facts(r["requests"])})
+
+    for b, seq in enumerate(order):
+        log(f"capacity block {b + 1}/{len(order)}: {' '.join(gws[i] for i in seq)}")
+        cell(b, 0, "direct")
+        for pos, i in enumerate(seq, 1):
+            cell(b, pos, gws[i])
+        cell(b, len(seq) + 1, "direct")
+
+    def rate(b, t):
+        return statistics.fmean(c["rps"] for c in cells if c["block"] == b and c["target"] == t)
+
+    per_target = {}
+    for t in gws:
+        mine = [c for c in cells if c["target"] == t]
+        per_target[t] = {
+            "rps": round(statistics.fmean(c["rps"] for c in mine), 1),
+            "vs_direct": mean_ci([rate(b, t) / rate(b, "direct") for b in range(len(order))]),
+            "p99_ms": round(statistics.fmean(c["ms"]["p99"] for c in mine), 3),
+            "errors": sum(c["errors"] for c in mine),
+            "cpu_us_per_completion": round(statistics.fmean(c["cpu_us_per_completion"][t] for c in mine), 1),
+        }
+        if t != "nginx" and "nginx" in gws:
+            per_target[t]["vs_nginx"] = mean_ci([rate(b, t) / rate(b, "nginx") for b in range(len(order))])
+    d = [c for c in cells if c["target"] == "direct"]
+    per_target["direct"] = {"rps": round(statistics.fmean(c["rps"] for c in d), 1),
+                            "rps_range": [round(min(c["rps"] for c in d)), round(max(c["rps"] for c in d))]}
+    return {"conc": conc, "order": [[gws[i] for i in seq] for seq in order], "cells": cells,
+            "per_target": per_target,
+            "other_cores_mean": round(statistics.fmean(c["other_cores"] for c in cells), 3)}
+
+
 def scenario_sweep(t, mocks):
     req = t.request("chat")
     rows = {}
@@ -951,11 +1014,14 @@ def main():
     targets = {name: CLASSES[name](tmp, mocks, body_files) for name in TARGETS}
     run["meta"]["versions"] = {}
     try:
-        if "latency" in SCENARIOS:
+        if "latency" in SCENARIOS or "capacity" in SCENARIOS:
             for t in targets.values():
                 t.start()
             log("all targets up: " + ", ".join(f"{n} {t.addr}" for n, t in targets.items()))
-            run["latency"] = scenario_latency(targets, mocks)
+            if "latency" in SCENARIOS:
+                run["latency"] = scenario_latency(targets, mocks)
+            if "capacity" in SCENARIOS and "direct" in targets and len(capacity_gateways()) > 0:
+                run["capacity"] = scenario_capacity(targets, mocks)
             for t in targets.values():
                 t.stop()
 
