@@ -353,6 +353,74 @@ mod tests {
         assert_eq!(pool.open_http1(), 1);
     }
 
+    /// A provider that offers HTTP/2 through ALPN (as OpenAI's and Anthropic's do): every
+    /// request, concurrent ones too, goes over one TLS connection, with the absolute URI.
+    #[tokio::test]
+    async fn https_with_http2_chosen_by_alpn_carries_every_request_on_one_connection() {
+        crate::upstream::install_tls_provider();
+        let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let cert_der = cert.cert.der().clone();
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(cert.key_pair.serialize_der().into());
+        let mut server = rustls::ServerConfig::builder()
+            .with_no_client_auth()
+            .with_single_cert(vec![cert_der.clone()], key)
+            .unwrap();
+        server.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(server));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = accepted.clone();
+        tokio::spawn(async move {
+            loop {
+                let (socket, _) = listener.accept().await.unwrap();
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let tls = acceptor.accept(socket).await.unwrap();
+                    let service = hyper::service::service_fn(|req: Request<Incoming>| async move {
+                        let text = format!("{:?} {}", req.version(), req.uri());
+                        Ok::<_, std::convert::Infallible>(Response::new(Full::new(Bytes::from(
+                            text,
+                        ))))
+                    });
+                    let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                        .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                        .await;
+                });
+            }
+        });
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(cert_der).unwrap();
+        let tls = rustls::ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_all_versions()
+            .wrap_connector(http);
+        let pool = std::sync::Arc::new(Pool::new(connector, Duration::from_secs(90)));
+        let uri: Uri = format!("https://localhost:{port}/v1/chat?x=1")
+            .parse()
+            .unwrap();
+        let expected = format!("HTTP/2.0 https://localhost:{port}/v1/chat?x=1");
+        assert_eq!(get(&pool, &uri).await, expected);
+        let tasks: Vec<_> = (0..8)
+            .map(|_| {
+                let (pool, uri) = (pool.clone(), uri.clone());
+                tokio::spawn(async move { get(&pool, &uri).await })
+            })
+            .collect();
+        for task in tasks {
+            assert_eq!(task.await.unwrap(), expected);
+        }
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(pool.open_http1(), 0, "no HTTP/1 connection was opened");
+    }
+
     #[test]
     fn host_header_names_a_port_only_when_not_the_default() {
         let h = |u: &str| host_header(&u.parse().unwrap()).unwrap();
