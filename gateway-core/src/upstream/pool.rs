@@ -47,7 +47,7 @@ struct Conns {
 
 struct Idle {
     sender: http1::SendRequest<Body>,
-    /// When it was last given a request.
+    /// When it was last given a request or seen busy.
     used: Instant,
 }
 
@@ -135,6 +135,9 @@ impl Pool {
                     return Some(Sender::Http1(idle.sender));
                 }
             } else {
+                // Busy with a response still being read: not idle, however long ago it was
+                // given its request (a stream can run for minutes).
+                conns.http1[i].used = now;
                 i += 1;
             }
         }
