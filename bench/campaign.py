@@ -770,6 +770,17 @@ def settle(t, limit_s=15.0):
             return
 
 
+def run_blocks(what, order, gws, cell):
+    """Each block: a direct cell, the gateways in the block's order, a direct cell.
+    `cell(block, position, target)` measures one."""
+    for b, seq in enumerate(order):
+        log(f"{what} block {b + 1}/{len(order)}: {' '.join(gws[i] for i in seq)}")
+        cell(b, 0, "direct")
+        for pos, i in enumerate(seq, 1):
+            cell(b, pos, gws[i])
+        cell(b, len(seq) + 1, "direct")
+
+
 def scenario_latency(targets, mocks):
     """Williams blocks of the gateways at c=1, each block between two direct cells."""
     direct = targets["direct"]
@@ -786,12 +797,7 @@ def scenario_latency(targets, mocks):
         cells.append(c)
         return c
 
-    for b, seq in enumerate(order):
-        log(f"latency block {b + 1}/{len(order)}: {' '.join(gws[i] for i in seq)}")
-        cell(b, 0, "direct")
-        for pos, i in enumerate(seq, 1):
-            cell(b, pos, gws[i])
-        cell(b, len(seq) + 1, "direct")
+    run_blocks("latency", order, gws, cell)
 
     per_target = {}
     for t in gws:
@@ -856,12 +862,7 @@ def scenario_capacity(targets, mocks):
             r = wrk(req[0], req[1], req[2], conc, PLAN["cap_d"])
         cells.append({"block": block, "pos": pos, "target": tname, **r, **w.facts(r["requests"])})
 
-    for b, seq in enumerate(order):
-        log(f"capacity block {b + 1}/{len(order)}: {' '.join(gws[i] for i in seq)}")
-        cell(b, 0, "direct")
-        for pos, i in enumerate(seq, 1):
-            cell(b, pos, gws[i])
-        cell(b, len(seq) + 1, "direct")
+    run_blocks("capacity", order, gws, cell)
 
     def rate(b, t):
         return statistics.fmean(c["rps"] for c in cells if c["block"] == b and c["target"] == t)

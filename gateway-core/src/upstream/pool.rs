@@ -295,6 +295,21 @@ mod tests {
         String::from_utf8(body.to_vec()).unwrap()
     }
 
+    /// `n` requests at once, each on its own task.
+    async fn get_concurrently(pool: &std::sync::Arc<Pool>, uri: &Uri, n: usize) -> Vec<String> {
+        let tasks: Vec<_> = (0..n)
+            .map(|_| {
+                let (pool, uri) = (pool.clone(), uri.clone());
+                tokio::spawn(async move { get(&pool, &uri).await })
+            })
+            .collect();
+        let mut answers = Vec::new();
+        for task in tasks {
+            answers.push(task.await.unwrap());
+        }
+        answers
+    }
+
     #[tokio::test]
     async fn requests_reuse_a_connection_in_origin_form_with_the_host() {
         let (uri, accepted) = server(usize::MAX).await;
@@ -326,14 +341,8 @@ mod tests {
     async fn concurrent_requests_each_get_a_connection_and_they_are_kept() {
         let (uri, accepted) = server(usize::MAX).await;
         let pool = std::sync::Arc::new(Pool::new(connector(), Duration::from_secs(90)));
-        let tasks: Vec<_> = (0..8)
-            .map(|_| {
-                let (pool, uri) = (pool.clone(), uri.clone());
-                tokio::spawn(async move { get(&pool, &uri).await })
-            })
-            .collect();
-        for task in tasks {
-            assert!(task.await.unwrap().starts_with("GET /v1/chat?x=1"));
+        for answer in get_concurrently(&pool, &uri, 8).await {
+            assert!(answer.starts_with("GET /v1/chat?x=1"));
         }
         let opened = accepted.load(std::sync::atomic::Ordering::SeqCst);
         assert!((1..=8).contains(&opened), "{opened} connections");
@@ -411,14 +420,8 @@ mod tests {
             .unwrap();
         let expected = format!("HTTP/2.0 https://localhost:{port}/v1/chat?x=1");
         assert_eq!(get(&pool, &uri).await, expected);
-        let tasks: Vec<_> = (0..8)
-            .map(|_| {
-                let (pool, uri) = (pool.clone(), uri.clone());
-                tokio::spawn(async move { get(&pool, &uri).await })
-            })
-            .collect();
-        for task in tasks {
-            assert_eq!(task.await.unwrap(), expected);
+        for answer in get_concurrently(&pool, &uri, 8).await {
+            assert_eq!(answer, expected);
         }
         assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
         assert_eq!(pool.open_http1(), 0, "no HTTP/1 connection was opened");
