@@ -8,6 +8,7 @@
 //! is ready: once the previous response has been read to its end. An HTTP/2 connection
 //! (the provider chose it through ALPN) carries every request at once.
 
+use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -26,9 +27,6 @@ type Body = Full<Bytes>;
 pub type Connector = HttpsConnector<HttpConnector>;
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
-/// Idle HTTP/1 connections kept per thread and provider; more are closed once used.
-const MAX_IDLE: usize = 512;
-
 /// Sends on a connection that the provider closed while it sat idle are tried again on
 /// another (the request was never written); this bounds how many.
 const ATTEMPTS: usize = 4;
@@ -41,7 +39,12 @@ pub struct Pool {
 
 #[derive(Default)]
 struct Conns {
-    http1: Vec<Idle>,
+    /// Every open HTTP/1 connection, busy or idle, in the order they were given their last
+    /// request: the front ones are the likeliest to have finished. No cap: an entry is a
+    /// connection in use or idle for less than the timeout, and capping them would close
+    /// connections that a moment later are needed again (at thousands of requests in
+    /// flight, a new connection per request).
+    http1: VecDeque<Idle>,
     http2: Option<http2::SendRequest<Body>>,
 }
 
@@ -123,35 +126,32 @@ impl Pool {
             conns.http2 = None;
         }
         let now = Instant::now();
-        let mut i = 0;
-        while i < conns.http1.len() {
-            let idle = &conns.http1[i];
+        for _ in 0..conns.http1.len() {
+            let Some(mut idle) = conns.http1.pop_front() else {
+                break;
+            };
             if idle.sender.is_closed() {
-                conns.http1.swap_remove(i);
-            } else if idle.sender.is_ready() {
-                let stale = now.duration_since(idle.used) > self.idle_timeout;
-                let idle = conns.http1.swap_remove(i);
-                if !stale {
-                    return Some(Sender::Http1(idle.sender));
-                }
-            } else {
-                // Busy with a response still being read: not idle, however long ago it was
-                // given its request (a stream can run for minutes).
-                conns.http1[i].used = now;
-                i += 1;
+                continue;
             }
+            if idle.sender.is_ready() {
+                if now.duration_since(idle.used) > self.idle_timeout {
+                    continue;
+                }
+                return Some(Sender::Http1(idle.sender));
+            }
+            // Busy with a response still being read: to the back, and not idle, however
+            // long ago it was given its request (a stream can run for minutes).
+            idle.used = now;
+            conns.http1.push_back(idle);
         }
         None
     }
 
     fn put_back(&self, sender: http1::SendRequest<Body>) {
-        let mut conns = self.lock();
-        if conns.http1.len() < MAX_IDLE {
-            conns.http1.push(Idle {
-                sender,
-                used: Instant::now(),
-            });
-        }
+        self.lock().http1.push_back(Idle {
+            sender,
+            used: Instant::now(),
+        });
     }
 
     /// Opens a connection (TCP, then TLS for `https`), speaking HTTP/2 when the provider
