@@ -6,8 +6,10 @@
 #
 # Per concurrency, one line each for direct and the gateway: rps, p50/p99 in µs, and for the
 # gateway the voluntary and involuntary context switches per request summed over its
-# threads (/proc/PID/task/*/status) and its CPU time per request (/proc/PID/stat). A
-# voluntary switch is a thread going to sleep, to be woken again: the cost this measures.
+# threads (/proc/PID/task/*/status), its CPU time per request (/proc/PID/stat), and that CPU
+# time split by thread name (/proc/PID/task/*/stat: the serving threads, the runtime thread
+# the ledger writer runs on, SQLite's thread). A voluntary switch is a thread going to
+# sleep, to be woken again: the cost this measures.
 # Env: D (seconds per cell, default 5).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -57,6 +59,12 @@ switches() {
   cat /proc/"$GW"/task/*/status | awk '/^voluntary_ctxt/{v+=$2} /^nonvoluntary_ctxt/{n+=$2} END{print v, n}'
 }
 cpu_ticks() { awk '{print $14+$15}' /proc/"$GW"/stat; }
+# "name=ticks,name=ticks" summed by thread name (comm may contain spaces; it sits in parens)
+thread_ticks() {
+  for t in /proc/"$GW"/task/*; do
+    sed -E 's/^[0-9]+ \((.*)\) [A-Z] (.*)$/\1|\2/' "$t/stat" | awk -F'|' '{split($2, f, " "); print $1 "=" f[11] + f[12]}'
+  done | awk -F= '{a[$1] += $2} END {for (k in a) printf "%s=%d,", k, a[k]}'
+}
 run() { # port conc seconds -> BENCH_JSON
   local threads=2
   [[ $2 == 1 ]] && threads=1
@@ -71,18 +79,25 @@ for c in $CONCS; do
   direct=$(run "$MPORT" "$c" "$D")
   read -r v0 n0 <<<"$(switches)"
   t0=$(cpu_ticks)
+  p0=$(thread_ticks)
   gw=$(run "$GPORT" "$c" "$D")
   read -r v1 n1 <<<"$(switches)"
   t1=$(cpu_ticks)
-  python3 - "$c" "$direct" "$gw" "$v1" "$v0" "$n1" "$n0" "$t1" "$t0" "$(getconf CLK_TCK)" <<'EOF'
+  p1=$(thread_ticks)
+  python3 - "$c" "$direct" "$gw" "$v1" "$v0" "$n1" "$n0" "$t1" "$t0" "$(getconf CLK_TCK)" "$p0" "$p1" <<'EOF'
 import json, sys
 c, direct, gw = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
-v1, v0, n1, n0, t1, t0, hz = map(int, sys.argv[4:])
+v1, v0, n1, n0, t1, t0, hz = map(int, sys.argv[4:11])
+parse = lambda s: {k: int(v) for k, v in (x.split("=") for x in s.split(",") if x)}
+p0, p1 = parse(sys.argv[11]), parse(sys.argv[12])
 def rate(d): return d["requests"] / d["duration_us"] * 1e6
 n = gw["requests"]
 print(f"c={c} direct  {rate(direct):9.0f} rps  p50 {direct['latency_us']['p50']:6d} µs  p99 {direct['latency_us']['p99']:6d} µs")
 print(f"c={c} gateway {rate(gw):9.0f} rps  p50 {gw['latency_us']['p50']:6d} µs  p99 {gw['latency_us']['p99']:6d} µs  "
       f"voluntary switches/req {(v1 - v0) / n:.2f}  involuntary/req {(n1 - n0) / n:.2f}  "
       f"CPU µs/req {(t1 - t0) / hz * 1e6 / n:.1f}  errors {sum(gw['errors'].values())}")
+by_thread = {k: (p1[k] - p0.get(k, 0)) / hz * 1e6 / n for k in p1}
+print(f"c={c} gateway CPU µs/req by thread: " +
+      "  ".join(f"{k} {v:.1f}" for k, v in sorted(by_thread.items()) if v > 0.05))
 EOF
 done
