@@ -165,20 +165,23 @@ impl MemoryRecorder {
     }
 
     pub fn records(&self) -> Vec<RequestRecord> {
-        let records = self
-            .records
+        self.lock()
+            .iter()
+            .map(|r| RequestRecord::clone(r))
+            .collect()
+    }
+
+    /// The records, read past a panic of another holder (a test's assertion).
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Arc<RequestRecord>>> {
+        self.records
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        records.iter().map(|r| RequestRecord::clone(r)).collect()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
 impl Recorder for MemoryRecorder {
     fn record(&self, record: Arc<RequestRecord>) {
-        let mut records = match self.records.lock() {
-            Ok(records) => records,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut records = self.lock();
         if records.len() == self.capacity {
             records.pop_front();
         }
