@@ -4,6 +4,7 @@
 //! one transaction each. A full channel never blocks or fails a request; the row is
 //! dropped and counted.
 
+mod sqlite;
 pub mod stats;
 
 use std::path::PathBuf;
@@ -186,8 +187,9 @@ impl Ledger {
         let (stop, stopped) = watch::channel(false);
 
         let full = Arc::new(Notify::new());
+        let store = Store::for_pool(pool, &pricing);
         let writer = tokio::spawn(write_loop(
-            pool,
+            store,
             rx,
             full.clone(),
             stopped,
@@ -242,8 +244,82 @@ pub async fn prune_older_than(pool: &AnyPool, keep: Duration) -> Result<u64, sql
     Ok(done.rows_affected())
 }
 
+/// Where the writer puts its batches.
+enum Store {
+    /// PostgreSQL (and an in-memory SQLite database): through the pool.
+    Pool(AnyPool),
+    /// A SQLite file: on a thread of its own; the pool stays open for the rest.
+    Sqlite(AnyPool, sqlite::SqliteWriter),
+}
+
+/// Why a batch was not written.
+#[derive(Debug, thiserror::Error)]
+enum WriteError {
+    #[error(transparent)]
+    Sqlx(#[from] sqlx::Error),
+    #[error(transparent)]
+    Sqlite(rusqlite::Error),
+    #[error("the ledger's writer thread has stopped")]
+    Stopped,
+}
+
+impl WriteError {
+    /// SQLite's "database or disk is full" (SQLITE_FULL, 13), PostgreSQL's `disk_full`
+    /// (53100), or the OS's ENOSPC.
+    fn is_disk_full(&self) -> bool {
+        match self {
+            WriteError::Sqlx(sqlx::Error::Database(db)) => {
+                matches!(db.code().as_deref(), Some("13" | "53100"))
+            }
+            WriteError::Sqlx(sqlx::Error::Io(io)) => io.raw_os_error() == Some(28),
+            WriteError::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => {
+                e.code == rusqlite::ErrorCode::DiskFull
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Store {
+    fn for_pool(pool: AnyPool, pricing: &Arc<Pricing>) -> Store {
+        let url = pool.connect_options().database_url.to_string();
+        let Some(file) = sqlite::file_of(&url) else {
+            return Store::Pool(pool);
+        };
+        match sqlite::SqliteWriter::start(file, pricing.clone()) {
+            Ok(writer) => Store::Sqlite(pool, writer),
+            Err(e) => {
+                tracing::warn!(error = %e, "no thread for the ledger's writes: they go through the pool");
+                Store::Pool(pool)
+            }
+        }
+    }
+
+    fn pool(&self) -> &AnyPool {
+        match self {
+            Store::Pool(pool) | Store::Sqlite(pool, _) => pool,
+        }
+    }
+
+    /// Writes `rows` in one transaction; gives them back with the outcome.
+    async fn write(
+        &self,
+        rows: Vec<Arc<RequestRecord>>,
+        pricing: &Pricing,
+    ) -> (Vec<Arc<RequestRecord>>, Result<(), WriteError>) {
+        match self {
+            Store::Pool(pool) => {
+                let result = write(pool, &rows, pricing).await.map_err(WriteError::from);
+                (rows, result)
+            }
+            Store::Sqlite(_, writer) => writer.write(rows).await,
+        }
+    }
+}
+
 async fn write_loop(
-    pool: AnyPool,
+    store: Store,
+
     mut rx: mpsc::Receiver<Arc<RequestRecord>>,
     full: Arc<Notify>,
     mut stopped: watch::Receiver<bool>,
@@ -277,34 +353,33 @@ async fn write_loop(
             }
         }
         metrics::gauge!("trimgate_ledger_queue_depth").set(rx.len() as f64);
-        for chunk in batch.chunks(BATCH) {
-            if let Err(e) = write(&pool, chunk, &pricing).await {
+        // A batch is longer than BATCH only when stopping.
+        let mut pending = std::mem::take(&mut batch);
+        while !pending.is_empty() {
+            let rest = pending.split_off(pending.len().min(BATCH));
+            let (rows, result) = store.write(pending, &pricing).await;
+            if let Err(e) = result {
                 metrics::counter!("trimgate_ledger_write_errors_total").increment(1);
-                let cause = if is_disk_full(&e) {
+                let cause = if e.is_disk_full() {
                     "the disk is full; writing resumes when there is space"
                 } else {
                     "the database refused the write"
                 };
-                tracing::warn!(error = %e, rows = chunk.len(), cause, "ledger write failed: rows lost");
+                tracing::warn!(error = %e, rows = rows.len(), cause, "ledger write failed: rows lost");
             }
+            batch.extend(rows);
+            pending = rest;
         }
         for r in batch.drain(..) {
             inner.record(r);
         }
         if stopping {
+            let pool = store.pool().clone();
+            // The SQLite thread ends with its handle, after the batch written above.
+            drop(store);
             pool.close().await;
             return;
         }
-    }
-}
-
-/// SQLite's "database or disk is full" (SQLITE_FULL, 13), PostgreSQL's `disk_full` (53100),
-/// or the OS's ENOSPC.
-fn is_disk_full(e: &sqlx::Error) -> bool {
-    match e {
-        sqlx::Error::Database(db) => matches!(db.code().as_deref(), Some("13" | "53100")),
-        sqlx::Error::Io(io) => io.raw_os_error() == Some(28),
-        _ => false,
     }
 }
 
@@ -426,6 +501,79 @@ pub(crate) async fn discard_if_failed<T>(
     }
 }
 
+/// One column's value, as both write paths bind it.
+#[derive(Clone, Copy, Debug)]
+enum Value<'a> {
+    Int(Option<i64>),
+    Real(Option<f64>),
+    Text(Option<&'a str>),
+}
+
+/// A `requests` row's values, in [`COLUMNS`]' order.
+fn request_values<'a>(r: &'a RequestRecord, memo: &mut PriceMemo<'a>) -> [Value<'a>; PER_ROW] {
+    use Value::{Int, Real, Text};
+    let usage = r.usage;
+    let tokens = |f: fn(&crate::usage::Usage) -> u64| Int(usage.as_ref().map(|u| f(u) as i64));
+    let cost = memo.priced(r);
+    [
+        Int(Some(r.started_ms())),
+        Text(Some(r.request_id.as_str())),
+        Text(Some(r.dialect.as_str())),
+        Text(r.provider.as_deref()),
+        Text(r.model_requested.as_deref()),
+        Text(r.model_served.as_deref()),
+        Text(r.gateway_key.as_deref()),
+        Int(Some(i64::from(r.streamed))),
+        Int(Some(i64::from(r.status))),
+        Text(Some(r.outcome.as_str())),
+        Text(r.error),
+        Real(Some(r.latency.as_secs_f64() * 1e3)),
+        Real(Some(r.overhead.as_secs_f64() * 1e3)),
+        tokens(|u| u.input),
+        tokens(|u| u.output),
+        tokens(|u| u.cache_read),
+        tokens(|u| u.cache_write),
+        tokens(|u| u.reasoning),
+        Text(Some(r.applied.as_str())),
+        Int(Some(r.saved_tokens)),
+        Int(Some(r.saved_bytes)),
+        Real(cost.map(|c| c.cost)),
+        Real(cost.map(|c| c.saved)),
+        Text(r.cache.map(|c| c.as_str())),
+    ]
+}
+
+/// Every optimizer pass of `rows`, with the request it belongs to.
+fn passes_of(rows: &[Arc<RequestRecord>]) -> Vec<(&RequestRecord, &crate::optimize::PassTokens)> {
+    rows.iter()
+        .flat_map(|r| r.passes.iter().map(move |p| (&**r, p)))
+        .collect()
+}
+
+/// A `request_passes` row's values, in [`PASS_COLUMNS`]' order.
+fn pass_values<'a>(
+    r: &'a RequestRecord,
+    p: &'a crate::optimize::PassTokens,
+    memo: &mut PriceMemo<'a>,
+) -> [Value<'a>; PER_PASS_ROW] {
+    let input_price = r
+        .model_served
+        .as_deref()
+        .or(r.model_requested.as_deref())
+        .and_then(|m| memo.prices(m))
+        // At the input rate the request was billed at (long prompts cost more).
+        .map(|prices| prices.rates_for(r.usage.map_or(0, |u| u.input)).input);
+    let saved = p.before as f64 - p.after as f64;
+    [
+        Value::Int(Some(r.started_ms())),
+        Value::Text(Some(r.request_id.as_str())),
+        Value::Text(Some(p.pass)),
+        Value::Int(Some(p.before as i64)),
+        Value::Int(Some(p.after as i64)),
+        Value::Real(input_price.map(|price| saved * price / 1e6)),
+    ]
+}
+
 async fn write(
     pool: &AnyPool,
     rows: &[Arc<RequestRecord>],
@@ -435,6 +583,16 @@ async fn write(
     let result = write_on(&mut conn, rows, pricing).await;
     discard_if_failed(conn, &result).await;
     result
+}
+
+type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>;
+
+fn bind<'q>(query: AnyQuery<'q>, value: Value<'q>) -> AnyQuery<'q> {
+    match value {
+        Value::Int(v) => query.bind(v),
+        Value::Real(v) => query.bind(v),
+        Value::Text(v) => query.bind(v),
+    }
 }
 
 async fn write_on(
@@ -449,62 +607,21 @@ async fn write_on(
         let sql = values_sql(COLUMNS, PER_ROW, group.len(), style);
         let mut query = sqlx::query(&sql);
         for r in group {
-            let r: &RequestRecord = r;
-            let usage = r.usage;
-            let tokens = |f: fn(&crate::usage::Usage) -> u64| usage.as_ref().map(|u| f(u) as i64);
-            let cost = memo.priced(r);
             // Text is bound by reference: the rows outlive the statement.
-            query = query
-                .bind(r.started_ms())
-                .bind(r.request_id.as_str())
-                .bind(r.dialect.as_str())
-                .bind(r.provider.as_deref())
-                .bind(r.model_requested.as_deref())
-                .bind(r.model_served.as_deref())
-                .bind(r.gateway_key.as_deref())
-                .bind(i64::from(r.streamed))
-                .bind(i64::from(r.status))
-                .bind(r.outcome.as_str())
-                .bind(r.error)
-                .bind(r.latency.as_secs_f64() * 1e3)
-                .bind(r.overhead.as_secs_f64() * 1e3)
-                .bind(tokens(|u| u.input))
-                .bind(tokens(|u| u.output))
-                .bind(tokens(|u| u.cache_read))
-                .bind(tokens(|u| u.cache_write))
-                .bind(tokens(|u| u.reasoning))
-                .bind(r.applied.as_str())
-                .bind(r.saved_tokens)
-                .bind(r.saved_bytes)
-                .bind(cost.map(|c| c.cost))
-                .bind(cost.map(|c| c.saved))
-                .bind(r.cache.map(|c| c.as_str()));
+            for value in request_values(r, &mut memo) {
+                query = bind(query, value);
+            }
         }
         query.execute(&mut *tx).await?;
     }
-    let passes: Vec<(&RequestRecord, &crate::optimize::PassTokens)> = rows
-        .iter()
-        .flat_map(|r| r.passes.iter().map(move |p| (&**r, p)))
-        .collect();
+    let passes = passes_of(rows);
     for group in passes.chunks(ROWS_PER_INSERT) {
         let sql = values_sql(PASS_COLUMNS, PER_PASS_ROW, group.len(), style);
         let mut query = sqlx::query(&sql);
         for (r, p) in group {
-            let input_price = r
-                .model_served
-                .as_deref()
-                .or(r.model_requested.as_deref())
-                .and_then(|m| memo.prices(m))
-                // At the input rate the request was billed at (long prompts cost more).
-                .map(|prices| prices.rates_for(r.usage.map_or(0, |u| u.input)).input);
-            let saved = p.before as f64 - p.after as f64;
-            query = query
-                .bind(r.started_ms())
-                .bind(r.request_id.as_str())
-                .bind(p.pass)
-                .bind(p.before as i64)
-                .bind(p.after as i64)
-                .bind(input_price.map(|price| saved * price / 1e6));
+            for value in pass_values(r, p, &mut memo) {
+                query = bind(query, value);
+            }
         }
         query.execute(&mut *tx).await?;
     }
@@ -595,6 +712,39 @@ mod tests {
         // Sonnet: 20 fresh input × $3, 80 cache reads × $0.30, 20 output × $15, per million.
         let each = (20.0 * 3.0 + 80.0 * 0.30 + 20.0 * 15.0) / 1e6;
         assert!((row.get::<f64, _>("c") - 50.0 * each).abs() < 1e-9);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[tokio::test]
+    async fn a_file_is_written_on_the_ledger_thread_and_memory_through_the_pool() {
+        let dir = std::env::temp_dir().join(format!("tg-store-{}", uuid::Uuid::new_v4()));
+        let pricing = Arc::new(Pricing::bundled());
+        for (url, on_thread) in [
+            (sqlite_url(&dir.join("ledger.sqlite")), true),
+            ("sqlite::memory:".to_owned(), false),
+        ] {
+            let pool = open(&url).await.unwrap();
+            let store = Store::for_pool(pool.clone(), &pricing);
+            assert_eq!(matches!(store, Store::Sqlite(..)), on_thread, "{url}");
+            let mut with_pass = record("p");
+            with_pass.passes = vec![crate::optimize::PassTokens {
+                pass: "squeeze",
+                before: 100,
+                after: 60,
+            }];
+            let rows = vec![Arc::new(record("a")), Arc::new(with_pass)];
+            let (back, result) = store.write(rows, &pricing).await;
+            result.unwrap();
+            assert_eq!(back.len(), 2, "the rows come back for the log line");
+            let (n, saved): (i64, i64) = sqlx::query_as(
+                "SELECT (SELECT COUNT(*) FROM requests), \
+                 (SELECT SUM(tokens_before - tokens_after) FROM request_passes)",
+            )
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+            assert_eq!((n, saved), (2, 40), "{url}");
+        }
         let _ = std::fs::remove_dir_all(dir);
     }
 
