@@ -124,6 +124,12 @@ fn open(file: &Path) -> rusqlite::Result<Connection> {
     Ok(conn)
 }
 
+/// Rows per INSERT here, with the CPU offered to any thread waiting for it after each: a
+/// request woken onto this thread's core waits for the statement in progress (tens of µs),
+/// not for the batch (a millisecond for 512 rows). Measured at one request at a time,
+/// where the batch's burst made the gateway's p99.9 twice that without a ledger.
+const SLICE: usize = 16;
+
 /// One connection's writes, with the statement for a full group of rows prepared once:
 /// looking it up in rusqlite's statement cache hashes and compares its 3 KB of SQL.
 struct Batches<'c> {
@@ -155,15 +161,15 @@ impl<'c> Batches<'c> {
 
     fn insert(&mut self, rows: &[Arc<RequestRecord>], pricing: &Pricing) -> rusqlite::Result<()> {
         let mut memo = PriceMemo::new(pricing);
-        for group in rows.chunks(ROWS_PER_INSERT) {
+        for group in rows.chunks(SLICE) {
             let mut partial;
-            let statement = if group.len() == ROWS_PER_INSERT {
+            let statement = if group.len() == SLICE {
                 match &mut self.full {
                     Some(statement) => statement,
                     full => full.insert(self.conn.prepare(&values_sql(
                         COLUMNS,
                         PER_ROW,
-                        ROWS_PER_INSERT,
+                        SLICE,
                         Placeholders::Anonymous,
                     ))?),
                 }
@@ -184,6 +190,7 @@ impl<'c> Batches<'c> {
                 }
             }
             statement.raw_execute()?;
+            std::thread::yield_now();
         }
         let passes = passes_of(rows);
         for group in passes.chunks(ROWS_PER_INSERT) {
