@@ -71,7 +71,7 @@ GATEWAYS = [t for t in TARGETS if t != "direct"]
 # Durations in seconds. The full plan fits the 15 minutes on 2 cores.
 PLAN = {
     "blocks": 8, "lat_cell": 2.5, "lat_warm": 0.5,
-    "cap_blocks": 6, "cap_d": 3, "cap_w": 1, "cap_conc": 50,
+    "cap_blocks": 10, "cap_d": 3, "cap_w": 1, "cap_conc": 50,
     "sweep_conc": [1, 10, 50, 100], "sweep_d": 4, "sweep_w": 1,
     "ep_conc": 10, "ep_d": 2.0, "ep_w": 0.5,
     "stream_conc": 10, "stream_d": 3.0, "stream_w": 0.5, "frame_ms": 5,
