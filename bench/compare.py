@@ -215,6 +215,13 @@ def _f(v, fmt="{:.3f}", none="–"):
     return none if v is None else fmt.format(v)
 
 
+
+def shown_ratio(x, goal):
+    """A ratio with two decimals, or four when two would round it onto the other side of
+    its goal (0.7998 shown as 0.80 beside a "missed")."""
+    two = f"{x:.2f}"
+    return two if (float(two) >= goal) == (x >= goal) else f"{x:.4f}"
+
 def targets_check(run, summ):
     """The issue's targets: (what, measured, goal, met)."""
     tg = summ["targets"].get("trimgate", {})
@@ -234,12 +241,12 @@ def targets_check(run, summ):
     r = val("trimgate", "rps_vs_nginx_c50")
     if blocks is not None:
         ci = _get(run, "capacity", "per_target", "trimgate", "vs_nginx", "ci95")
-        shown = f"{blocks:.2f}×" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+        shown = f"{shown_ratio(blocks, 0.8)}×" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
         if r is not None:
             shown += f" (sweep alone: {r:.2f}×)"
         rows.append(("capacity at c=50 vs nginx (interleaved blocks)", shown, "≥ 0.80×", blocks >= 0.8))
     elif r is not None:
-        rows.append(("capacity at c=50 vs nginx", f"{r:.2f}×", "≥ 0.80×", r >= 0.8))
+        rows.append(("capacity at c=50 vs nginx", f"{shown_ratio(r, 0.8)}×", "≥ 0.80×", r >= 0.8))
     cpu = val("trimgate", "cpu_us_per_completion_c50")
     if cpu is not None:
         rows.append(("CPU per completion (c=50)", f"{cpu:.1f} µs", "≤ 100 µs", cpu <= 100))
@@ -631,6 +638,10 @@ def self_test():
     r = compare(s, rec)
     check("a measure missing from this run is listed as missing, not as drift",
           f"trimgate.{other}" in r["missing"] and not any(x["measure"] == other and x["target"] == "trimgate" for x in r["drift"]))
+
+    check("a ratio that two decimals would round onto its goal is shown with four",
+          shown_ratio(0.7998, 0.8) == "0.7998" and shown_ratio(0.8, 0.8) == "0.80"
+          and shown_ratio(0.834, 0.8) == "0.83" and shown_ratio(0.7949, 0.8) == "0.79")
 
     passed = sum(ok for _, ok, _ in checks)
     print(f"gate self-test on synthetic runs derived from {source}:")
