@@ -319,7 +319,6 @@ impl Store {
 
 async fn write_loop(
     store: Store,
-
     mut rx: mpsc::Receiver<Arc<RequestRecord>>,
     full: Arc<Notify>,
     mut stopped: watch::Receiver<bool>,

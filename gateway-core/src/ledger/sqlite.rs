@@ -182,14 +182,10 @@ impl<'c> Batches<'c> {
                 ))?;
                 &mut partial
             };
-            let mut index = 1;
-            for r in group {
-                for value in request_values(r, &mut memo) {
-                    statement.raw_bind_parameter(index, value)?;
-                    index += 1;
-                }
-            }
-            statement.raw_execute()?;
+            execute(
+                statement,
+                group.iter().flat_map(|r| request_values(r, &mut memo)),
+            )?;
             std::thread::yield_now();
         }
         let passes = passes_of(rows);
@@ -200,18 +196,25 @@ impl<'c> Batches<'c> {
                 group.len(),
                 Placeholders::Anonymous,
             );
-            let mut statement = self.conn.prepare_cached(&sql)?;
-            let mut index = 1;
-            for (r, p) in group {
-                for value in pass_values(r, p, &mut memo) {
-                    statement.raw_bind_parameter(index, value)?;
-                    index += 1;
-                }
-            }
-            statement.raw_execute()?;
+            execute(
+                &mut *self.conn.prepare_cached(&sql)?,
+                group.iter().flat_map(|(r, p)| pass_values(r, p, &mut memo)),
+            )?;
         }
         Ok(())
     }
+}
+
+/// Binds `values` to `statement`'s parameters in order, then runs it.
+fn execute<'v>(
+    statement: &mut rusqlite::Statement<'_>,
+    values: impl Iterator<Item = Value<'v>>,
+) -> rusqlite::Result<()> {
+    for (index, value) in values.enumerate() {
+        statement.raw_bind_parameter(index + 1, value)?;
+    }
+    statement.raw_execute()?;
+    Ok(())
 }
 
 #[cfg(test)]
