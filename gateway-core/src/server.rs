@@ -295,7 +295,9 @@ async fn method_not_allowed(request: Request) -> Response {
 fn endpoint(e: Endpoint) -> axum::routing::MethodRouter<Arc<AppState>> {
     post(move |state: State<Arc<AppState>>, request: Request| {
         let span = telemetry::request_span(e, request.uri().path());
-        proxy::handle(state, e, request).instrument(span)
+        // Boxed where it is made: the request's future is kilobytes (every stage's state),
+        // and axum moves the handler's future more than once before polling it.
+        Box::pin(proxy::handle(state, e, request)).instrument(span)
     })
 }
 
