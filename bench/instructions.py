@@ -1,0 +1,220 @@
+"""Instructions per request, counted by callgrind: the mock reached directly, nginx and
+Trimgate, each run under valgrind in turn while the driver sends the campaign's ~1 KiB chat
+request at concurrency 1.
+
+Wall-clock figures on two shared vCPUs move by ±10 % from one minute to the next, which
+hides a change worth 2 %. An instruction count does not move with the host: it is the
+figure to compare builds by, and wall-clock runs (bench/campaign.sh) say what the count is
+worth in time. It counts user-space instructions only (no kernel time, no cache misses),
+in every thread of the process (Trimgate's ledger thread included), after a warm-up.
+
+    python3 bench/instructions.py [--bin PATH] [--seconds S] [--top N]
+
+Needs valgrind (`apt-get install valgrind`) and the binaries bench/campaign.sh builds
+(the trimgate binary and the driver). Output: a table on stdout and
+bench/results/instructions-<ts>.json. With --top N, the N functions with the most
+instructions of their own in Trimgate (names need symbols: the `profiling` build has them,
+`cargo build --profile profiling -p trimgate`).
+"""
+
+import argparse
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import campaign  # noqa: E402
+from campaign import KEY, Proc, bodies, free_port, wait_listening  # noqa: E402
+
+
+def log(msg):
+    print(f"[instructions {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def callgrind(name, argv, tmp, env=None):
+    out = os.path.join(tmp, f"{name}.callgrind")
+    vg = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-line=no", *argv]
+    return Proc(name, vg, tmp, env=env), out
+
+
+def control(proc, command):
+    """Sends callgrind a command (zero or dump) and waits for it to act: the tool polls for
+    commands between basic blocks, so an idle process can take a moment."""
+    r = subprocess.run(["callgrind_control", f"--{command}", str(proc.p.pid)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"callgrind_control --{command} failed: {r.stderr or r.stdout}")
+
+
+def parse(path):
+    """(total instructions, {function: its own instructions}) from a callgrind dump."""
+    names, own, total = {}, collections.Counter(), 0
+    fn, in_call = None, False
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("fn="):
+                m = re.match(r"fn=\((\d+)\)(?: (.*))?", line.rstrip("\n"))
+                if m:
+                    if m.group(2):
+                        names[m.group(1)] = m.group(2)
+                    fn = names.get(m.group(1), m.group(1))
+                else:
+                    fn = line[3:].rstrip("\n")
+                continue
+            if line.startswith("cfn="):
+                m = re.match(r"cfn=\((\d+)\)(?: (.*))?", line.rstrip("\n"))
+                if m and m.group(2):
+                    names[m.group(1)] = m.group(2)
+                continue
+            if line.startswith("calls="):
+                in_call = True
+                continue
+            if line[:1].isdigit() or line[:1] in "+-*":
+                parts = line.split()
+                if len(parts) >= 2:
+                    if in_call:
+                        in_call = False  # the callee's inclusive cost, counted where it ran
+                    else:
+                        cost = int(parts[1])
+                        own[fn] += cost
+                        total += cost
+    return total, own
+
+
+def dumped(out):
+    """The dump file callgrind_control wrote (`<out>.1` for the first dump)."""
+    for _ in range(100):
+        parts = sorted(p for p in os.listdir(os.path.dirname(out)) if p.startswith(os.path.basename(out) + "."))
+        if parts:
+            path = os.path.join(os.path.dirname(out), parts[-1])
+            time.sleep(0.3)
+            return path
+        time.sleep(0.1)
+    raise SystemExit(f"no callgrind dump at {out}.*")
+
+
+def drive(url, body, seconds):
+    r = campaign.driver(["closed", "--url", url, "--body", body, "--header", "Content-Type: application/json",
+                         "--header", f"Authorization: Bearer {KEY}", "--conc", "1", "--duration", str(seconds),
+                         "--warmup", "0", "--timeout", "30"])
+    bad = sum(r["counts"].values()) - r["counts"]["ok"]
+    if bad:
+        raise SystemExit(f"{bad} requests failed at {url}: {r['first_error']}")
+    return r["counts"]["ok"]
+
+
+def measure(name, proc, out, url, body, args):
+    drive(url, body, args.warmup)
+    control(proc, "zero")
+    n = drive(url, body, args.seconds)
+    control(proc, "dump")
+    total, own = parse(dumped(out))
+    proc.stop()
+    log(f"{name}: {n} requests, {total / n:,.0f} instructions each")
+    return {"requests": n, "instructions": total, "per_request": round(total / n),
+            "top": [(f, round(c / n)) for f, c in own.most_common(args.top)]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin", default=campaign.BIN)
+    ap.add_argument("--seconds", type=float, default=4.0, help="measured seconds per target")
+    ap.add_argument("--warmup", type=float, default=2.0)
+    ap.add_argument("--top", type=int, default=0)
+    args = ap.parse_args()
+    for tool in ("valgrind", "callgrind_control", "nginx"):
+        if not shutil.which(tool):
+            raise SystemExit(f"{tool} not found (apt-get install valgrind nginx-light)")
+    for path in (args.bin, campaign.DRIVER):
+        if not os.access(path, os.X_OK):
+            raise SystemExit(f"no binary at {path}: bench/campaign.sh builds it")
+    campaign.BIN = args.bin
+    tmp = tempfile.mkdtemp(prefix="trimgate-instr-")
+    body = bodies(tmp)["chat"]
+    results = {}
+    path = "/v1/chat/completions"
+    mock_env = {"TRIMGATE_LOG": "warn"}
+
+    # The mock alone, under callgrind: the baseline every hop adds to.
+    proc, out = callgrind("direct", [args.bin, "mock", "--listen", "127.0.0.1:0", "--any-key"], tmp, mock_env)
+    addr = wait_listening(proc, r"listening on http://([0-9.:]+)", timeout=60)
+    results["direct"] = measure("direct (the mock)", proc, out, f"http://{addr}{path}", body, args)
+
+    # The hops run over a mock outside valgrind.
+    mock = Proc("mock", [args.bin, "mock", "--listen", "127.0.0.1:0", "--any-key"], tmp, env=mock_env)
+    mock_addr = wait_listening(mock, r"listening on http://([0-9.:]+)")
+    try:
+        d = os.path.join(tmp, "nginx")
+        os.makedirs(d)
+        port = free_port()
+        # One process (no master) so callgrind follows the worker that serves.
+        with open(os.path.join(d, "nginx.conf"), "w") as f:
+            f.write(f"""master_process off;
+worker_processes 1;
+daemon off;
+pid {d}/nginx.pid;
+error_log {d}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+  client_body_temp_path {d}/body;
+  proxy_temp_path {d}/proxy;
+  keepalive_requests 100000;
+  upstream instant {{ server {mock_addr}; keepalive 64; }}
+  server {{ listen 127.0.0.1:{port}; location / {{ proxy_pass http://instant; proxy_http_version 1.1;
+    proxy_set_header Connection ""; proxy_buffering off; }} }}
+}}
+""")
+        proc, out = callgrind("nginx", ["nginx", "-p", d + "/", "-c", f"{d}/nginx.conf", "-e", f"{d}/error.log"], tmp)
+        time.sleep(3)
+        results["nginx"] = measure("nginx", proc, out, f"http://127.0.0.1:{port}{path}", body, args)
+
+        port = free_port()
+        config = os.path.join(tmp, "trimgate.toml")
+        with open(config, "w") as f:
+            f.write(f"""[providers.mock]
+kind = "openai"
+base_url = "http://{mock_addr}/v1"
+api_key = {{ env = "MOCK_OPENAI_KEY" }}
+
+[[routes]]
+match = "gpt-5-mini"
+provider = "mock"
+""")
+        data = os.path.join(tmp, "trimgate-data")
+        proc, out = callgrind("trimgate", [args.bin, "serve", "--config", config, "--listen", f"127.0.0.1:{port}"], tmp,
+                              {"MOCK_OPENAI_KEY": KEY, "TRIMGATE_LOG": "warn", "XDG_DATA_HOME": data})
+        wait_listening(proc, r"(listening)", timeout=60)
+        results["trimgate"] = measure("trimgate", proc, out, f"http://127.0.0.1:{port}{path}", body, args)
+    finally:
+        mock.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    base = results["direct"]["per_request"]
+    lines = ["| process | requests | instructions per request | × the mock's | × nginx's |", "|---|---:|---:|---:|---:|"]
+    for name, r in results.items():
+        lines.append(f"| {name} | {r['requests']} | {r['per_request']:,} | {r['per_request'] / base:.2f} | "
+                     f"{r['per_request'] / results['nginx']['per_request']:.2f} |")
+    print("\n".join(lines))
+    if args.top:
+        print(f"\nTrimgate's {args.top} functions with the most instructions of their own, per request:")
+        for f, c in results["trimgate"]["top"]:
+            print(f"{c:>8,}  {f[:140]}")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+    dest = os.path.join(HERE, "results", f"instructions-{stamp}.json")
+    with open(dest, "w") as f:
+        json.dump({"run": stamp, "bin": args.bin, "seconds": args.seconds, "results": results,
+                   "valgrind": subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()},
+                  f, indent=1)
+    log(f"wrote {dest}")
+
+
+if __name__ == "__main__":
+    main()
