@@ -139,13 +139,27 @@ fn stamp(response: &mut Response, ctx: &Ctx) {
     }
     if let Some(o) = &ctx.optimized {
         let headers = response.headers_mut();
-        if let Ok(v) = HeaderValue::from_str(&o.applied) {
+        if o.applied.is_empty() {
+            headers.insert(X_APPLIED, HeaderValue::from_static(""));
+        } else if let Ok(v) = HeaderValue::from_str(&o.applied) {
             headers.insert(X_APPLIED, v);
         }
-        headers.insert(X_SAVED_BYTES, HeaderValue::from(o.saved_bytes));
+        headers.insert(X_SAVED_BYTES, count_header(o.saved_bytes));
         if let Some(tokens) = o.saved_tokens {
-            headers.insert(X_SAVED_TOKENS, HeaderValue::from(tokens));
+            headers.insert(X_SAVED_TOKENS, count_header(tokens));
         }
+    }
+}
+
+/// Headers `stamp` and `relayed_headers` add to a response at most.
+const STAMPED: usize = 7;
+
+/// A count as a header value; the zero that most requests carry without an allocation.
+fn count_header(n: i64) -> HeaderValue {
+    if n == 0 {
+        HeaderValue::from_static("0")
+    } else {
+        HeaderValue::from(n)
     }
 }
 
@@ -740,6 +754,8 @@ fn is_event_stream(headers: &HeaderMap) -> bool {
 fn relayed_headers(mut headers: HeaderMap) -> HeaderMap {
     let upstream_id = headers.remove(&X_REQUEST_ID);
     retain_headers(&mut headers, relayed_response_header);
+    // Room for the upstream id and what `stamp` adds, so the map grows once, not twice.
+    headers.reserve(STAMPED);
     if let Some(id) = upstream_id {
         headers.insert(X_UPSTREAM_REQUEST_ID, id);
     }

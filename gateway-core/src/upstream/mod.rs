@@ -3,11 +3,13 @@
 //! platform's certificate verifier), and the provider's URL, key and headers put on each
 //! request.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
+use http::header::InvalidHeaderValue;
 use http::uri::PathAndQuery;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, Uri};
 use http_body_util::Full;
@@ -20,7 +22,7 @@ use crate::error::GatewayError;
 use crate::headers::{
     dropped_request_header, retain_headers, ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_VERSION, X_API_KEY,
 };
-use crate::secrets::{SecretError, SecretStore};
+use crate::secrets::{Secret, SecretError, SecretStore};
 use crate::telemetry;
 
 mod pool;
@@ -208,17 +210,12 @@ impl Upstream {
                 },
             })?;
         if let Some(key) = key {
-            let header_value = if provider.uses_x_api_key(dialect) {
-                HeaderValue::from_str(key.expose())
-            } else {
-                HeaderValue::from_str(&format!("Bearer {}", key.expose()))
-            };
-            let mut value = header_value.map_err(|_| GatewayError::MissingKey {
+            let x_api_key = provider.uses_x_api_key(dialect);
+            let value = key_header(key, x_api_key).map_err(|_| GatewayError::MissingKey {
                 provider: provider.name.clone(),
                 hint: "the stored key contains characters that cannot go in a header".into(),
             })?;
-            value.set_sensitive(true);
-            if provider.uses_x_api_key(dialect) {
+            if x_api_key {
                 out.insert(X_API_KEY, value);
             } else {
                 out.insert(http::header::AUTHORIZATION, value);
@@ -232,6 +229,43 @@ impl Upstream {
         }
         Ok(out)
     }
+}
+
+thread_local! {
+    /// The key headers built last on this thread: a key header is a format and two
+    /// allocations, and the same few keys go on every request.
+    static KEY_HEADERS: RefCell<Vec<(Secret, bool, HeaderValue)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// How many key headers a thread keeps; the oldest makes room.
+const KEY_HEADERS_KEPT: usize = 8;
+
+/// `key` as the value of `x-api-key`, or of `authorization` as a bearer token; marked
+/// sensitive, so it is never logged.
+fn key_header(key: Secret, x_api_key: bool) -> Result<HeaderValue, InvalidHeaderValue> {
+    let kept = KEY_HEADERS.with(|kept| {
+        kept.borrow()
+            .iter()
+            .find(|(k, x, _)| *x == x_api_key && *k == key)
+            .map(|(_, _, value)| value.clone())
+    });
+    if let Some(value) = kept {
+        return Ok(value);
+    }
+    let mut value = if x_api_key {
+        HeaderValue::from_str(key.expose())
+    } else {
+        HeaderValue::from_str(&format!("Bearer {}", key.expose()))
+    }?;
+    value.set_sensitive(true);
+    KEY_HEADERS.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        if kept.len() == KEY_HEADERS_KEPT {
+            kept.remove(0);
+        }
+        kept.push((key, x_api_key, value.clone()));
+    });
+    Ok(value)
 }
 
 /// The innermost cause of an error: the part that says what actually went wrong
@@ -257,5 +291,42 @@ pub fn classify(provider: &str, e: &(dyn std::error::Error + 'static)) -> Gatewa
     GatewayError::UpstreamUnreachable {
         provider: provider.to_owned(),
         detail: root_cause(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_header_is_built_once_per_key_and_rebuilt_when_the_key_changes() {
+        let old = Secret::new("sk-old");
+        let bearer = key_header(old.clone(), false).unwrap();
+        assert_eq!(bearer, "Bearer sk-old");
+        assert!(bearer.is_sensitive());
+        assert_eq!(key_header(old.clone(), true).unwrap(), "sk-old");
+        // The same text read again from the store is the same key.
+        assert_eq!(
+            key_header(Secret::new("sk-old"), false).unwrap(),
+            "Bearer sk-old"
+        );
+        let new = key_header(Secret::new("sk-new"), false).unwrap();
+        assert_eq!(new, "Bearer sk-new");
+        assert!(new.is_sensitive());
+        assert!(key_header(Secret::new("bad\nkey"), false).is_err());
+        // More keys than a thread keeps: each still gets its own header.
+        for i in 0..2 * KEY_HEADERS_KEPT {
+            let key = format!("sk-{i}");
+            assert_eq!(
+                key_header(Secret::new(key.as_str()), i % 2 == 0).unwrap(),
+                if i % 2 == 0 {
+                    key
+                } else {
+                    format!("Bearer {key}")
+                }
+                .as_str()
+            );
+        }
+        assert_eq!(key_header(old, false).unwrap(), "Bearer sk-old");
     }
 }
