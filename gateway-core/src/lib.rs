@@ -42,6 +42,7 @@ pub mod proxy;
 pub mod record;
 pub mod relay;
 pub mod routing;
+mod scan;
 pub mod secrets;
 pub mod server;
 pub mod sniff;

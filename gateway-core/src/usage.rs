@@ -11,6 +11,7 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 
 use crate::dialect::Dialect;
+use crate::scan::{Scanner, Unsure};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Usage {
@@ -21,7 +22,7 @@ pub struct Usage {
     pub reasoning: u64,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Debug, PartialEq)]
 struct Details {
     cached_tokens: Option<u64>,
     reasoning_tokens: Option<u64>,
@@ -29,7 +30,7 @@ struct Details {
 
 /// Every usage field any of the three dialects (and DeepSeek) sends; read without
 /// building a JSON tree, and with absent fields told apart from zeros.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Debug, PartialEq)]
 struct UsageWire {
     // OpenAI Chat
     prompt_tokens: Option<u64>,
@@ -113,11 +114,121 @@ pub fn from_usage_value(dialect: Dialect, v: &serde_json::Value) -> Option<Usage
 
 /// Usage and the served model from a whole (non-streamed) JSON response.
 pub fn from_response(dialect: Dialect, body: &[u8]) -> (Option<Usage>, Option<String>) {
-    let Ok(head) = serde_json::from_slice::<Head<'_>>(body) else {
-        return (None, None);
+    let (usage, model) = match scanned(body) {
+        Ok(read) => read,
+        Err(Unsure) => {
+            let Ok(head) = serde_json::from_slice::<Head<'_>>(body) else {
+                return (None, None);
+            };
+            (head.usage, head.model.map(Cow::into_owned))
+        }
     };
-    let usage = head.usage.map(|u| u.to_usage(dialect));
-    (usage, head.model.map(Cow::into_owned))
+    (usage.map(|u| u.to_usage(dialect)), model)
+}
+
+/// What `serde_json::from_slice::<Head>` reads from a whole response, read directly (see
+/// [`crate::scan`]); `Unsure` for anything serde should decide.
+fn scanned(body: &[u8]) -> Result<(Option<UsageWire>, Option<String>), Unsure> {
+    let mut s = Scanner::new(body);
+    s.ws();
+    s.expect(b'{')?;
+    let (mut usage, mut model) = (None, None);
+    let mut seen = [false; 4];
+    s.members(|s, key| {
+        let field = match key {
+            b"model" => 0,
+            b"usage" => 1,
+            b"type" => 2,
+            b"choices" => 3,
+            // Objects that nest the response (stream events): serde reads those.
+            b"response" | b"message" => return Err(Unsure),
+            _ => return s.skip_value(0),
+        };
+        if std::mem::replace(&mut seen[field], true) {
+            return Err(Unsure); // serde refuses a repeated field
+        }
+        match field {
+            0 => model = s.str_or_null()?.map(str::to_owned),
+            1 => usage = usage_or_null(s)?,
+            2 => {
+                s.str_or_null()?;
+            }
+            _ => {
+                if !s.eat_null() {
+                    s.expect_array()?;
+                    s.skip_value(0)?;
+                }
+            }
+        }
+        Ok(())
+    })?;
+    s.ws();
+    if !s.at_end() {
+        return Err(Unsure);
+    }
+    Ok((usage, model))
+}
+
+fn usage_or_null(s: &mut Scanner<'_>) -> Result<Option<UsageWire>, Unsure> {
+    if s.eat_null() {
+        return Ok(None);
+    }
+    s.expect(b'{')?;
+    let mut u = UsageWire::default();
+    let mut seen = 0u16;
+    s.members(|s, key| {
+        let (bit, slot): (u16, Slot<'_>) = match key {
+            b"prompt_tokens" => (0, Slot::Count(&mut u.prompt_tokens)),
+            b"completion_tokens" => (1, Slot::Count(&mut u.completion_tokens)),
+            b"prompt_tokens_details" => (2, Slot::Details(&mut u.prompt_tokens_details)),
+            b"completion_tokens_details" => (3, Slot::Details(&mut u.completion_tokens_details)),
+            b"prompt_cache_hit_tokens" => (4, Slot::Count(&mut u.prompt_cache_hit_tokens)),
+            b"input_tokens" => (5, Slot::Count(&mut u.input_tokens)),
+            b"output_tokens" => (6, Slot::Count(&mut u.output_tokens)),
+            b"input_tokens_details" => (7, Slot::Details(&mut u.input_tokens_details)),
+            b"output_tokens_details" => (8, Slot::Details(&mut u.output_tokens_details)),
+            b"cache_read_input_tokens" => (9, Slot::Count(&mut u.cache_read_input_tokens)),
+            b"cache_creation_input_tokens" => (10, Slot::Count(&mut u.cache_creation_input_tokens)),
+            _ => return s.skip_value(1),
+        };
+        if seen & (1 << bit) != 0 {
+            return Err(Unsure);
+        }
+        seen |= 1 << bit;
+        match slot {
+            Slot::Count(n) => *n = s.u64_or_null()?,
+            Slot::Details(d) => *d = details_or_null(s)?,
+        }
+        Ok(())
+    })?;
+    Ok(Some(u))
+}
+
+enum Slot<'u> {
+    Count(&'u mut Option<u64>),
+    Details(&'u mut Option<Details>),
+}
+
+fn details_or_null(s: &mut Scanner<'_>) -> Result<Option<Details>, Unsure> {
+    if s.eat_null() {
+        return Ok(None);
+    }
+    s.expect(b'{')?;
+    let mut d = Details::default();
+    let mut seen = [false; 2];
+    s.members(|s, key| {
+        let (i, slot) = match key {
+            b"cached_tokens" => (0, &mut d.cached_tokens),
+            b"reasoning_tokens" => (1, &mut d.reasoning_tokens),
+            _ => return s.skip_value(2),
+        };
+        if std::mem::replace(&mut seen[i], true) {
+            return Err(Unsure);
+        }
+        *slot = s.u64_or_null()?;
+        Ok(())
+    })?;
+    Ok(Some(d))
 }
 
 /// Collects usage from a stream, one frame's `data` at a time.
@@ -307,5 +418,157 @@ mod tests {
                 reasoning: 2
             })
         );
+    }
+
+    /// The direct reader and serde agree on every document the reader answers for, and
+    /// it answers for the shapes providers send.
+    #[test]
+    fn the_direct_reader_agrees_with_serde() {
+        fn by_serde(body: &[u8]) -> Option<(Option<UsageWire>, Option<String>)> {
+            serde_json::from_slice::<Head<'_>>(body)
+                .ok()
+                .map(|h| (h.usage, h.model.map(Cow::into_owned)))
+        }
+        for provider_shaped in [
+            &br#"{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-5-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hi \"there\"\n\u00e9","refusal":null},"finish_reason":"stop"}],"usage":{"prompt_tokens":301,"completion_tokens":42,"total_tokens":343,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0}},"service_tier":"default","system_fingerprint":null}"#[..],
+            br#"{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":100,"output_tokens":7}}"#,
+            br#"{"id":"resp_1","object":"response","model":"gpt-5","output":[],"usage":{"input_tokens":5,"input_tokens_details":{"cached_tokens":1},"output_tokens":6,"output_tokens_details":{"reasoning_tokens":2},"total_tokens":11}}"#,
+            b" {\"model\" : \"m\" , \"usage\" : null }\n",
+        ] {
+            let direct = scanned(provider_shaped).ok();
+            assert!(direct.is_some(), "{}", String::from_utf8_lossy(provider_shaped));
+            assert_eq!(direct, by_serde(provider_shaped));
+        }
+
+        // Random documents, valid and broken: wherever the reader answers, serde agrees.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let (mut answered, mut total) = (0, 0);
+        for _ in 0..20_000 {
+            let mut doc = random_response(&mut next);
+            if next(3) == 0 {
+                // Break it: drop, double or replace a byte.
+                let at = next(doc.len() as u64) as usize;
+                match next(3) {
+                    0 => {
+                        doc.remove(at);
+                    }
+                    1 => doc.insert(at, doc[at]),
+                    _ => doc[at] = b"{}[]\",:0-.e\\u\x01 nx\xc3"[next(17) as usize],
+                }
+            }
+            total += 1;
+            if let Ok(direct) = scanned(&doc) {
+                answered += 1;
+                assert_eq!(
+                    Some(direct),
+                    by_serde(&doc),
+                    "{}",
+                    String::from_utf8_lossy(&doc)
+                );
+            }
+        }
+        // Floats, escapes and repeated fields are common here by design, rare from providers.
+        assert!(
+            answered > total / 10,
+            "the reader answered {answered} of {total}"
+        );
+    }
+
+    fn random_response(next: &mut impl FnMut(u64) -> u64) -> Vec<u8> {
+        const TOP: &[&str] = &[
+            "model", "usage", "type", "choices", "id", "created", "model", "x\\u0041", "response",
+        ];
+        const USAGE: &[&str] = &[
+            "prompt_tokens",
+            "completion_tokens",
+            "total_tokens",
+            "prompt_tokens_details",
+            "completion_tokens_details",
+            "input_tokens",
+            "output_tokens",
+            "input_tokens_details",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+            "prompt_cache_hit_tokens",
+            "output_tokens_details",
+            "cached_tokens",
+            "reasoning_tokens",
+        ];
+        fn value(next: &mut impl FnMut(u64) -> u64, depth: u32, out: &mut String) {
+            match next(if depth > 3 { 6 } else { 9 }) {
+                0 => out.push_str("null"),
+                1 => out.push_str(["true", "false"][next(2) as usize]),
+                2 => out.push_str(
+                    ["0", "7", "-3", "2.5", "1e3", "18446744073709551616", "42"][next(7) as usize],
+                ),
+                3 | 4 => out.push_str(
+                    [
+                        "\"gpt-5\"",
+                        "\"a\\\"b\"",
+                        "\"\\u00e9t\u{e9}\"",
+                        "\"\"",
+                        "\"\\ud83d\\ude00\"",
+                    ][next(5) as usize],
+                ),
+                5 => out.push_str(&next(1000).to_string()),
+                6 | 7 => {
+                    out.push('[');
+                    for i in 0..next(3) {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        value(next, depth + 1, out);
+                    }
+                    out.push(']');
+                }
+                _ => {
+                    out.push('{');
+                    for i in 0..next(4) {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        out.push_str(&format!(
+                            "\"{}\":",
+                            USAGE[next(USAGE.len() as u64) as usize]
+                        ));
+                        value(next, depth + 1, out);
+                    }
+                    out.push('}');
+                }
+            }
+        }
+        let mut out = String::from("{");
+        for i in 0..next(6) {
+            if i > 0 {
+                out.push_str([",", " , ", ",\n"][next(3) as usize]);
+            }
+            let key = TOP[next(TOP.len() as u64) as usize];
+            out.push_str(&format!("\"{key}\":"));
+            if key == "usage" && next(4) != 0 {
+                value(next, 3, &mut String::new());
+                out.push('{');
+                for j in 0..next(5) {
+                    if j > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&format!(
+                        "\"{}\":",
+                        USAGE[next(USAGE.len() as u64) as usize]
+                    ));
+                    value(next, 2, &mut out);
+                }
+                out.push('}');
+            } else {
+                value(next, 0, &mut out);
+            }
+        }
+        out.push('}');
+        out.into_bytes()
     }
 }

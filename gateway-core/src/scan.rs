@@ -1,0 +1,387 @@
+//! A JSON reader for the hot path's one question about a whole response: its top-level
+//! `model` and `usage`. serde_json answers it in about a microsecond per response, most of
+//! it in the derive's per-key machinery (each key checked as UTF-8, matched, each value
+//! visited); this reads the same bytes directly.
+//!
+//! It answers only when it is certain: whatever it does not expect (an escape in a key or in
+//! the model's name, a number that is not a plain `u64`, a repeated field, nesting deeper
+//! than [`DEPTH`], a `\u` surrogate) makes it return `None`, and the caller asks serde. Where
+//! it does answer, it validates every byte the way serde_json does (skipped strings are not
+//! checked as UTF-8 by either), so the two agree; the tests hold it to that.
+
+/// Nesting deeper than this is left to serde (whose own limit is 128).
+const DEPTH: usize = 100;
+
+/// "Not certain": the caller falls back to serde_json.
+pub struct Unsure;
+
+type Scan<T> = Result<T, Unsure>;
+
+pub struct Scanner<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Scanner<'a> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Scanner { bytes, at: 0 }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    pub fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.at += 1;
+        }
+    }
+
+    /// Consumes `b` if it is next.
+    pub fn eat(&mut self, b: u8) -> bool {
+        if self.peek() == Some(b) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    pub fn expect(&mut self, b: u8) -> Scan<()> {
+        if self.eat(b) {
+            Ok(())
+        } else {
+            Err(Unsure)
+        }
+    }
+
+    /// Consumes a `null` if one is next.
+    pub fn eat_null(&mut self) -> bool {
+        self.bytes[self.at..].starts_with(b"null") && {
+            self.at += 4;
+            true
+        }
+    }
+
+    /// Checks that an array starts at the cursor, without consuming it.
+    pub fn expect_array(&self) -> Scan<()> {
+        if self.peek() == Some(b'[') {
+            Ok(())
+        } else {
+            Err(Unsure)
+        }
+    }
+
+    pub fn at_end(&self) -> bool {
+        self.at == self.bytes.len()
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Scan<()> {
+        if self.bytes[self.at..].starts_with(word) {
+            self.at += word.len();
+            Ok(())
+        } else {
+            Err(Unsure)
+        }
+    }
+
+    /// Moves to the first `"`, `\` or control byte at or after the cursor, eight bytes
+    /// at a time (each lane tested for being below 0x20 or equal to either character).
+    fn skip_plain(&mut self) {
+        const ONES: u64 = u64::MAX / 255;
+        const HIGH: u64 = ONES << 7;
+        let rest = &self.bytes[self.at..];
+        let mut chunks = rest.chunks_exact(8);
+        for chunk in chunks.by_ref() {
+            let mut lanes = [0u8; 8];
+            lanes.copy_from_slice(chunk);
+            let x = u64::from_le_bytes(lanes);
+            let quote = x ^ (ONES * u64::from(b'"'));
+            let backslash = x ^ (ONES * u64::from(b'\\'));
+            let found = (x.wrapping_sub(ONES * 0x20) & !x)
+                | (quote.wrapping_sub(ONES) & !quote)
+                | (backslash.wrapping_sub(ONES) & !backslash);
+            let found = found & HIGH;
+            if found != 0 {
+                self.at += found.trailing_zeros() as usize / 8;
+                return;
+            }
+            self.at += 8;
+        }
+        for &b in chunks.remainder() {
+            if b < 0x20 || b == b'"' || b == b'\\' {
+                return;
+            }
+            self.at += 1;
+        }
+    }
+
+    /// Skips a string whose opening quote is next, checking its escapes.
+    fn skip_string(&mut self) -> Scan<()> {
+        self.expect(b'"')?;
+        loop {
+            self.skip_plain();
+            match self.peek() {
+                Some(b'"') => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                Some(b'\\') => {
+                    self.at += 1;
+                    match self.peek() {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                            self.at += 1
+                        }
+                        Some(b'u') => {
+                            let hex = self.bytes.get(self.at + 1..self.at + 5).ok_or(Unsure)?;
+                            let hex = std::str::from_utf8(hex).map_err(|_| Unsure)?;
+                            let unit = u16::from_str_radix(hex, 16).map_err(|_| Unsure)?;
+                            // Surrogate pairs have rules of their own; serde decides.
+                            if (0xD800..=0xDFFF).contains(&unit) || hex.starts_with('+') {
+                                return Err(Unsure);
+                            }
+                            self.at += 5;
+                        }
+                        _ => return Err(Unsure),
+                    }
+                }
+                // A control byte, or the end of the input.
+                _ => return Err(Unsure),
+            }
+        }
+    }
+
+    /// A string with no escapes, as its raw bytes (not yet checked as UTF-8).
+    fn plain_string(&mut self) -> Scan<&'a [u8]> {
+        self.expect(b'"')?;
+        let start = self.at;
+        self.skip_plain();
+        if self.peek() != Some(b'"') {
+            return Err(Unsure);
+        }
+        let raw = &self.bytes[start..self.at];
+        self.at += 1;
+        Ok(raw)
+    }
+
+    /// An object key with no escapes and only ASCII (every key this reader matches is).
+    pub fn key(&mut self) -> Scan<&'a [u8]> {
+        let key = self.plain_string()?;
+        if key.is_ascii() {
+            Ok(key)
+        } else {
+            Err(Unsure)
+        }
+    }
+
+    /// A string without escapes, or `null`.
+    pub fn str_or_null(&mut self) -> Scan<Option<&'a str>> {
+        if self.peek() == Some(b'n') {
+            self.literal(b"null")?;
+            return Ok(None);
+        }
+        let raw = self.plain_string()?;
+        std::str::from_utf8(raw).map(Some).map_err(|_| Unsure)
+    }
+
+    /// A non-negative integer that fits a `u64`, or `null`.
+    pub fn u64_or_null(&mut self) -> Scan<Option<u64>> {
+        if self.peek() == Some(b'n') {
+            self.literal(b"null")?;
+            return Ok(None);
+        }
+        let start = self.at;
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.at += 1;
+        }
+        let digits = &self.bytes[start..self.at];
+        if digits.is_empty() || (digits.len() > 1 && digits[0] == b'0') {
+            return Err(Unsure);
+        }
+        if let Some(b'.' | b'e' | b'E') = self.peek() {
+            return Err(Unsure);
+        }
+        let mut n: u64 = 0;
+        for &d in digits {
+            n = n
+                .checked_mul(10)
+                .and_then(|n| n.checked_add(u64::from(d - b'0')))
+                .ok_or(Unsure)?;
+        }
+        Ok(Some(n))
+    }
+
+    fn skip_number(&mut self) -> Scan<()> {
+        self.eat(b'-');
+        let digits = |s: &mut Self| {
+            let start = s.at;
+            while let Some(b'0'..=b'9') = s.peek() {
+                s.at += 1;
+            }
+            s.at - start
+        };
+        match self.peek() {
+            Some(b'0') => self.at += 1,
+            Some(b'1'..=b'9') => {
+                digits(self);
+            }
+            _ => return Err(Unsure),
+        }
+        if self.eat(b'.') && digits(self) == 0 {
+            return Err(Unsure);
+        }
+        if self.eat(b'e') || self.eat(b'E') {
+            if !self.eat(b'+') {
+                self.eat(b'-');
+            }
+            if digits(self) == 0 {
+                return Err(Unsure);
+            }
+        }
+        Ok(())
+    }
+
+    /// Skips the value that starts at the cursor, checking its syntax.
+    pub fn skip_value(&mut self, depth: usize) -> Scan<()> {
+        match self.peek().ok_or(Unsure)? {
+            b'"' => self.skip_string(),
+            b'n' => self.literal(b"null"),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'-' | b'0'..=b'9' => self.skip_number(),
+            b'[' => {
+                if depth >= DEPTH {
+                    return Err(Unsure);
+                }
+                self.at += 1;
+                self.ws();
+                if self.eat(b']') {
+                    return Ok(());
+                }
+                loop {
+                    self.skip_value(depth + 1)?;
+                    self.ws();
+                    if self.eat(b']') {
+                        return Ok(());
+                    }
+                    self.expect(b',')?;
+                    self.ws();
+                }
+            }
+            b'{' => {
+                if depth >= DEPTH {
+                    return Err(Unsure);
+                }
+                self.at += 1;
+                self.ws();
+                if self.eat(b'}') {
+                    return Ok(());
+                }
+                loop {
+                    // The keys of a skipped object may hold anything a string may.
+                    self.skip_string()?;
+                    self.ws();
+                    self.expect(b':')?;
+                    self.ws();
+                    self.skip_value(depth + 1)?;
+                    self.ws();
+                    if self.eat(b'}') {
+                        return Ok(());
+                    }
+                    self.expect(b',')?;
+                    self.ws();
+                }
+            }
+            _ => Err(Unsure),
+        }
+    }
+
+    /// Reads the members of an object whose `{` was just consumed, handing each key to
+    /// `member` with the cursor on its value; consumes the closing `}`. For objects read
+    /// field by field: keys must be plain ASCII (serde would unescape and check them).
+    pub fn members(&mut self, mut member: impl FnMut(&mut Self, &'a [u8]) -> Scan<()>) -> Scan<()> {
+        self.ws();
+        if self.eat(b'}') {
+            return Ok(());
+        }
+        loop {
+            let key = self.key()?;
+            self.ws();
+            self.expect(b':')?;
+            self.ws();
+            member(self, key)?;
+            self.ws();
+            if self.eat(b'}') {
+                return Ok(());
+            }
+            self.expect(b',')?;
+            self.ws();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skips(json: &str) -> bool {
+        let mut s = Scanner::new(json.as_bytes());
+        s.ws();
+        let ok = s.skip_value(0).is_ok();
+        s.ws();
+        ok && s.at_end()
+    }
+
+    #[test]
+    fn skipping_accepts_json_and_refuses_what_is_not() {
+        for good in [
+            r#"{"a":[1,-2.5e+3,0,true,false,null,"x\"\\\/\b\f\n\r\t\u00e9"],"b":{}}"#,
+            "[]",
+            " [ 1 , { } ] ",
+            r#""long string with no escapes at all, more than eight bytes""#,
+            "-0.0E-0",
+        ] {
+            assert!(skips(good), "{good}");
+            assert!(serde_json::from_str::<serde::de::IgnoredAny>(good).is_ok());
+        }
+        for bad in [
+            "[1,]",
+            "{\"a\":1,}",
+            "01",
+            "1.",
+            "1e",
+            "-",
+            "+1",
+            "tru",
+            "\"a\u{1}\"",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "{\"a\" 1}",
+            "{1:2}",
+            "[1 2]",
+            "\"open",
+            "nul",
+        ] {
+            assert!(!skips(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn integers_are_plain_u64_or_unsure() {
+        let read = |s: &str| Scanner::new(s.as_bytes()).u64_or_null().ok();
+        assert_eq!(read("0"), Some(Some(0)));
+        assert_eq!(read("18446744073709551615"), Some(Some(u64::MAX)));
+        assert_eq!(read("null"), Some(None));
+        for unsure in ["18446744073709551616", "01", "1.0", "1e3", "-1", "x"] {
+            assert_eq!(read(unsure), None, "{unsure}");
+        }
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_left_to_serde() {
+        let deep = "[".repeat(DEPTH + 1) + &"]".repeat(DEPTH + 1);
+        assert!(!skips(&deep));
+        let fine = "[".repeat(DEPTH) + &"]".repeat(DEPTH);
+        assert!(skips(&fine));
+    }
+}
