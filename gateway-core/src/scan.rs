@@ -72,6 +72,11 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// Where the cursor is, as an offset into the input.
+    pub fn position(&self) -> usize {
+        self.at
+    }
+
     pub fn at_end(&self) -> bool {
         self.at == self.bytes.len()
     }
@@ -316,6 +321,102 @@ impl<'a> Scanner<'a> {
             }
             self.expect(b',')?;
             self.ws();
+        }
+    }
+}
+
+/// Random JSON documents for tests that hold a direct reader to serde's answers.
+#[cfg(test)]
+pub(crate) mod random {
+    /// A xorshift stream: `next(n)` is in `0..n`.
+    pub fn numbers(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        }
+    }
+
+    /// An object with members named from `top` (some repeated, some escaped), whose values
+    /// nest objects with members named from `inner`; one in three is then broken (a byte
+    /// dropped, doubled or replaced).
+    pub fn document(next: &mut impl FnMut(u64) -> u64, top: &[&str], inner: &[&str]) -> Vec<u8> {
+        let mut out = String::from("{");
+        for i in 0..next(6) {
+            if i > 0 {
+                out.push_str([",", " , ", ",\n"][next(3) as usize]);
+            }
+            out.push_str(&format!("\"{}\":", top[next(top.len() as u64) as usize]));
+            let depth = if next(3) == 0 { 3 } else { 0 };
+            value(next, inner, depth, &mut out);
+        }
+        out.push('}');
+        let mut doc = out.into_bytes();
+        if next(3) == 0 {
+            let at = next(doc.len() as u64) as usize;
+            match next(3) {
+                0 => {
+                    doc.remove(at);
+                }
+                1 => doc.insert(at, doc[at]),
+                _ => doc[at] = b"{}[]\",:0-.e\\u\x01 nx\xc3"[next(17) as usize],
+            }
+        }
+        doc
+    }
+
+    fn value(next: &mut impl FnMut(u64) -> u64, inner: &[&str], depth: u32, out: &mut String) {
+        match next(if depth > 3 { 6 } else { 9 }) {
+            0 => out.push_str("null"),
+            1 => out.push_str(["true", "false"][next(2) as usize]),
+            2 => out.push_str(
+                [
+                    "0",
+                    "7",
+                    "-3",
+                    "2.5",
+                    "1e3",
+                    "18446744073709551616",
+                    "42",
+                    "0.7",
+                ][next(8) as usize],
+            ),
+            3 | 4 => out.push_str(
+                [
+                    "\"gpt-5\"",
+                    "\"a\\\"b\"",
+                    "\"\\u00e9t\u{e9}\"",
+                    "\"\"",
+                    "\"\\ud83d\\ude00\"",
+                    "\"Refactor the parser so that errors carry the line and column.\"",
+                ][next(6) as usize],
+            ),
+            5 => out.push_str(&next(1000).to_string()),
+            6 | 7 => {
+                out.push('[');
+                for i in 0..next(3) {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    value(next, inner, depth + 1, out);
+                }
+                out.push(']');
+            }
+            _ => {
+                out.push('{');
+                for i in 0..next(5) {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&format!(
+                        "\"{}\":",
+                        inner[next(inner.len() as u64) as usize]
+                    ));
+                    value(next, inner, depth + 1, out);
+                }
+                out.push('}');
+            }
         }
     }
 }

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::error::GatewayError;
+use crate::scan::{Scanner, Unsure};
 
 #[derive(Deserialize)]
 struct Peek<'a> {
@@ -46,32 +47,47 @@ fn span_of(outer: &[u8], inner: &str) -> Range<usize> {
 pub fn sniff(body: &[u8]) -> Result<Sniffed, GatewayError> {
     // serde_json skips the fields it ignores without checking their UTF-8, so check the
     // whole body here: JSON is UTF-8, and a provider would reject it anyway.
-    if let Err(e) = std::str::from_utf8(body) {
-        return Err(GatewayError::InvalidJson(format!(
-            "the body is not UTF-8 (invalid byte at offset {})",
-            e.valid_up_to()
-        )));
-    }
+    let text = match std::str::from_utf8(body) {
+        Ok(text) => text,
+        Err(e) => {
+            return Err(GatewayError::InvalidJson(format!(
+                "the body is not UTF-8 (invalid byte at offset {})",
+                e.valid_up_to()
+            )))
+        }
+    };
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     if first != Some(&b'{') {
         return Err(GatewayError::InvalidJson(
             "expected a JSON object at the top level".into(),
         ));
     }
-    let peek: Peek<'_> =
-        serde_json::from_slice(body).map_err(|e| GatewayError::InvalidJson(e.to_string()))?;
-    let Some(raw_model) = peek.model else {
+    let [model, stream, stream_options, temperature] = match spans(body) {
+        Ok(spans) => spans.map(|span| span.and_then(|r| text.get(r))),
+        Err(Unsure) => {
+            let peek: Peek<'_> = serde_json::from_slice(body)
+                .map_err(|e| GatewayError::InvalidJson(e.to_string()))?;
+            [
+                peek.model,
+                peek.stream,
+                peek.stream_options,
+                peek.temperature,
+            ]
+            .map(|raw| raw.map(RawValue::get))
+        }
+    };
+    let Some(raw_model) = model else {
         return Err(GatewayError::InvalidField {
             param: "model",
             message: "missing required field `model`".into(),
         });
     };
-    let model: Cow<'_, str> = match serde_json::from_str(raw_model.get()) {
+    let model: Cow<'_, str> = match serde_json::from_str(raw_model) {
         Ok(m) => m,
         Err(_) => {
             return Err(GatewayError::InvalidField {
                 param: "model",
-                message: format!("`model` must be a string, got {}", raw_model.get()),
+                message: format!("`model` must be a string, got {raw_model}"),
             })
         }
     };
@@ -81,7 +97,7 @@ pub fn sniff(body: &[u8]) -> Result<Sniffed, GatewayError> {
             message: "`model` must not be empty".into(),
         });
     }
-    let stream = match peek.stream.map(RawValue::get) {
+    let stream = match stream {
         None | Some("null") | Some("false") => false,
         Some("true") => true,
         Some(other) => {
@@ -93,15 +109,47 @@ pub fn sniff(body: &[u8]) -> Result<Sniffed, GatewayError> {
     };
     Ok(Sniffed {
         model: model.into_owned(),
-        model_span: span_of(body, raw_model.get()),
+        model_span: span_of(body, raw_model),
         stream,
-        stream_options: peek
-            .stream_options
-            .map(|raw| (span_of(body, raw.get()), raw.get().to_owned())),
-        temperature: peek
-            .temperature
-            .and_then(|raw| raw.get().parse::<f64>().ok()),
+        stream_options: stream_options.map(|raw| (span_of(body, raw), raw.to_owned())),
+        temperature: temperature.and_then(|raw| raw.parse::<f64>().ok()),
     })
+}
+
+/// Where `model`, `stream`, `stream_options` and `temperature` sit in a body (`None` for
+/// an absent or `null` one), found by reading the bytes directly, with the whole body's
+/// syntax checked as serde_json checks it; `Unsure` for anything serde should decide
+/// (see [`crate::scan`]), including every body serde would refuse.
+fn spans(body: &[u8]) -> Result<[Option<Range<usize>>; 4], Unsure> {
+    let mut s = Scanner::new(body);
+    s.ws();
+    s.expect(b'{')?;
+    let mut found: [Option<Range<usize>>; 4] = Default::default();
+    let mut seen = [false; 4];
+    s.members(|s, key| {
+        let field = match key {
+            b"model" => 0,
+            b"stream" => 1,
+            b"stream_options" => 2,
+            b"temperature" => 3,
+            _ => return s.skip_value(0),
+        };
+        if std::mem::replace(&mut seen[field], true) {
+            return Err(Unsure); // serde refuses a repeated field
+        }
+        let start = s.position();
+        s.skip_value(0)?;
+        let span = start..s.position();
+        if &body[span.clone()] != b"null" {
+            found[field] = Some(span);
+        }
+        Ok(())
+    })?;
+    s.ws();
+    if !s.at_end() {
+        return Err(Unsure);
+    }
+    Ok(found)
 }
 
 /// The edits passthrough may make, collected and applied in one copy.
@@ -273,5 +321,65 @@ mod tests {
             let err = sniff(body).err().map(|e| e.metric_label());
             assert_eq!(err, Some(label), "{}", String::from_utf8_lossy(body));
         }
+    }
+
+    /// The direct reader finds what serde finds, wherever it answers, and answers for the
+    /// bodies clients send.
+    #[test]
+    fn the_direct_reader_agrees_with_serde() {
+        fn by_serde(body: &[u8]) -> Option<[Option<&str>; 4]> {
+            let peek: Peek<'_> = serde_json::from_slice(body).ok()?;
+            Some(
+                [
+                    peek.model,
+                    peek.stream,
+                    peek.stream_options,
+                    peek.temperature,
+                ]
+                .map(|raw| raw.map(RawValue::get)),
+            )
+        }
+        fn direct(body: &[u8]) -> Option<[Option<&str>; 4]> {
+            let text = std::str::from_utf8(body).ok()?;
+            let spans = spans(body).ok()?;
+            Some(spans.map(|span| span.map(|r| &text[r])))
+        }
+        for client_shaped in [
+            &br#"{"model":"gpt-5-mini","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Fix the \"parser\"\n\u00e9"}],"stream":true,"stream_options":{"include_usage":false},"temperature":0.2}"#[..],
+            br#"{"model":"claude-x","max_tokens":256,"system":[{"type":"text","text":"s"}],"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}]}"#,
+            b" {\n  \"input\": \"hi\",\n  \"model\" : \"gpt-5\", \"stream\": null }\n",
+        ] {
+            assert!(direct(client_shaped).is_some());
+            assert_eq!(direct(client_shaped), by_serde(client_shaped));
+        }
+        const TOP: &[&str] = &[
+            "model",
+            "messages",
+            "stream",
+            "stream_options",
+            "temperature",
+            "tools",
+            "model",
+            "mod\\u0065l",
+        ];
+        const INNER: &[&str] = &["role", "content", "type", "text", "include_usage", "model"];
+        let mut next = crate::scan::random::numbers(0x9e37_79b9_7f4a_7c15);
+        let mut answered = 0;
+        for _ in 0..20_000 {
+            let doc = crate::scan::random::document(&mut next, TOP, INNER);
+            if std::str::from_utf8(&doc).is_err() {
+                continue; // sniff refuses these before either reader runs
+            }
+            if let Some(found) = direct(&doc) {
+                answered += 1;
+                assert_eq!(
+                    Some(found),
+                    by_serde(&doc),
+                    "{}",
+                    String::from_utf8_lossy(&doc)
+                );
+            }
+        }
+        assert!(answered > 2_000, "the reader answered {answered}");
     }
 }

@@ -441,46 +441,7 @@ mod tests {
         }
 
         // Random documents, valid and broken: wherever the reader answers, serde agrees.
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
-        let (mut answered, mut total) = (0, 0);
-        for _ in 0..20_000 {
-            let mut doc = random_response(&mut next);
-            if next(3) == 0 {
-                // Break it: drop, double or replace a byte.
-                let at = next(doc.len() as u64) as usize;
-                match next(3) {
-                    0 => {
-                        doc.remove(at);
-                    }
-                    1 => doc.insert(at, doc[at]),
-                    _ => doc[at] = b"{}[]\",:0-.e\\u\x01 nx\xc3"[next(17) as usize],
-                }
-            }
-            total += 1;
-            if let Ok(direct) = scanned(&doc) {
-                answered += 1;
-                assert_eq!(
-                    Some(direct),
-                    by_serde(&doc),
-                    "{}",
-                    String::from_utf8_lossy(&doc)
-                );
-            }
-        }
-        // Floats, escapes and repeated fields are common here by design, rare from providers.
-        assert!(
-            answered > total / 10,
-            "the reader answered {answered} of {total}"
-        );
-    }
-
-    fn random_response(next: &mut impl FnMut(u64) -> u64) -> Vec<u8> {
+        let mut next = crate::scan::random::numbers(0x2545_f491_4f6c_dd1d);
         const TOP: &[&str] = &[
             "model", "usage", "type", "choices", "id", "created", "model", "x\\u0041", "response",
         ];
@@ -500,75 +461,24 @@ mod tests {
             "cached_tokens",
             "reasoning_tokens",
         ];
-        fn value(next: &mut impl FnMut(u64) -> u64, depth: u32, out: &mut String) {
-            match next(if depth > 3 { 6 } else { 9 }) {
-                0 => out.push_str("null"),
-                1 => out.push_str(["true", "false"][next(2) as usize]),
-                2 => out.push_str(
-                    ["0", "7", "-3", "2.5", "1e3", "18446744073709551616", "42"][next(7) as usize],
-                ),
-                3 | 4 => out.push_str(
-                    [
-                        "\"gpt-5\"",
-                        "\"a\\\"b\"",
-                        "\"\\u00e9t\u{e9}\"",
-                        "\"\"",
-                        "\"\\ud83d\\ude00\"",
-                    ][next(5) as usize],
-                ),
-                5 => out.push_str(&next(1000).to_string()),
-                6 | 7 => {
-                    out.push('[');
-                    for i in 0..next(3) {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        value(next, depth + 1, out);
-                    }
-                    out.push(']');
-                }
-                _ => {
-                    out.push('{');
-                    for i in 0..next(4) {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        out.push_str(&format!(
-                            "\"{}\":",
-                            USAGE[next(USAGE.len() as u64) as usize]
-                        ));
-                        value(next, depth + 1, out);
-                    }
-                    out.push('}');
-                }
+        let (mut answered, mut total) = (0, 0);
+        for _ in 0..20_000 {
+            let doc = crate::scan::random::document(&mut next, TOP, USAGE);
+            total += 1;
+            if let Ok(direct) = scanned(&doc) {
+                answered += 1;
+                assert_eq!(
+                    Some(direct),
+                    by_serde(&doc),
+                    "{}",
+                    String::from_utf8_lossy(&doc)
+                );
             }
         }
-        let mut out = String::from("{");
-        for i in 0..next(6) {
-            if i > 0 {
-                out.push_str([",", " , ", ",\n"][next(3) as usize]);
-            }
-            let key = TOP[next(TOP.len() as u64) as usize];
-            out.push_str(&format!("\"{key}\":"));
-            if key == "usage" && next(4) != 0 {
-                value(next, 3, &mut String::new());
-                out.push('{');
-                for j in 0..next(5) {
-                    if j > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&format!(
-                        "\"{}\":",
-                        USAGE[next(USAGE.len() as u64) as usize]
-                    ));
-                    value(next, 2, &mut out);
-                }
-                out.push('}');
-            } else {
-                value(next, 0, &mut out);
-            }
-        }
-        out.push('}');
-        out.into_bytes()
+        // Floats, escapes and repeated fields are common here by design, rare from providers.
+        assert!(
+            answered > total / 10,
+            "the reader answered {answered} of {total}"
+        );
     }
 }
