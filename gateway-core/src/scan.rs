@@ -90,35 +90,19 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Moves to the first `"`, `\` or control byte at or after the cursor, eight bytes
-    /// at a time (each lane tested for being below 0x20 or equal to either character).
+    /// Moves to the first `"`, `\` or control byte at or after the cursor: memchr finds
+    /// the first quote or backslash (SIMD), then one pass over the bytes before it takes
+    /// their minimum (which the compiler vectorizes), to look for a control byte.
     fn skip_plain(&mut self) {
-        const ONES: u64 = u64::MAX / 255;
-        const HIGH: u64 = ONES << 7;
         let rest = &self.bytes[self.at..];
-        let mut chunks = rest.chunks_exact(8);
-        for chunk in chunks.by_ref() {
-            let mut lanes = [0u8; 8];
-            lanes.copy_from_slice(chunk);
-            let x = u64::from_le_bytes(lanes);
-            let quote = x ^ (ONES * u64::from(b'"'));
-            let backslash = x ^ (ONES * u64::from(b'\\'));
-            let found = (x.wrapping_sub(ONES * 0x20) & !x)
-                | (quote.wrapping_sub(ONES) & !quote)
-                | (backslash.wrapping_sub(ONES) & !backslash);
-            let found = found & HIGH;
-            if found != 0 {
-                self.at += found.trailing_zeros() as usize / 8;
-                return;
-            }
-            self.at += 8;
-        }
-        for &b in chunks.remainder() {
-            if b < 0x20 || b == b'"' || b == b'\\' {
-                return;
-            }
-            self.at += 1;
-        }
+        let end = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+        let before = &rest[..end];
+        let lowest = before.iter().fold(u8::MAX, |low, &b| low.min(b));
+        self.at += if lowest < 0x20 {
+            before.iter().position(|&b| b < 0x20).unwrap_or(end)
+        } else {
+            end
+        };
     }
 
     /// Skips a string whose opening quote is next, checking its escapes.
