@@ -1034,6 +1034,10 @@ def main():
             run["meta"]["versions"][name] = t.version()
             time.sleep(1.0)
             r["idle_rss_kib"] = status_kib(t.pids(), "VmRSS")
+            # The split: the process's own memory, and the pages of its binary and libraries
+            # the kernel mapped (how many depends on the page cache, not only on the code run).
+            r["idle_rss_anon_kib"] = status_kib(t.pids(), "RssAnon")
+            r["idle_rss_file_kib"] = status_kib(t.pids(), "RssFile")
             r["processes"] = len(t.pids())
             if "sweep" in SCENARIOS:
                 r["sweep"] = scenario_sweep(t, mocks)

@@ -457,13 +457,16 @@ def report(run, path=None):
                       if cold else first)
             c1 = _get(run, "latency", "per_target", t, "cpu_us_per_completion")
             c50 = _get(r, "sweep", "50", "cpu_us_per_completion", "target")
-            w(f"| {NAMES.get(t, t)} | {size_s} | {r.get('processes', '–')} | {r['idle_rss_kib'] / 1024:.1f} | "
+            split = (f" ({r['idle_rss_anon_kib'] / 1024:.1f} anon, {r['idle_rss_file_kib'] / 1024:.1f} file)"
+                     if r.get("idle_rss_anon_kib") is not None and r.get("idle_rss_file_kib") is not None else "")
+            w(f"| {NAMES.get(t, t)} | {size_s} | {r.get('processes', '–')} | {r['idle_rss_kib'] / 1024:.1f}{split} | "
               f"{_f(r.get('peak_rss_kib_closed_loop') and r['peak_rss_kib_closed_loop'] / 1024, '{:.1f}')} | "
               f"{_f(_get(r, 'open', 'peak_rss_kib') and r['open']['peak_rss_kib'] / 1024, '{:.1f}')} | {cold_s} | "
               f"{_f(c1, '{:.0f}')} · {_f(c50, '{:.0f}')} |")
         w("")
         w("RSS sums every process of a target (nginx: master + workers; LiteLLM: the proxy and its workers), "
-          "so pages they share count more than once. Size on disk: Trimgate's release binary; the peers' installed "
+          "so pages they share count more than once; in brackets, anonymous memory (the processes' own) and "
+          "file-backed pages (binaries and libraries the kernel mapped, which depends on the page cache). Size on disk: Trimgate's release binary; the peers' installed "
           "trees (venv, node_modules), without the Python or Node runtime itself. Cold start: spawn to the first "
           "200 on a chat request, polled every millisecond; Trimgate's first start also creates its ledger, its "
           "restarts reopen it.")
