@@ -6,7 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 secs=${FUZZ_SECONDS:-600}
-targets=(${FUZZ_TARGETS:-stream_translate decode_request decode_response sniff_edit sse_frames optimize})
+targets=(${FUZZ_TARGETS:-stream_translate decode_request decode_response sniff_edit scan_reads sse_frames optimize})
 mkdir -p results
 cargo fuzz build -s none >&2 || exit 1
 run() {
