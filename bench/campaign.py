@@ -418,22 +418,19 @@ class Direct(Target):
         pass
 
 
-class Nginx(Target):
-    name = "nginx"
+def nginx_hop(name, mock_addr, port):
+    """An nginx upstream named `name` (the mock, kept-alive connections) and the server on
+    `port` that proxies to it: a plain keep-alive reverse proxy, no buffering."""
+    return (f"  upstream {name} {{ server {mock_addr}; keepalive 4096; }}",
+            f"  server {{ listen 127.0.0.1:{port} backlog=4096; location / {{ proxy_pass http://{name}; "
+            f"proxy_http_version 1.1; proxy_set_header Connection \"\"; proxy_buffering off; }} }}")
 
-    def argv_env(self):
-        d = os.path.join(self.tmp, "nginx")
-        os.makedirs(d, exist_ok=True)
-        self.ports = {k: free_port() for k in ("instant", "slow", "frames")}
-        servers = []
-        upstreams = []
-        for kind, port in self.ports.items():
-            upstreams.append(f"  upstream {kind} {{ server {self.mocks.addr[kind]}; keepalive 4096; }}")
-            servers.append(f"  server {{ listen 127.0.0.1:{port} backlog=4096; location / {{ proxy_pass http://{kind}; "
-                           f"proxy_http_version 1.1; proxy_set_header Connection \"\"; proxy_buffering off; }} }}")
-        conf = os.path.join(d, "nginx.conf")
-        with open(conf, "w") as f:
-            f.write(f"""worker_processes auto;
+
+def nginx_conf(d, hops, one_process=False):
+    """nginx.conf for `hops` with its files under `d`: one worker per core, or with
+    `one_process` a single process and no master (what a tool attached to it follows)."""
+    workers = "master_process off;\nworker_processes 1;" if one_process else "worker_processes auto;"
+    return f"""{workers}
 worker_rlimit_nofile 30000;
 daemon off;
 pid {d}/nginx.pid;
@@ -445,10 +442,23 @@ http {{
   proxy_temp_path {d}/proxy;
   keepalive_requests 100000;
   proxy_read_timeout 60s;
-{chr(10).join(upstreams)}
-{chr(10).join(servers)}
+{chr(10).join(u for u, _ in hops)}
+{chr(10).join(s for _, s in hops)}
 }}
-""")
+"""
+
+
+class Nginx(Target):
+    name = "nginx"
+
+    def argv_env(self):
+        d = os.path.join(self.tmp, "nginx")
+        os.makedirs(d, exist_ok=True)
+        self.ports = {k: free_port() for k in ("instant", "slow", "frames")}
+        hops = [nginx_hop(kind, self.mocks.addr[kind], port) for kind, port in self.ports.items()]
+        conf = os.path.join(d, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(nginx_conf(d, hops))
         self.addr = f"127.0.0.1:{self.ports['instant']}"
         return ["nginx", "-p", d + "/", "-c", conf, "-e", f"{d}/error.log"], None, None
 

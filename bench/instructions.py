@@ -31,7 +31,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import campaign  # noqa: E402
-from campaign import KEY, Proc, bodies, free_port, wait_listening  # noqa: E402
+from campaign import KEY, Proc, bodies, free_port, nginx_conf, nginx_hop, wait_listening  # noqa: E402
 
 
 def log(msg):
@@ -155,22 +155,7 @@ def main():
         port = free_port()
         # One process (no master) so callgrind follows the worker that serves.
         with open(os.path.join(d, "nginx.conf"), "w") as f:
-            f.write(f"""master_process off;
-worker_processes 1;
-daemon off;
-pid {d}/nginx.pid;
-error_log {d}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-  access_log off;
-  client_body_temp_path {d}/body;
-  proxy_temp_path {d}/proxy;
-  keepalive_requests 100000;
-  upstream instant {{ server {mock_addr}; keepalive 64; }}
-  server {{ listen 127.0.0.1:{port}; location / {{ proxy_pass http://instant; proxy_http_version 1.1;
-    proxy_set_header Connection ""; proxy_buffering off; }} }}
-}}
-""")
+            f.write(nginx_conf(d, [nginx_hop("instant", mock_addr, port)], one_process=True))
         proc, out = callgrind("nginx", ["nginx", "-p", d + "/", "-c", f"{d}/nginx.conf", "-e", f"{d}/error.log"], tmp)
         time.sleep(3)
         results["nginx"] = measure("nginx", proc, out, f"http://127.0.0.1:{port}{path}", body, args)

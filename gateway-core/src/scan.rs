@@ -262,24 +262,8 @@ impl<'a> Scanner<'a> {
                     return Err(Unsure);
                 }
                 self.at += 1;
-                self.ws();
-                if self.eat(b'}') {
-                    return Ok(());
-                }
-                loop {
-                    // The keys of a skipped object may hold anything a string may.
-                    self.skip_string()?;
-                    self.ws();
-                    self.expect(b':')?;
-                    self.ws();
-                    self.skip_value(depth + 1)?;
-                    self.ws();
-                    if self.eat(b'}') {
-                        return Ok(());
-                    }
-                    self.expect(b',')?;
-                    self.ws();
-                }
+                // The keys of a skipped object may hold anything a string may.
+                self.object(Self::any_key, |s, _| s.skip_value(depth + 1))
             }
             _ => Err(Unsure),
         }
@@ -288,13 +272,28 @@ impl<'a> Scanner<'a> {
     /// Reads the members of an object whose `{` was just consumed, handing each key to
     /// `member` with the cursor on its value; consumes the closing `}`. For objects read
     /// field by field: keys must be plain ASCII (serde would unescape and check them).
-    pub fn members(&mut self, mut member: impl FnMut(&mut Self, &'a [u8]) -> Scan<()>) -> Scan<()> {
+    pub fn members(&mut self, member: impl FnMut(&mut Self, &'a [u8]) -> Scan<()>) -> Scan<()> {
+        self.object(Self::key, member)
+    }
+
+    /// A skipped object's key: any string, escapes and all.
+    fn any_key(&mut self) -> Scan<&'a [u8]> {
+        let start = self.at;
+        self.skip_string()?;
+        Ok(&self.bytes[start + 1..self.at - 1])
+    }
+
+    fn object(
+        &mut self,
+        key: fn(&mut Self) -> Scan<&'a [u8]>,
+        mut member: impl FnMut(&mut Self, &'a [u8]) -> Scan<()>,
+    ) -> Scan<()> {
         self.ws();
         if self.eat(b'}') {
             return Ok(());
         }
         loop {
-            let key = self.key()?;
+            let key = key(self)?;
             self.ws();
             self.expect(b':')?;
             self.ws();
@@ -306,6 +305,40 @@ impl<'a> Scanner<'a> {
             self.expect(b',')?;
             self.ws();
         }
+    }
+}
+
+/// Reads `bytes` as one object with nothing after it but whitespace, as
+/// `serde_json::from_slice` of a struct does, handing each member to `member`.
+pub fn whole_object<'a>(
+    bytes: &'a [u8],
+    member: impl FnMut(&mut Scanner<'a>, &'a [u8]) -> Scan<()>,
+) -> Scan<()> {
+    let mut s = Scanner::new(bytes);
+    s.ws();
+    s.expect(b'{')?;
+    s.members(member)?;
+    s.ws();
+    if s.at_end() {
+        Ok(())
+    } else {
+        Err(Unsure)
+    }
+}
+
+/// The fields of one object read so far: serde refuses a field that comes twice.
+#[derive(Default)]
+pub struct Seen(u32);
+
+impl Seen {
+    /// Marks field `index` (under 32) as read; `Unsure` if it was already.
+    pub fn first(&mut self, index: u32) -> Scan<()> {
+        let bit = 1 << index;
+        if self.0 & bit != 0 {
+            return Err(Unsure);
+        }
+        self.0 |= bit;
+        Ok(())
     }
 }
 

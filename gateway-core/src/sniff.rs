@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::error::GatewayError;
-use crate::scan::{Scanner, Unsure};
+use crate::scan::{whole_object, Seen, Unsure};
 
 #[derive(Deserialize)]
 struct Peek<'a> {
@@ -121,12 +121,9 @@ pub fn sniff(body: &[u8]) -> Result<Sniffed, GatewayError> {
 /// syntax checked as serde_json checks it; `Unsure` for anything serde should decide
 /// (see [`crate::scan`]), including every body serde would refuse.
 fn spans(body: &[u8]) -> Result<[Option<Range<usize>>; 4], Unsure> {
-    let mut s = Scanner::new(body);
-    s.ws();
-    s.expect(b'{')?;
     let mut found: [Option<Range<usize>>; 4] = Default::default();
-    let mut seen = [false; 4];
-    s.members(|s, key| {
+    let mut seen = Seen::default();
+    whole_object(body, |s, key| {
         let field = match key {
             b"model" => 0,
             b"stream" => 1,
@@ -134,9 +131,7 @@ fn spans(body: &[u8]) -> Result<[Option<Range<usize>>; 4], Unsure> {
             b"temperature" => 3,
             _ => return s.skip_value(0),
         };
-        if std::mem::replace(&mut seen[field], true) {
-            return Err(Unsure); // serde refuses a repeated field
-        }
+        seen.first(field as u32)?;
         let start = s.position();
         s.skip_value(0)?;
         let span = start..s.position();
@@ -145,10 +140,6 @@ fn spans(body: &[u8]) -> Result<[Option<Range<usize>>; 4], Unsure> {
         }
         Ok(())
     })?;
-    s.ws();
-    if !s.at_end() {
-        return Err(Unsure);
-    }
     Ok(found)
 }
 

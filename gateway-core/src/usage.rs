@@ -11,7 +11,7 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 
 use crate::dialect::Dialect;
-use crate::scan::{Scanner, Unsure};
+use crate::scan::{whole_object, Scanner, Seen, Unsure};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Usage {
@@ -129,43 +129,35 @@ pub fn from_response(dialect: Dialect, body: &[u8]) -> (Option<Usage>, Option<St
 /// What `serde_json::from_slice::<Head>` reads from a whole response, read directly (see
 /// [`crate::scan`]); `Unsure` for anything serde should decide.
 fn scanned(body: &[u8]) -> Result<(Option<UsageWire>, Option<String>), Unsure> {
-    let mut s = Scanner::new(body);
-    s.ws();
-    s.expect(b'{')?;
     let (mut usage, mut model) = (None, None);
-    let mut seen = [false; 4];
-    s.members(|s, key| {
-        let field = match key {
-            b"model" => 0,
-            b"usage" => 1,
-            b"type" => 2,
-            b"choices" => 3,
-            // Objects that nest the response (stream events): serde reads those.
-            b"response" | b"message" => return Err(Unsure),
-            _ => return s.skip_value(0),
-        };
-        if std::mem::replace(&mut seen[field], true) {
-            return Err(Unsure); // serde refuses a repeated field
-        }
-        match field {
-            0 => model = s.str_or_null()?.map(str::to_owned),
-            1 => usage = usage_or_null(s)?,
-            2 => {
+    let mut seen = Seen::default();
+    whole_object(body, |s, key| {
+        match key {
+            b"model" => {
+                seen.first(0)?;
+                model = s.str_or_null()?.map(str::to_owned);
+            }
+            b"usage" => {
+                seen.first(1)?;
+                usage = usage_or_null(s)?;
+            }
+            b"type" => {
+                seen.first(2)?;
                 s.str_or_null()?;
             }
-            _ => {
+            b"choices" => {
+                seen.first(3)?;
                 if !s.eat_null() {
                     s.expect_array()?;
                     s.skip_value(0)?;
                 }
             }
+            // Objects that nest the response (stream events): serde reads those.
+            b"response" | b"message" => return Err(Unsure),
+            _ => s.skip_value(0)?,
         }
         Ok(())
     })?;
-    s.ws();
-    if !s.at_end() {
-        return Err(Unsure);
-    }
     Ok((usage, model))
 }
 
@@ -175,9 +167,9 @@ fn usage_or_null(s: &mut Scanner<'_>) -> Result<Option<UsageWire>, Unsure> {
     }
     s.expect(b'{')?;
     let mut u = UsageWire::default();
-    let mut seen = 0u16;
+    let mut seen = Seen::default();
     s.members(|s, key| {
-        let (bit, slot): (u16, Slot<'_>) = match key {
+        let (field, slot): (u32, Slot<'_>) = match key {
             b"prompt_tokens" => (0, Slot::Count(&mut u.prompt_tokens)),
             b"completion_tokens" => (1, Slot::Count(&mut u.completion_tokens)),
             b"prompt_tokens_details" => (2, Slot::Details(&mut u.prompt_tokens_details)),
@@ -191,10 +183,7 @@ fn usage_or_null(s: &mut Scanner<'_>) -> Result<Option<UsageWire>, Unsure> {
             b"cache_creation_input_tokens" => (10, Slot::Count(&mut u.cache_creation_input_tokens)),
             _ => return s.skip_value(1),
         };
-        if seen & (1 << bit) != 0 {
-            return Err(Unsure);
-        }
-        seen |= 1 << bit;
+        seen.first(field)?;
         match slot {
             Slot::Count(n) => *n = s.u64_or_null()?,
             Slot::Details(d) => *d = details_or_null(s)?,
@@ -215,16 +204,14 @@ fn details_or_null(s: &mut Scanner<'_>) -> Result<Option<Details>, Unsure> {
     }
     s.expect(b'{')?;
     let mut d = Details::default();
-    let mut seen = [false; 2];
+    let mut seen = Seen::default();
     s.members(|s, key| {
-        let (i, slot) = match key {
+        let (field, slot) = match key {
             b"cached_tokens" => (0, &mut d.cached_tokens),
             b"reasoning_tokens" => (1, &mut d.reasoning_tokens),
             _ => return s.skip_value(2),
         };
-        if std::mem::replace(&mut seen[i], true) {
-            return Err(Unsure);
-        }
+        seen.first(field)?;
         *slot = s.u64_or_null()?;
         Ok(())
     })?;
