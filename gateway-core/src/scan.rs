@@ -1,13 +1,15 @@
-//! A JSON reader for the hot path's one question about a whole response: its top-level
-//! `model` and `usage`. serde_json answers it in about a microsecond per response, most of
-//! it in the derive's per-key machinery (each key checked as UTF-8, matched, each value
-//! visited); this reads the same bytes directly.
+//! A JSON reader for the hot path's two questions about a body: where a request's `model`,
+//! `stream`, `stream_options` and `temperature` are ([`crate::sniff`]), and what an
+//! answer's top-level `model` and `usage` say ([`crate::usage`]). serde_json answers them in
+//! about a microsecond each, most of it in the derive's per-key machinery (each key checked
+//! as UTF-8, matched, each value visited); this reads the same bytes directly.
 //!
 //! It answers only when it is certain: whatever it does not expect (an escape in a key or in
 //! the model's name, a number that is not a plain `u64`, a repeated field, nesting deeper
-//! than [`DEPTH`], a `\u` surrogate) makes it return `None`, and the caller asks serde. Where
-//! it does answer, it validates every byte the way serde_json does (skipped strings are not
-//! checked as UTF-8 by either), so the two agree; the tests hold it to that.
+//! than [`DEPTH`], a `\u` surrogate) makes it return [`Unsure`], and the caller asks serde.
+//! Where it does answer, it has checked every byte's syntax the way serde_json does (skipped
+//! strings are not checked as UTF-8 by either), so the two agree; the tests (and the
+//! `scan_reads` fuzz target) hold it to that.
 
 /// Nesting deeper than this is left to serde (whose own limit is 128).
 const DEPTH: usize = 100;
