@@ -668,9 +668,13 @@ def test_a_signed_newer_package_is_installed_and_the_app_restarts_into_it(driven
                        "the app to start again")
 
     def new_port():
+        # The app can hold a second listening socket beside its gateway's (backlog 10, opened
+        # on the webview's side under WebDriver), and `ss` lists the two in either order: 2 of
+        # 10 runs asked the wrong one for 30 s. The gateway's is the port the app logged.
         out = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True).stdout
-        m = re.search(rf"127\.0\.0\.1:(\d+)\s.*pid={new_pid},", out)
-        return int(m.group(1)) if m else None
+        ports = {int(p) for p in re.findall(rf"127\.0\.0\.1:(\d+)\s.*pid={new_pid},", out)}
+        logged = re.findall(r"Trimgate listening on http://127\.0\.0\.1:(\d+)", read(ARTIFACTS / "webdriver.log"))
+        return next((int(p) for p in reversed(logged) if int(p) in ports), None)
 
     port = wait_for(new_port, 30, "the restarted app's gateway")
 
