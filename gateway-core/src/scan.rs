@@ -278,6 +278,21 @@ impl<'a> Scanner<'a> {
         self.object(Self::key, member)
     }
 
+    /// `null`, or an object read into a fresh `T` member by member (`member` gets the
+    /// fields seen so far, to refuse a repeated one).
+    pub fn object_or_null<T: Default>(
+        &mut self,
+        mut member: impl FnMut(&mut Self, &'a [u8], &mut T, &mut Seen) -> Scan<()>,
+    ) -> Scan<Option<T>> {
+        if self.eat_null() {
+            return Ok(None);
+        }
+        self.expect(b'{')?;
+        let (mut read, mut seen) = (T::default(), Seen::default());
+        self.members(|s, key| member(s, key, &mut read, &mut seen))?;
+        Ok(Some(read))
+    }
+
     /// A skipped object's key: any string, escapes and all.
     fn any_key(&mut self) -> Scan<&'a [u8]> {
         let start = self.at;

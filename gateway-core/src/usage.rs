@@ -162,13 +162,7 @@ fn scanned(body: &[u8]) -> Result<(Option<UsageWire>, Option<String>), Unsure> {
 }
 
 fn usage_or_null(s: &mut Scanner<'_>) -> Result<Option<UsageWire>, Unsure> {
-    if s.eat_null() {
-        return Ok(None);
-    }
-    s.expect(b'{')?;
-    let mut u = UsageWire::default();
-    let mut seen = Seen::default();
-    s.members(|s, key| {
+    s.object_or_null(|s, key, u: &mut UsageWire, seen| {
         let (field, slot): (u32, Slot<'_>) = match key {
             b"prompt_tokens" => (0, Slot::Count(&mut u.prompt_tokens)),
             b"completion_tokens" => (1, Slot::Count(&mut u.completion_tokens)),
@@ -189,8 +183,7 @@ fn usage_or_null(s: &mut Scanner<'_>) -> Result<Option<UsageWire>, Unsure> {
             Slot::Details(d) => *d = details_or_null(s)?,
         }
         Ok(())
-    })?;
-    Ok(Some(u))
+    })
 }
 
 enum Slot<'u> {
@@ -199,13 +192,7 @@ enum Slot<'u> {
 }
 
 fn details_or_null(s: &mut Scanner<'_>) -> Result<Option<Details>, Unsure> {
-    if s.eat_null() {
-        return Ok(None);
-    }
-    s.expect(b'{')?;
-    let mut d = Details::default();
-    let mut seen = Seen::default();
-    s.members(|s, key| {
+    s.object_or_null(|s, key, d: &mut Details, seen| {
         let (field, slot) = match key {
             b"cached_tokens" => (0, &mut d.cached_tokens),
             b"reasoning_tokens" => (1, &mut d.reasoning_tokens),
@@ -214,8 +201,7 @@ fn details_or_null(s: &mut Scanner<'_>) -> Result<Option<Details>, Unsure> {
         seen.first(field)?;
         *slot = s.u64_or_null()?;
         Ok(())
-    })?;
-    Ok(Some(d))
+    })
 }
 
 /// Collects usage from a stream, one frame's `data` at a time.
