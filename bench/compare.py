@@ -215,12 +215,12 @@ def _f(v, fmt="{:.3f}", none="–"):
     return none if v is None else fmt.format(v)
 
 
-
 def shown_ratio(x, goal):
     """A ratio with two decimals, or four when two would round it onto the other side of
     its goal (0.7998 shown as 0.80 beside a "missed")."""
     two = f"{x:.2f}"
     return two if (float(two) >= goal) == (x >= goal) else f"{x:.4f}"
+
 
 def targets_check(run, summ):
     """The issue's targets: (what, measured, goal, met)."""
@@ -466,8 +466,8 @@ def report(run, path=None):
         w("")
         w("RSS sums every process of a target (nginx: master + workers; LiteLLM: the proxy and its workers), "
           "so pages they share count more than once; in brackets, anonymous memory (the processes' own) and "
-          "file-backed pages (binaries and libraries the kernel mapped, which depends on the page cache). Size on disk: Trimgate's release binary; the peers' installed "
-          "trees (venv, node_modules), without the Python or Node runtime itself. Cold start: spawn to the first "
+          "file-backed pages (binaries and libraries the kernel mapped, which depends on the page cache). "
+          "Size on disk: Trimgate's release binary; the peers' installed trees (venv, node_modules), without the Python or Node runtime itself. Cold start: spawn to the first "
           "200 on a chat request, polled every millisecond; Trimgate's first start also creates its ledger, its "
           "restarts reopen it.")
         w("")

@@ -23,10 +23,12 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+from types import SimpleNamespace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -45,8 +47,8 @@ def callgrind(name, argv, tmp, env=None):
 
 
 def control(proc, command):
-    """Sends callgrind a command (zero or dump) and waits for it to act: the tool polls for
-    commands between basic blocks, so an idle process can take a moment."""
+    """Sends callgrind a command (zero or dump); callgrind_control returns once the tool
+    has acted on it."""
     r = subprocess.run(["callgrind_control", f"--{command}", str(proc.p.pid)], capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"callgrind_control --{command} failed: {r.stderr or r.stdout}")
@@ -58,19 +60,15 @@ def parse(path):
     fn, in_call = None, False
     with open(path, errors="replace") as f:
         for line in f:
-            if line.startswith("fn="):
-                m = re.match(r"fn=\((\d+)\)(?: (.*))?", line.rstrip("\n"))
-                if m:
-                    if m.group(2):
-                        names[m.group(1)] = m.group(2)
-                    fn = names.get(m.group(1), m.group(1))
-                else:
-                    fn = line[3:].rstrip("\n")
-                continue
-            if line.startswith("cfn="):
-                m = re.match(r"cfn=\((\d+)\)(?: (.*))?", line.rstrip("\n"))
-                if m and m.group(2):
-                    names[m.group(1)] = m.group(2)
+            # `fn=(id) name` names a function where it first appears, `fn=(id)` after;
+            # `cfn=` (a callee) may be the first appearance too.
+            m = re.match(r"(c?fn)=(?:\((\d+)\))? ?(.*)", line.rstrip("\n"))
+            if m:
+                key, name = m.group(2), m.group(3)
+                if key is not None and name:
+                    names[key] = name
+                if m.group(1) == "fn":
+                    fn = names.get(key, key) if key is not None else name
                 continue
             if line.startswith("calls="):
                 in_call = True
@@ -97,6 +95,21 @@ def dumped(out):
             return path
         time.sleep(0.1)
     raise SystemExit(f"no callgrind dump at {out}.*")
+
+
+def wait_port(proc, port, timeout=60):
+    """Waits until `port` on loopback takes connections (a process under valgrind starts
+    slowly)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if not proc.alive():
+            raise SystemExit(f"{proc.name} exited:\n{proc.tail()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"{proc.name} did not listen on {port} within {timeout}s")
 
 
 def drive(url, body, seconds):
@@ -157,26 +170,16 @@ def main():
         with open(os.path.join(d, "nginx.conf"), "w") as f:
             f.write(nginx_conf(d, [nginx_hop("instant", mock_addr, port)], one_process=True))
         proc, out = callgrind("nginx", ["nginx", "-p", d + "/", "-c", f"{d}/nginx.conf", "-e", f"{d}/error.log"], tmp)
-        time.sleep(3)
+        wait_port(proc, port)
         results["nginx"] = measure("nginx", proc, out, f"http://127.0.0.1:{port}{path}", body, args)
 
-        port = free_port()
-        config = os.path.join(tmp, "trimgate.toml")
-        with open(config, "w") as f:
-            f.write(f"""[providers.mock]
-kind = "openai"
-base_url = "http://{mock_addr}/v1"
-api_key = {{ env = "MOCK_OPENAI_KEY" }}
-
-[[routes]]
-match = "gpt-5-mini"
-provider = "mock"
-""")
-        data = os.path.join(tmp, "trimgate-data")
-        proc, out = callgrind("trimgate", [args.bin, "serve", "--config", config, "--listen", f"127.0.0.1:{port}"], tmp,
-                              {"MOCK_OPENAI_KEY": KEY, "TRIMGATE_LOG": "warn", "XDG_DATA_HOME": data})
+        # Trimgate as the campaign runs it, every provider of its config on this one mock.
+        trimgate = campaign.Trimgate(tmp, SimpleNamespace(addr=dict.fromkeys(("instant", "slow", "frames"), mock_addr)),
+                                     None)
+        argv, env, _ = trimgate.argv_env()
+        proc, out = callgrind("trimgate", argv, tmp, env)
         wait_listening(proc, r"(listening)", timeout=60)
-        results["trimgate"] = measure("trimgate", proc, out, f"http://127.0.0.1:{port}{path}", body, args)
+        results["trimgate"] = measure("trimgate", proc, out, f"http://{trimgate.addr}{path}", body, args)
     finally:
         mock.stop()
         shutil.rmtree(tmp, ignore_errors=True)

@@ -8,8 +8,8 @@
 # gateway the voluntary and involuntary context switches per request summed over its
 # threads (/proc/PID/task/*/status), its CPU time per request (/proc/PID/stat), and that CPU
 # time split by thread name (/proc/PID/task/*/stat: the serving threads, the runtime thread
-# the ledger writer task runs on, the ledger thread that writes SQLite). A voluntary switch is a thread going to
-# sleep, to be woken again: the cost this measures.
+# the ledger writer task runs on, the ledger thread that writes SQLite). A voluntary switch
+# is a thread going to sleep, to be woken again: the cost this measures.
 # Env: D (seconds per cell, default 5).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

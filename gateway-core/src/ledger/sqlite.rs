@@ -5,8 +5,9 @@
 //! statement and its results between threads cost about 3.3 µs per row at saturation (a
 //! third of it on the writer task, the rest on sqlx's worker). Here a batch crosses to this
 //! thread once, values are bound from the records in place, and statements are prepared
-//! once: about 2 µs per row, most of it SQLite's insert and its WAL writes. Reads, migrations, retention and
-//! PostgreSQL stay on sqlx; the file is the one sqlx opened and migrated.
+//! once: about 2 µs per row, most of it SQLite's insert and its WAL writes. Reads,
+//! migrations, retention and PostgreSQL stay on sqlx; the file is the one sqlx opened and
+//! migrated.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
