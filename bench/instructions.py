@@ -23,7 +23,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import campaign  # noqa: E402
 from campaign import KEY, Proc, bodies, free_port, nginx_conf, nginx_hop, wait_listening  # noqa: E402
+from optimize_matrix import wait_up  # noqa: E402
 
 
 def log(msg):
@@ -97,21 +97,6 @@ def dumped(out):
     raise SystemExit(f"no callgrind dump at {out}.*")
 
 
-def wait_port(proc, port, timeout=60):
-    """Waits until `port` on loopback takes connections (a process under valgrind starts
-    slowly)."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if not proc.alive():
-            raise SystemExit(f"{proc.name} exited:\n{proc.tail()}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit(f"{proc.name} did not listen on {port} within {timeout}s")
-
-
 def drive(url, body, seconds):
     r = campaign.driver(["closed", "--url", url, "--body", body, "--header", "Content-Type: application/json",
                          "--header", f"Authorization: Bearer {KEY}", "--conc", "1", "--duration", str(seconds),
@@ -170,7 +155,8 @@ def main():
         with open(os.path.join(d, "nginx.conf"), "w") as f:
             f.write(nginx_conf(d, [nginx_hop("instant", mock_addr, port)], one_process=True))
         proc, out = callgrind("nginx", ["nginx", "-p", d + "/", "-c", f"{d}/nginx.conf", "-e", f"{d}/error.log"], tmp)
-        wait_port(proc, port)
+        # A process under valgrind starts slowly.
+        wait_up(port, proc.p, timeout=60)
         results["nginx"] = measure("nginx", proc, out, f"http://127.0.0.1:{port}{path}", body, args)
 
         # Trimgate as the campaign runs it, every provider of its config on this one mock.
