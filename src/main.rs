@@ -121,6 +121,9 @@ struct MockArgs {
     /// The key Anthropic endpoints accept.
     #[arg(long, default_value = "sk-ant-mock")]
     anthropic_key: String,
+    /// The Claude subscription login (OAuth access token) Anthropic endpoints accept.
+    #[arg(long, default_value = gateway_core::mock::MOCK_OAUTH_TOKEN)]
+    anthropic_oauth_token: String,
     /// Accept any key.
     #[arg(long)]
     any_key: bool,
@@ -349,6 +352,7 @@ async fn mock(args: MockArgs) -> Result<(), String> {
         frame_interval: Duration::from_millis(args.frame_interval_ms),
         openai_key: (!args.any_key).then_some(args.openai_key),
         anthropic_key: (!args.any_key).then_some(args.anthropic_key),
+        anthropic_oauth_token: Some(args.anthropic_oauth_token),
         keyless: args.keyless,
     });
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;

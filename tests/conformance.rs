@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use gateway_core::config::ProviderKind;
 use gateway_core::dialect::Dialect;
-use gateway_core::translate::{self, stream};
+use gateway_core::translate::{self, stream, Policy, Report};
 use serde_json::Value;
 
 const DIALECTS: [Dialect; 3] = [
@@ -60,13 +60,24 @@ fn json(bytes: &[u8]) -> Value {
 fn requests_translate_in_every_direction() {
     let mut failures = Vec::new();
     for from in DIALECTS {
-        let ir = translate::decode_request(from, &fixture("requests", from, "json")).unwrap();
+        let ir = translate::decode_request(
+            from,
+            &fixture("requests", from, "json"),
+            Policy::default(),
+            &mut Report::new(from),
+        )
+        .unwrap();
         for to in DIALECTS.into_iter().filter(|to| *to != from) {
             let name = format!("request.{}.{}", from.as_str(), to.as_str());
             let mut ir = ir.clone();
             if to == Dialect::OpenAiResponses && !ir.stop.is_empty() {
                 // Responses has no stop parameter: the request is refused, not trimmed...
-                let refused = translate::encode_request(to, &ir, ProviderKind::OpenAi);
+                let refused = translate::encode_request(
+                    to,
+                    &ir,
+                    ProviderKind::OpenAi,
+                    &mut Report::new(from),
+                );
                 assert!(
                     refused.is_err_and(|e| e.to_string().contains("stop sequences")),
                     "{name}"
@@ -74,7 +85,12 @@ fn requests_translate_in_every_direction() {
                 // ...and without them it translates.
                 ir.stop.clear();
             }
-            let actual = match translate::encode_request(to, &ir, ProviderKind::OpenAi) {
+            let actual = match translate::encode_request(
+                to,
+                &ir,
+                ProviderKind::OpenAi,
+                &mut Report::new(from),
+            ) {
                 Ok(bytes) => json(&bytes),
                 // A refusal is a result too: it is named in the golden file.
                 Err(e) => serde_json::json!({"refused": e.to_string()}),
@@ -158,10 +174,17 @@ fn streams_translate_in_every_direction() {
 #[test]
 fn every_dialect_round_trips_through_the_ir() {
     for d in DIALECTS {
-        let ir = translate::decode_request(d, &fixture("requests", d, "json")).unwrap();
-        match translate::encode_request(d, &ir, ProviderKind::OpenAi) {
+        let ir = translate::decode_request(
+            d,
+            &fixture("requests", d, "json"),
+            Policy::default(),
+            &mut Report::new(d),
+        )
+        .unwrap();
+        match translate::encode_request(d, &ir, ProviderKind::OpenAi, &mut Report::new(d)) {
             Ok(bytes) => assert_eq!(
-                translate::decode_request(d, &bytes).unwrap(),
+                translate::decode_request(d, &bytes, Policy::default(), &mut Report::new(d))
+                    .unwrap(),
                 ir,
                 "{}",
                 d.as_str()

@@ -101,6 +101,13 @@ fn record(i: u64, model: &str, at: SystemTime) -> RequestRecord {
             _ => None,
         },
         avoided: None,
+        // Odd requests were translated and left two fields out; all carry a session.
+        dropped: if i % 2 == 1 {
+            "context_management,tools.defer_loading".into()
+        } else {
+            String::new()
+        },
+        session: Some(format!("session-{}", i % 3)),
     }
 }
 
@@ -195,7 +202,7 @@ async fn rows_prices_and_totals(url: &str) {
     );
 
     let row = sqlx::query(
-        "SELECT request_id, gateway_key, streamed, latency_ms FROM requests WHERE request_id = $1",
+        "SELECT request_id, gateway_key, streamed, latency_ms, dropped, session FROM requests WHERE request_id = $1",
     )
     .bind("r7".to_owned())
     .fetch_one(&pool)
@@ -207,6 +214,14 @@ async fn rows_prices_and_totals(url: &str) {
     );
     assert_eq!(row.get::<i64, _>("streamed"), 0);
     assert!((row.get::<f64, _>("latency_ms") - 107.0).abs() < 1e-6);
+    assert_eq!(
+        row.get::<Option<String>, _>("dropped").as_deref(),
+        Some("context_management,tools.defer_loading")
+    );
+    assert_eq!(
+        row.get::<Option<String>, _>("session").as_deref(),
+        Some("session-1")
+    );
 }
 
 /// The gateway binary writes a row per request to the ledger at `url`.

@@ -46,6 +46,7 @@ fn prepare(cache: &ResponseCache, body: &str) -> Option<Prepared> {
         model: "gpt-5",
         dialect: Dialect::OpenAiChat,
         gateway_key: None,
+        credential: None,
         temperature: Some(0.0),
         body: body.as_bytes(),
     };
@@ -110,6 +111,7 @@ fn lookups(c: &mut Criterion) {
             model: "gpt-5",
             dialect: Dialect::OpenAiChat,
             gateway_key: None,
+            credential: None,
             temperature: None,
             body: body.as_bytes(),
         };

@@ -177,7 +177,10 @@ fn segments(dialect: Dialect, v: &Value) -> Vec<Value> {
 
 /// Tool calls and results with their ids, as the dialect's own decoder reads them.
 fn pairing_ok(dialect: Dialect, body: &[u8], ids: &[String]) -> bool {
-    let Ok(ir) = translate::decode_request(dialect, body) else {
+    let mut report = translate::Report::new(dialect);
+    let Ok(ir) =
+        translate::decode_request(dialect, body, translate::Policy::default(), &mut report)
+    else {
         return false;
     };
     let mut calls = Vec::new();

@@ -190,6 +190,16 @@ pub struct ProviderConfig {
     pub stream_usage: Option<bool>,
     #[serde(default)]
     pub timeouts: TimeoutsConfig,
+    /// Refuse, rather than drop and report, request fields unknown to the gateway when a
+    /// request is translated for this provider.
+    pub strict: Option<bool>,
+    /// The most output tokens this provider accepts in one request; a translated request
+    /// asking for more is lowered to it.
+    pub max_output_tokens: Option<u64>,
+    /// Whose credentials go to this provider: `never` (the configured key), `forward` (the
+    /// client's own `Authorization`/`x-api-key`, e.g. a Claude subscription login), `auto`
+    /// (the client's when no key is configured and the gateway listens on loopback).
+    pub client_auth: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -276,6 +286,15 @@ impl ProviderKind {
         }
     }
 
+    /// DeepSeek's chat model takes at most 8K output tokens and refuses a request for
+    /// more, which agents written for other models send (Claude Code asks for 128K).
+    fn default_max_output_tokens(self) -> Option<u64> {
+        match self {
+            Self::DeepSeek => Some(8192),
+            _ => None,
+        }
+    }
+
     fn default_key_env(self) -> Option<&'static str> {
         match self {
             Self::OpenAi => Some(ENV_OPENAI_KEY),
@@ -330,6 +349,27 @@ impl Default for Timeouts {
     }
 }
 
+/// Whose credentials go to a provider.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientAuth {
+    /// The configured key only; the client's credentials are never forwarded.
+    Never,
+    /// The client's own credentials when it sent any, else the configured key.
+    Forward,
+    /// The client's own credentials when no key is configured (loopback only).
+    WhenNoKey,
+}
+
+impl ClientAuth {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientAuth::Never => "never",
+            ClientAuth::Forward => "forward",
+            ClientAuth::WhenNoKey => "auto",
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Provider {
     pub name: String,
@@ -343,6 +383,10 @@ pub struct Provider {
     pub dialects: Vec<Dialect>,
     pub stream_usage: bool,
     pub timeouts: Timeouts,
+    /// Refuse unknown fields when translating for this provider.
+    pub strict: bool,
+    pub max_output_tokens: Option<u64>,
+    pub client_auth: ClientAuth,
 }
 
 impl Provider {
@@ -547,6 +591,9 @@ impl Config {
                             dialects: None,
                             stream_usage: None,
                             timeouts: TimeoutsConfig::default(),
+                            strict: None,
+                            max_output_tokens: None,
+                            client_auth: None,
                         },
                     );
                 }
@@ -650,9 +697,13 @@ impl GatewayConfig {
             Pricing::bundled()
         });
 
+        let context = ProviderContext {
+            loopback: server.listen.ip().is_loopback(),
+            gateway_keys: !gateway_keys.is_empty(),
+        };
         let mut built: Vec<Arc<Provider>> = Vec::new();
         for (name, provider) in providers {
-            if let Some(p) = validate_provider(&name, provider, &mut problems) {
+            if let Some(p) = validate_provider(&name, provider, &context, &mut problems) {
                 built.push(Arc::new(p));
             }
         }
@@ -1165,9 +1216,18 @@ pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
     ))
 }
 
+/// What the rest of the config says that a provider's validation depends on.
+struct ProviderContext {
+    /// The gateway listens on loopback only.
+    loopback: bool,
+    /// Clients present gateway keys, in the same headers their own credentials would use.
+    gateway_keys: bool,
+}
+
 fn validate_provider(
     name: &str,
     provider: ProviderConfig,
+    context: &ProviderContext,
     problems: &mut Vec<ConfigProblem>,
 ) -> Option<Provider> {
     let ProviderConfig {
@@ -1180,6 +1240,9 @@ fn validate_provider(
         dialects,
         stream_usage,
         timeouts,
+        strict,
+        max_output_tokens,
+        client_auth,
     } = provider;
     let at = |field: &str| format!("providers.{name}.{field}");
     let before = problems.len();
@@ -1278,6 +1341,38 @@ fn validate_provider(
         ),
         idle: secs(idle_secs, defaults.idle, at("timeouts.idle_secs"), problems),
     };
+    let client_auth = match client_auth.as_deref() {
+        None if kind_parsed == ProviderKind::Anthropic => ClientAuth::WhenNoKey,
+        None | Some("never") => ClientAuth::Never,
+        Some("auto") => ClientAuth::WhenNoKey,
+        Some("forward") => ClientAuth::Forward,
+        Some(other) => {
+            problems.push(ConfigProblem {
+                path: at("client_auth"),
+                message: format!("unknown value {other:?}; expected never, forward or auto"),
+            });
+            ClientAuth::Never
+        }
+    };
+    // With gateway keys, the client's credential headers hold its gateway key, which must
+    // not leave the gateway; off loopback, `auto` would hand any caller's login onward.
+    let client_auth = match client_auth {
+        ClientAuth::Forward if context.gateway_keys => {
+            problems.push(ConfigProblem {
+                path: at("client_auth"),
+                message: "cannot be forward while gateway keys are configured: clients send their gateway key in the same headers".into(),
+            });
+            ClientAuth::Never
+        }
+        ClientAuth::WhenNoKey if context.gateway_keys || !context.loopback => ClientAuth::Never,
+        other => other,
+    };
+    if max_output_tokens == Some(0) {
+        problems.push(ConfigProblem {
+            path: at("max_output_tokens"),
+            message: "must be at least 1 (leave it out for no limit)".into(),
+        });
+    }
     let models = models.unwrap_or_else(|| {
         kind_parsed
             .default_models()
@@ -1299,6 +1394,9 @@ fn validate_provider(
         dialects,
         stream_usage: stream_usage.unwrap_or(true),
         timeouts,
+        strict: strict.unwrap_or(false),
+        max_output_tokens: max_output_tokens.or(kind_parsed.default_max_output_tokens()),
+        client_auth,
     })
 }
 

@@ -49,10 +49,11 @@ pub enum GatewayError {
         client: Dialect,
         model: String,
     },
-    #[error("{feature} cannot be sent to a provider that speaks {target}: {hint}")]
+    #[error("{feature} cannot be sent to {target}: {hint}")]
     Untranslatable {
         feature: String,
-        target: Dialect,
+        /// The provider and its dialect, as [`GatewayError::aimed_at`] sets them.
+        target: String,
         hint: &'static str,
     },
     #[error("provider {provider:?} has no API key: {hint}")]
@@ -68,6 +69,17 @@ pub enum GatewayError {
     UpstreamBroken { provider: String, detail: String },
     #[error("the gateway is shutting down")]
     ShuttingDown,
+}
+
+impl GatewayError {
+    /// Names the real target in a refusal made while translating for it: the codecs know
+    /// what they cannot carry, only the request stage knows where it was going.
+    pub fn aimed_at(mut self, target: String) -> Self {
+        if let GatewayError::Untranslatable { target: t, .. } = &mut self {
+            *t = target;
+        }
+        self
+    }
 }
 
 fn served_list(served: &[String]) -> String {

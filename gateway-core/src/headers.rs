@@ -41,6 +41,11 @@ pub const X_SAVED_BYTES: HeaderName = HeaderName::from_static("x-trimgate-saved-
 /// how close the stored request was when it answered by similarity.
 pub const X_CACHE: HeaderName = HeaderName::from_static("x-trimgate-cache");
 pub const X_CACHE_SIMILARITY: HeaderName = HeaderName::from_static("x-trimgate-cache-similarity");
+/// Request headers that carry an agent's session id: Codex CLI's, Claude Code's.
+pub const SESSION_HEADERS: [&str; 2] = ["session-id", "x-claude-code-session-id"];
+
+/// Response header: request fields a translation left out (see `translate::compat`).
+pub const X_DROPPED: HeaderName = HeaderName::from_static("x-trimgate-dropped");
 pub const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
 pub const ANTHROPIC_VERSION: HeaderName = HeaderName::from_static("anthropic-version");
 /// Prefix of the gateway's own request headers; they are never forwarded upstream.

@@ -24,9 +24,9 @@ use crate::config::{GatewayKey, Provider};
 use crate::dialect::{Dialect, Endpoint};
 use crate::error::{Culprit, GatewayError};
 use crate::headers::{
-    relayed_response_header, retain_headers, MAX_UPSTREAM_BODY_BYTES, X_APPLIED, X_CACHE,
-    X_CACHE_SIMILARITY, X_OPTIMIZE, X_OVERHEAD_MS, X_REQUEST_ID, X_SAVED_BYTES, X_SAVED_TOKENS,
-    X_UPSTREAM_REQUEST_ID,
+    relayed_response_header, retain_headers, MAX_UPSTREAM_BODY_BYTES, SESSION_HEADERS, X_APPLIED,
+    X_CACHE, X_CACHE_SIMILARITY, X_DROPPED, X_OPTIMIZE, X_OVERHEAD_MS, X_REQUEST_ID, X_SAVED_BYTES,
+    X_SAVED_TOKENS, X_UPSTREAM_REQUEST_ID,
 };
 use crate::optimize::{PassTokens, Plan, PlanPatch};
 use crate::record::{Outcome, Pending, RequestRecord};
@@ -49,6 +49,8 @@ struct Ctx {
     optimized: Option<Optimized>,
     /// How the response cache took this request, when it applies.
     cache: Option<cache::Status>,
+    /// Fields a translation left out, for `x-trimgate-dropped`.
+    dropped: String,
 }
 
 /// The optimizer's echo: `x-trimgate-applied`, `-saved-bytes`, `-saved-tokens`.
@@ -66,6 +68,17 @@ impl Ctx {
     fn dialect(&self) -> Dialect {
         self.endpoint.dialect()
     }
+}
+
+/// The agent's session id, when it sent a sane one (see [`SESSION_HEADERS`]).
+fn session_id(headers: &HeaderMap) -> Option<String> {
+    SESSION_HEADERS.iter().find_map(|name| {
+        headers
+            .get(*name)
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
+            .map(str::to_owned)
+    })
 }
 
 /// The request id: the client's, when it sent a sane one, else a fresh one.
@@ -92,6 +105,7 @@ pub async fn handle(
         overhead: Duration::ZERO,
         optimized: None,
         cache: None,
+        dropped: String::new(),
     };
     let record = RequestRecord::new(ctx.id.clone(), ctx.dialect());
     // Created before any stage runs, so a client that leaves mid-request is still recorded.
@@ -136,6 +150,11 @@ fn stamp(response: &mut Response, ctx: &Ctx) {
         response
             .headers_mut()
             .insert(X_CACHE, HeaderValue::from_static(status.header()));
+    }
+    if !ctx.dropped.is_empty() {
+        if let Ok(v) = HeaderValue::from_str(&ctx.dropped) {
+            response.headers_mut().insert(X_DROPPED, v);
+        }
     }
     if let Some(o) = &ctx.optimized {
         let headers = response.headers_mut();
@@ -349,6 +368,7 @@ async fn run(
     let (parts, body) = request.into_parts();
     let key = state.gateway_key(&parts.headers)?;
     pending.record().gateway_key = key.as_ref().map(|k| k.name.clone());
+    pending.record().session = session_id(&parts.headers);
     is_json(&parts.headers)?;
     let config = ctx.rt.config.clone();
     let body = read_body(body, &parts.headers, config.server.max_body_bytes).await?;
@@ -437,6 +457,7 @@ async fn run(
         model: &served_model,
         dialect: ctx.dialect(),
         gateway_key: key.as_ref().map(|k| k.name.as_str()),
+        credential: crate::upstream::client_credential(&provider, &parts.headers),
         temperature: sniffed.temperature,
         body: &body,
     };
@@ -621,15 +642,26 @@ async fn translated(
     temperature: Option<f64>,
 ) -> Result<Response, GatewayError> {
     let client_dialect = ctx.dialect();
-    let mut ir = translate::decode_request(client_dialect, body)?;
-    ir.model = model;
-    let upstream_body = translate::encode_request(provider_dialect, &ir, provider.kind)?;
+    let target = translate::Target {
+        dialect: provider_dialect,
+        provider: &provider.name,
+        kind: provider.kind,
+        strict: provider.strict,
+        max_output_tokens: provider.max_output_tokens,
+    };
+    let (ir, upstream_body, report) = translate::request_for(client_dialect, body, model, &target)?;
+    if !report.is_empty() {
+        log_dropped(&report, &headers, &target);
+        ctx.dropped = report.header_value();
+        pending.record().dropped.clone_from(&ctx.dropped);
+    }
     let endpoint = Endpoint::for_dialect(provider_dialect);
     let lookup = cache::Request {
         provider: &provider.name,
         model: &ir.model,
         dialect: client_dialect,
         gateway_key,
+        credential: crate::upstream::client_credential(provider, &headers),
         temperature,
         body: &upstream_body,
     };
@@ -708,13 +740,45 @@ async fn translated(
     Ok(out)
 }
 
+/// Logs each dropped field once per client program (its `user-agent` product, version
+/// left out), so an agent's every request does not repeat the same lines.
+fn log_dropped(report: &translate::Report, headers: &HeaderMap, target: &translate::Target<'_>) {
+    static SEEN: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+    /// Enough for every agent's fields; past it, fields are logged at debug only.
+    const SEEN_MAX: usize = 1024;
+    let client = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|ua| ua.split(['/', ' ']).next())
+        .unwrap_or("unknown")
+        .chars()
+        .take(64)
+        .collect::<String>();
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    for field in report.dropped() {
+        let key = (client.clone(), field.clone());
+        if seen.contains(&key) {
+            continue;
+        }
+        if seen.len() < SEEN_MAX {
+            tracing::info!(client = %client, field = %field, provider = target.provider, dialect = %target.dialect, "request field dropped: the target has no place for it (reported in x-trimgate-dropped)");
+            seen.push(key);
+        } else {
+            tracing::debug!(client = %client, field = %field, provider = target.provider, "request field dropped");
+        }
+    }
+}
+
 /// Answers `count_tokens` here for a provider without that endpoint.
 async fn count_locally(
     ctx: &mut Ctx,
     pending: &mut Pending,
     body: Bytes,
 ) -> Result<Response, GatewayError> {
-    let req = translate::messages::decode_request(&body)?;
+    // Counting reads what the model would see; fields it drops cannot add tokens.
+    let mut ignored = translate::Report::new(Dialect::AnthropicMessages);
+    let req =
+        translate::messages::decode_request(&body, translate::Policy::default(), &mut ignored)?;
     // Tokenizing a large request takes milliseconds: keep it off the async workers.
     let tokens = tokio::task::spawn_blocking(move || translate::count::count_tokens(&req))
         .await

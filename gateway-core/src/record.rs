@@ -66,6 +66,10 @@ pub struct RequestRecord {
     pub cache: Option<crate::cache::Status>,
     /// What the provider reported for the answer a cache hit replayed: the usage it spared.
     pub avoided: Option<Usage>,
+    /// Request fields a translation left out, comma-separated (`x-trimgate-dropped`).
+    pub dropped: String,
+    /// The agent's session id, from its request headers.
+    pub session: Option<String>,
 }
 
 /// A time as Unix milliseconds (the ledger's and the window's unit); 0 before 1970.
@@ -108,6 +112,8 @@ impl RequestRecord {
             passes: Vec::new(),
             cache: None,
             avoided: None,
+            dropped: String::new(),
+            session: None,
         }
     }
 }

@@ -12,9 +12,10 @@ const DIALECTS: [Dialect; 3] = [Dialect::OpenAiChat, Dialect::OpenAiResponses, D
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, body)) = data.split_first() else { return };
     let from = DIALECTS[selector as usize % 3];
-    if let Ok(req) = translate::decode_request(from, body) {
+    let mut report = translate::Report::new(from);
+    if let Ok(req) = translate::decode_request(from, body, translate::Policy::default(), &mut report) {
         for to in DIALECTS {
-            if let Ok(encoded) = translate::encode_request(to, &req, ProviderKind::OpenAi) {
+            if let Ok(encoded) = translate::encode_request(to, &req, ProviderKind::OpenAi, &mut report) {
                 // What the gateway sends upstream is always JSON.
                 assert!(serde_json::from_slice::<serde_json::Value>(&encoded).is_ok());
             }

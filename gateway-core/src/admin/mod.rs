@@ -28,7 +28,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::config::{Config, ConfigProblem, Provider};
+use crate::config::{ClientAuth, Config, ConfigProblem, Provider};
 use crate::ledger::stats::{self, By};
 use crate::ledger::AnyPool;
 use crate::optimize::{compact, tokens, PlanPatch};
@@ -334,6 +334,13 @@ fn provider_json(state: &AppState, p: &Provider) -> Value {
         "base_url": p.base_url,
         "dialects": p.dialects.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
         "models": p.models,
+        "client_auth": p.client_auth.as_str(),
+        // The client's own login goes to this provider (a Claude subscription, say).
+        "uses_client_login": match p.client_auth {
+            ClientAuth::Forward => true,
+            ClientAuth::WhenNoKey => stored.is_none(),
+            ClientAuth::Never => false,
+        },
         "key": {
             "source": source,
             "name": name,

@@ -175,6 +175,9 @@ pub struct Request<'a> {
     pub model: &'a str,
     pub dialect: Dialect,
     pub gateway_key: Option<&'a str>,
+    /// The client's own credential, when it is forwarded to the provider: one login never
+    /// gets another's answers.
+    pub credential: Option<&'a [u8]>,
     /// The client's `temperature`, when it sent a number.
     pub temperature: Option<f64>,
     /// The body as it goes upstream, after the optimizer.
@@ -450,6 +453,8 @@ fn hash_identity(h: &mut blake3::Hasher, tag: &str, req: &Request<'_>) {
         h.update(part.as_bytes());
         h.update(&[0]);
     }
+    h.update(req.credential.unwrap_or_default());
+    h.update(&[0]);
 }
 
 /// The exact key: who serves it, then every field that shapes the answer, sorted.
@@ -610,6 +615,7 @@ mod tests {
             model,
             dialect: Dialect::OpenAiChat,
             gateway_key: None,
+            credential: None,
             temperature,
             body,
         }

@@ -131,6 +131,9 @@ struct ModelOnly {
     model: Option<Value>,
 }
 
+/// Claude's subscription logins are OAuth access tokens with this prefix.
+const OAUTH_TOKEN_PREFIX: &str = "sk-ant-oat";
+
 /// Auth, the version header, then any error the test asked for: what every endpoint checks
 /// before it reads the body. `Some` is the rejection to send.
 fn admission(
@@ -149,10 +152,6 @@ fn admission(
                 .or_else(|| v.strip_prefix("bearer "))
         })
     };
-    let key = header_str(headers, "x-api-key")
-        .or_else(bearer)
-        .map(str::trim)
-        .filter(|k| !k.is_empty());
     let unauthorized = |message: &str| {
         error(
             StatusCode::UNAUTHORIZED,
@@ -161,12 +160,30 @@ fn admission(
             request_id,
         )
     };
-    match (key, state.config().anthropic_key.as_deref()) {
-        (None, _) => return Some(unauthorized("x-api-key header is required")),
-        (Some(key), Some(expected)) if key != expected => {
-            return Some(unauthorized("invalid x-api-key"))
+    // A subscription login: an OAuth access token, valid only with the OAuth beta.
+    if let Some(token) = bearer().filter(|t| t.starts_with(OAUTH_TOKEN_PREFIX)) {
+        let oauth_beta = header_str(headers, "anthropic-beta")
+            .is_some_and(|b| b.split(',').any(|v| v.trim().starts_with("oauth-")));
+        if !oauth_beta {
+            return Some(unauthorized(
+                "OAuth authentication is currently not supported.",
+            ));
         }
-        _ => {}
+        if state.config().anthropic_oauth_token.as_deref() != Some(token) {
+            return Some(unauthorized("Invalid bearer token"));
+        }
+    } else {
+        let key = header_str(headers, "x-api-key")
+            .or_else(bearer)
+            .map(str::trim)
+            .filter(|k| !k.is_empty());
+        match (key, state.config().anthropic_key.as_deref()) {
+            (None, _) => return Some(unauthorized("x-api-key header is required")),
+            (Some(key), Some(expected)) if key != expected => {
+                return Some(unauthorized("invalid x-api-key"))
+            }
+            _ => {}
+        }
     }
     if !headers.contains_key(VERSION_HEADER) {
         return Some(invalid_request(
@@ -210,9 +227,13 @@ fn messages(
             return invalid_request(&message, request_id);
         }
     }
-    let conversation = conversation(messages, request.tools.as_deref().unwrap_or(&[]));
+    let conversation = conversation(
+        messages,
+        request.tools.as_deref().unwrap_or(&[]),
+        controls.tool.as_deref(),
+    );
     let reasoning = thinks.then(|| Reasoning::about(&conversation));
-    let answer = Answer::decide(conversation, controls.reply.as_deref());
+    let answer = Answer::decide(conversation, controls);
     let usage = Usage::new(body.len(), controls.cached_tokens, answer.output_tokens())
         .with_reasoning(reasoning.as_ref());
     let id = random_id("msg_01", 22);
@@ -325,7 +346,7 @@ fn unsigned_thinking(messages: &[&RawValue]) -> Option<String> {
 }
 
 /// A user turn carrying a `tool_result` block is a tool result; otherwise tools get called.
-fn conversation(messages: &[&RawValue], tools: &[&RawValue]) -> Conversation {
+fn conversation(messages: &[&RawValue], tools: &[&RawValue], wanted: Option<&str>) -> Conversation {
     let last = messages
         .last()
         .and_then(|m| serde_json::from_str::<MessageIn>(m.get()).ok());
@@ -339,7 +360,7 @@ fn conversation(messages: &[&RawValue], tools: &[&RawValue]) -> Conversation {
             ..Conversation::default()
         };
     }
-    let tool = first_custom_tool(tools);
+    let tool = custom_tool(tools, wanted);
     let user_text = messages.iter().rev().find_map(|m| {
         let message = serde_json::from_str::<MessageIn>(m.get()).ok()?;
         (message.role.as_deref() == Some("user"))
@@ -362,16 +383,18 @@ fn last_tool_result(content: Option<&Value>) -> Option<String> {
     Some(joined_text(result.get("content"), &["text"]))
 }
 
-/// Server tools (`web_search_…`, `bash_…`) have no `input_schema`; only client tools are called.
-fn first_custom_tool(tools: &[&RawValue]) -> Option<ToolDecl> {
+/// The first client tool, or the one `x-mock-tool` names. Server tools (`web_search_…`,
+/// `bash_…`) have no `input_schema`; only client tools are called.
+fn custom_tool(tools: &[&RawValue], wanted: Option<&str>) -> Option<ToolDecl> {
     tools.iter().find_map(|raw| {
         let tool = serde_json::from_str::<ToolIn>(raw.get()).ok()?;
         if tool.kind.as_deref().is_some_and(|k| k != "custom") {
             return None;
         }
         let schema = tool.input_schema?;
-        Some(ToolDecl {
-            name: tool.name?,
+        let name = tool.name?;
+        wanted.is_none_or(|w| w == name).then_some(ToolDecl {
+            name,
             schema: Some(schema),
         })
     })

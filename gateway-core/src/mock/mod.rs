@@ -36,6 +36,9 @@ use serde::{Serialize, Serializer};
 /// Enough history for any test to inspect, small enough that a long benchmark stays flat.
 const MAX_CAPTURED: usize = 10_000;
 
+/// The subscription login the mock accepts unless configured otherwise.
+pub const MOCK_OAUTH_TOKEN: &str = "sk-ant-oat01-mock-login";
+
 /// How the mock behaves when a request does not say otherwise (see the `x-mock-*` headers).
 #[derive(Clone, Debug)]
 pub struct MockConfig {
@@ -49,6 +52,9 @@ pub struct MockConfig {
     pub anthropic_key: Option<String>,
     /// Serve without any key, like a local model server.
     pub keyless: bool,
+    /// The subscription login Anthropic endpoints accept as `Authorization: Bearer` with an
+    /// `anthropic-beta: oauth-…` value, as Claude Code sends when signed in with Claude.
+    pub anthropic_oauth_token: Option<String>,
 }
 
 impl Default for MockConfig {
@@ -59,6 +65,7 @@ impl Default for MockConfig {
             keyless: false,
             openai_key: Some("sk-mock-openai".to_owned()),
             anthropic_key: Some("sk-ant-mock".to_owned()),
+            anthropic_oauth_token: Some(MOCK_OAUTH_TOKEN.to_owned()),
         }
     }
 }
@@ -203,13 +210,18 @@ pub async fn serve(
 }
 
 /// What the request's `x-mock-*` headers ask for, over the configured defaults.
-struct Controls {
+#[derive(Default)]
+pub(crate) struct Controls {
     delay: Duration,
     frame_interval: Duration,
     error_status: Option<StatusCode>,
     stream_error_after: Option<usize>,
     reply: Option<String>,
     cached_tokens: u64,
+    /// The tool to call: a declared tool's name, or `none` to answer in text.
+    tool: Option<String>,
+    /// The call's arguments (JSON object text) instead of ones made from the schema.
+    tool_arguments: Option<String>,
 }
 
 impl Controls {
@@ -229,8 +241,18 @@ impl Controls {
                 .get("x-mock-reply")
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
             cached_tokens: header_u64(headers, "x-mock-cached-tokens").unwrap_or(0),
+            tool: header_text(headers, "x-mock-tool"),
+            tool_arguments: header_text(headers, "x-mock-tool-arguments").filter(|a| {
+                serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(a).is_ok()
+            }),
         }
     }
+}
+
+fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
 }
 
 fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {

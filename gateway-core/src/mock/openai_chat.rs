@@ -83,12 +83,12 @@ fn respond(state: &MockState, controls: &Controls, headers: &HeaderMap, body: &B
     let Some(messages) = request.messages.as_deref() else {
         return openai::missing_parameter("messages");
     };
-    let conversation = conversation(messages, request.tools.as_deref());
+    let conversation = conversation(messages, request.tools.as_deref(), controls.tool.as_deref());
     let reasoning = request
         .reasoning_effort
         .is_some_and(|effort| effort.get() != r#""none""#)
         .then(|| Reasoning::about(&conversation));
-    let answer = Answer::decide(conversation, controls.reply.as_deref());
+    let answer = Answer::decide(conversation, controls);
     let usage = Usage::new(body.len(), controls.cached_tokens, answer.output_tokens())
         .with_reasoning(reasoning.as_ref());
     let id = random_id("chatcmpl-", 29);
@@ -124,7 +124,11 @@ fn respond(state: &MockState, controls: &Controls, headers: &HeaderMap, body: &B
 }
 
 /// Reads only as far back as the decision needs: the last message, then tools and the user.
-fn conversation(messages: &[&RawValue], tools: Option<&[&RawValue]>) -> Conversation {
+fn conversation(
+    messages: &[&RawValue],
+    tools: Option<&[&RawValue]>,
+    wanted: Option<&str>,
+) -> Conversation {
     let last = messages
         .last()
         .and_then(|m| serde_json::from_str::<MessageIn>(m.get()).ok());
@@ -134,7 +138,7 @@ fn conversation(messages: &[&RawValue], tools: Option<&[&RawValue]>) -> Conversa
             ..Conversation::default()
         };
     }
-    let tool = first_function_tool(tools.unwrap_or(&[]));
+    let tool = function_tool(tools.unwrap_or(&[]), wanted);
     let user_text = messages.iter().rev().find_map(|m| {
         let message = serde_json::from_str::<MessageIn>(m.get()).ok()?;
         (message.role.as_deref() == Some("user"))
@@ -148,17 +152,20 @@ fn conversation(messages: &[&RawValue], tools: Option<&[&RawValue]>) -> Conversa
     }
 }
 
-fn first_function_tool(tools: &[&RawValue]) -> Option<ToolDecl> {
+/// The first function tool, or the one `x-mock-tool` names.
+fn function_tool(tools: &[&RawValue], wanted: Option<&str>) -> Option<ToolDecl> {
     tools.iter().find_map(|raw| {
         let tool = serde_json::from_str::<ToolIn>(raw.get()).ok()?;
         if tool.kind.as_deref().is_some_and(|k| k != "function") {
             return None;
         }
         let function = tool.function?;
-        Some(ToolDecl {
-            name: function.name,
-            schema: function.parameters,
-        })
+        wanted
+            .is_none_or(|w| w == function.name)
+            .then_some(ToolDecl {
+                name: function.name,
+                schema: function.parameters,
+            })
     })
 }
 

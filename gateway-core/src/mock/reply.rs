@@ -39,18 +39,22 @@ pub(super) struct ToolCall {
 }
 
 impl Answer {
-    /// A tool result gets quoted back; else tools get called; else the user gets an echo.
-    pub fn decide(conversation: Conversation, reply_header: Option<&str>) -> Self {
+    /// A tool result gets quoted back; else tools get called (the one `x-mock-tool` names,
+    /// with `x-mock-tool-arguments` when given); else the user gets an echo.
+    pub fn decide(conversation: Conversation, controls: &super::Controls) -> Self {
         if let Some(result) = conversation.tool_result {
             return Self::Text(format!("tool result: {}", truncate(&result, QUOTE_CHARS)));
         }
         if let Some(tool) = conversation.tool {
             return Self::Tool(ToolCall {
-                arguments: arguments_for(tool.schema.as_ref()),
+                arguments: controls
+                    .tool_arguments
+                    .clone()
+                    .unwrap_or_else(|| arguments_for(tool.schema.as_ref())),
                 name: tool.name,
             });
         }
-        match reply_header {
+        match controls.reply.as_deref() {
             Some(reply) => Self::Text(reply.to_owned()),
             None => Self::Text(format!(
                 "Hello from the mock. You said: {}",
@@ -310,6 +314,7 @@ fn text_of<'v>(part: &'v Value, kinds: &[&str]) -> Option<&'v str> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Controls;
     use super::*;
     use serde_json::json;
 
@@ -377,7 +382,10 @@ mod tests {
                 }),
                 user_text: None,
             },
-            Some("ignored"),
+            &Controls {
+                reply: Some("ignored".to_owned()),
+                ..Controls::default()
+            },
         );
         assert!(matches!(answer, Answer::Text(ref t) if t == "tool result: 42"));
     }
@@ -390,7 +398,7 @@ mod tests {
                 user_text: Some(long),
                 ..Conversation::default()
             },
-            None,
+            &Controls::default(),
         );
         let Answer::Text(text) = answer else {
             panic!("expected text")

@@ -115,13 +115,17 @@ fn respond(state: &MockState, controls: &Controls, headers: &HeaderMap, body: &B
     let Some(input) = request.input else {
         return openai::missing_parameter("input");
     };
-    let conversation = conversation(input, request.tools.as_deref().unwrap_or(&[]));
+    let conversation = conversation(
+        input,
+        request.tools.as_deref().unwrap_or(&[]),
+        controls.tool.as_deref(),
+    );
     let settings = request.reasoning();
     let reasoning = settings
         .as_ref()
         .filter(|r| r.effort.is_none_or(|effort| effort.get() != r#""none""#))
         .map(|_| Reasoning::about(&conversation));
-    let answer = Answer::decide(conversation, controls.reply.as_deref());
+    let answer = Answer::decide(conversation, controls);
     let usage = Usage::new(body.len(), controls.cached_tokens, answer.output_tokens())
         .with_reasoning(reasoning.as_ref());
     let ids = Ids {
@@ -159,13 +163,13 @@ fn respond(state: &MockState, controls: &Controls, headers: &HeaderMap, body: &B
 }
 
 /// Only the last input item decides whether tools get called; the user text is read last.
-fn conversation(input: &RawValue, tools: &[&RawValue]) -> Conversation {
+fn conversation(input: &RawValue, tools: &[&RawValue], wanted: Option<&str>) -> Conversation {
     let items: Vec<&RawValue> = if input.get().trim_start().starts_with('[') {
         serde_json::from_str(input.get()).unwrap_or_default()
     } else {
         return Conversation {
             tool_result: None,
-            tool: first_function_tool(tools),
+            tool: function_tool(tools, wanted),
             user_text: serde_json::from_str::<String>(input.get()).ok(),
         };
     };
@@ -178,7 +182,7 @@ fn conversation(input: &RawValue, tools: &[&RawValue]) -> Conversation {
             ..Conversation::default()
         };
     }
-    let tool = first_function_tool(tools);
+    let tool = function_tool(tools, wanted);
     let user_text = items.iter().rev().find_map(|raw| {
         let item = serde_json::from_str::<ItemIn>(raw.get()).ok()?;
         (item.role.as_deref() == Some("user"))
@@ -192,14 +196,16 @@ fn conversation(input: &RawValue, tools: &[&RawValue]) -> Conversation {
     }
 }
 
-fn first_function_tool(tools: &[&RawValue]) -> Option<ToolDecl> {
+/// The first function tool, or the one `x-mock-tool` names.
+fn function_tool(tools: &[&RawValue], wanted: Option<&str>) -> Option<ToolDecl> {
     tools.iter().find_map(|raw| {
         let tool = serde_json::from_str::<ToolIn>(raw.get()).ok()?;
         if tool.kind.as_deref() != Some("function") {
             return None;
         }
-        Some(ToolDecl {
-            name: tool.name?,
+        let name = tool.name?;
+        wanted.is_none_or(|w| w == name).then_some(ToolDecl {
+            name,
             schema: tool.parameters,
         })
     })

@@ -2,40 +2,71 @@
 
 use serde_json::{json, Map, Value};
 
+use super::compat::{self, Carried, Field, Policy, Report};
 use super::ir::{
     MediaSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock,
     ToolChoice,
 };
 use super::{
-    bad, cannot, function_tool, known_fields_only, openai_tool_choice, parse_object, str_field,
-    string_or_parts,
+    bad, cannot, function_tool, openai_tool_choice, parse_object, str_field, string_or_parts,
 };
 use crate::config::ProviderKind;
 use crate::dialect::Dialect;
 use crate::error::GatewayError;
 use crate::usage::from_usage_value;
 
-const TARGET: Dialect = Dialect::OpenAiChat;
-
-/// Chat request fields the IR carries, or that only tune delivery and so are safe to drop
-/// (`stream_options`: the gateway asks for usage itself; `store`: OpenAI-side storage).
-const KNOWN: &[&str] = &[
-    "model",
-    "messages",
-    "tools",
-    "tool_choice",
-    "parallel_tool_calls",
-    "max_tokens",
-    "max_completion_tokens",
-    "temperature",
-    "top_p",
-    "stop",
-    "stream",
-    "stream_options",
-    "user",
-    "reasoning_effort",
-    "store",
-    "metadata",
+/// What happens to each Chat request field when the provider speaks another dialect
+/// (see [`super::compat`]).
+pub const FIELDS: &[(&str, Field)] = &[
+    ("model", Field::Carried),
+    ("messages", Field::Carried),
+    ("tools", Field::Carried),
+    ("tool_choice", Field::Carried),
+    ("parallel_tool_calls", Field::Carried),
+    ("max_tokens", Field::Carried),
+    ("max_completion_tokens", Field::Carried),
+    ("temperature", Field::Carried),
+    ("top_p", Field::Carried),
+    ("stop", Field::Carried),
+    ("stream", Field::Carried),
+    ("stream_options", Field::Carried),
+    ("user", Field::Carried),
+    ("safety_identifier", Field::Carried),
+    ("reasoning_effort", Field::Carried),
+    ("verbosity", Field::Carried),
+    ("prompt_cache_key", Field::Carried),
+    ("n", Field::Carried),
+    ("response_format", Field::Carried),
+    ("modalities", Field::Carried),
+    ("store", Field::Dropped),
+    ("metadata", Field::Dropped),
+    ("service_tier", Field::Dropped),
+    ("seed", Field::Dropped),
+    ("frequency_penalty", Field::Dropped),
+    ("presence_penalty", Field::Dropped),
+    ("logprobs", Field::Dropped),
+    ("top_logprobs", Field::Dropped),
+    ("prediction", Field::Dropped),
+    (
+        "logit_bias",
+        Field::Refused("the target has no token biases; route this model to an OpenAI provider"),
+    ),
+    (
+        "audio",
+        Field::Refused("audio output needs an OpenAI provider"),
+    ),
+    (
+        "web_search_options",
+        Field::Refused("web search runs at OpenAI; route this model to an OpenAI provider"),
+    ),
+    (
+        "functions",
+        Field::Refused("send `tools` instead of the deprecated `functions`"),
+    ),
+    (
+        "function_call",
+        Field::Refused("send `tool_choice` instead of the deprecated `function_call`"),
+    ),
 ];
 
 fn text_of(content: &Value, param: &'static str) -> Result<Vec<Part>, GatewayError> {
@@ -63,7 +94,6 @@ fn content_part(item: &Value, param: &'static str) -> Result<Part, GatewayError>
             let data = str_field(file, "file_data").ok_or_else(|| {
                 cannot(
                     "a file part by `file_id`",
-                    Dialect::AnthropicMessages,
                     "send the file inline as `file_data`",
                 )
             })?;
@@ -75,7 +105,6 @@ fn content_part(item: &Value, param: &'static str) -> Result<Part, GatewayError>
         }
         Some(other) => Err(cannot(
             format!("a `{other}` content part"),
-            Dialect::AnthropicMessages,
             "send text, images or files",
         )),
         None => Err(bad(param, "a content part needs a `type`")),
@@ -86,7 +115,6 @@ fn content_part(item: &Value, param: &'static str) -> Result<Part, GatewayError>
 pub(crate) fn file_part(
     source: &MediaSource,
     filename: &Option<String>,
-    target: Dialect,
 ) -> Result<(String, String), GatewayError> {
     match source {
         MediaSource::Base64 { .. } => Ok((
@@ -95,12 +123,10 @@ pub(crate) fn file_part(
         )),
         MediaSource::Url(_) => Err(cannot(
             "a document given by URL",
-            target,
             "send it inline as base64",
         )),
         MediaSource::Text(_) => Err(cannot(
             "a plain-text document",
-            target,
             "send its text as a text part",
         )),
     }
@@ -131,20 +157,29 @@ fn push(messages: &mut Vec<Message>, role: Role, parts: Vec<Part>) {
     }
 }
 
-pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
+pub fn decode_request(
+    body: &[u8],
+    policy: Policy,
+    report: &mut Report,
+) -> Result<Request, GatewayError> {
     let obj = parse_object(body)?;
-    known_fields_only(
-        &obj,
-        KNOWN,
-        "Chat Completions",
-        Dialect::AnthropicMessages,
-        "remove it, or route this model to an OpenAI-compatible provider",
-    )?;
+    policy.check(&obj, FIELDS, "Chat Completions", report)?;
     if obj.get("n").and_then(Value::as_u64).is_some_and(|n| n > 1) {
+        return Err(cannot("`n` > 1", "ask for one choice"));
+    }
+    if let Some(format) = obj.get("response_format") {
+        if str_field(format, "type").is_some_and(|t| t != "text") {
+            return Err(cannot(
+                "a structured `response_format`",
+                "the target cannot enforce it; route this model to an OpenAI provider",
+            ));
+        }
+    }
+    let modalities = obj.get("modalities").and_then(Value::as_array);
+    if modalities.is_some_and(|m| m.iter().any(|m| m.as_str() != Some("text"))) {
         return Err(cannot(
-            "`n` > 1",
-            Dialect::AnthropicMessages,
-            "ask for one choice",
+            "`modalities` other than text",
+            "audio output needs an OpenAI provider",
         ));
     }
     let mut req = Request {
@@ -165,12 +200,23 @@ pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
             .and_then(Value::as_u64),
         temperature: obj.get("temperature").and_then(Value::as_f64),
         top_p: obj.get("top_p").and_then(Value::as_f64),
-        user: obj.get("user").and_then(Value::as_str).map(str::to_owned),
-        parallel_tool_calls: obj.get("parallel_tool_calls").and_then(Value::as_bool),
-        reasoning: obj
-            .get("reasoning_effort")
+        user: obj
+            .get("safety_identifier")
+            .or_else(|| obj.get("user"))
             .and_then(Value::as_str)
-            .map(|e| Reasoning::Effort(e.to_owned())),
+            .map(str::to_owned),
+        parallel_tool_calls: obj.get("parallel_tool_calls").and_then(Value::as_bool),
+        reasoning: compat::effort(
+            obj.get("reasoning_effort"),
+            "reasoning_effort",
+            compat::OPENAI_EFFORTS,
+        )?
+        .map(Reasoning::Effort),
+        verbosity: compat::verbosity(obj.get("verbosity"), "verbosity")?,
+        prompt_cache_key: obj
+            .get("prompt_cache_key")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
         ..Request::default()
     };
     req.stop = match obj.get("stop") {
@@ -247,7 +293,6 @@ pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
             if str_field(t, "type") != Some("function") {
                 return Err(cannot(
                     format!("a `{}` tool", str_field(t, "type").unwrap_or("untyped")),
-                    Dialect::AnthropicMessages,
                     "only function tools translate",
                 ));
             }
@@ -283,7 +328,6 @@ fn tool_text(content: &[Part]) -> Result<String, GatewayError> {
             _ => {
                 return Err(cannot(
                     "an image or document inside a tool result",
-                    TARGET,
                     "Chat tool messages carry text only",
                 ))
             }
@@ -309,7 +353,11 @@ fn text_or_null(text: &str) -> Value {
 /// Marks a failed tool result in the text, since Chat's tool messages have no error flag.
 pub const TOOL_ERROR_MARKER: &str = "[tool error] ";
 
-pub fn encode_request(req: &Request, kind: ProviderKind) -> Result<Vec<u8>, GatewayError> {
+pub fn encode_request(
+    req: &Request,
+    kind: ProviderKind,
+    report: &mut Report,
+) -> Result<Vec<u8>, GatewayError> {
     let mut messages = Vec::new();
     if !req.system.is_empty() {
         let text: Vec<&str> = req.system.iter().map(|t| t.text.as_str()).collect();
@@ -339,7 +387,7 @@ pub fn encode_request(req: &Request, kind: ProviderKind) -> Result<Vec<u8>, Gate
                         Part::Document {
                             source, filename, ..
                         } => {
-                            let (filename, data) = file_part(source, filename, TARGET)?;
+                            let (filename, data) = file_part(source, filename)?;
                             parts.push(json!({"type": "file", "file": {"filename": filename, "file_data": data}}));
                         }
                         Part::Image { source, .. } => parts.push(
@@ -380,7 +428,6 @@ pub fn encode_request(req: &Request, kind: ProviderKind) -> Result<Vec<u8>, Gate
                         Part::Image { .. } | Part::Document { .. } | Part::ToolResult { .. } => {
                             return Err(cannot(
                                 "an image or tool result in an assistant turn",
-                                TARGET,
                                 "not expressible in Chat",
                             ))
                         }
@@ -418,10 +465,35 @@ pub fn encode_request(req: &Request, kind: ProviderKind) -> Result<Vec<u8>, Gate
         out.insert("stop".into(), json!(req.stop));
     }
     if let Some(user) = &req.user {
-        out.insert("user".into(), json!(user));
+        out.insert("user".into(), json!(compat::openai_user(user)));
     }
-    if let (Some(r), ProviderKind::OpenAi) = (&req.reasoning, kind) {
-        out.insert("reasoning_effort".into(), json!(r.effort()));
+    // Only OpenAI documents these three; other Chat servers refuse or ignore them.
+    let openai = kind == ProviderKind::OpenAi;
+    match (&req.reasoning, openai) {
+        // Adaptive thinking leaves the depth to the model: OpenAI's default effort.
+        (Some(Reasoning::Adaptive), _) | (None, _) => {}
+        (Some(r), true) => {
+            out.insert("reasoning_effort".into(), json!(r.effort()));
+        }
+        (Some(_), false) => report.drop_ir(Carried::Effort),
+    }
+    match (&req.verbosity, openai) {
+        (Some(v), true) => {
+            out.insert("verbosity".into(), json!(v));
+        }
+        (Some(_), false) => report.drop_ir(Carried::Verbosity),
+        (None, _) => {}
+    }
+    match (&req.prompt_cache_key, openai) {
+        (Some(k), true) => {
+            out.insert("prompt_cache_key".into(), json!(k));
+        }
+        (Some(_), false) => report.drop_ir(Carried::PromptCacheKey),
+        (None, _) => {}
+    }
+    if req.encrypted_reasoning {
+        // Chat returns no reasoning a client could send back.
+        report.drop_ir(Carried::EncryptedReasoning);
     }
     if !req.tools.is_empty() {
         let tools: Vec<Value> = req

@@ -67,6 +67,8 @@ mod tests {
     fn counts_grow_with_what_is_sent() {
         let small = messages::decode_request(
             br#"{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hello world"}]}"#,
+            super::super::Policy::default(),
+            &mut super::super::Report::new(crate::dialect::Dialect::AnthropicMessages),
         )
         .unwrap();
         let n = count_tokens(&small);
@@ -74,8 +76,7 @@ mod tests {
         assert_eq!(n, 2 + 2 * PER_MESSAGE);
         let big = messages::decode_request(
             br#"{"model":"m","max_tokens":5,"system":"You are a careful engineer.","messages":[{"role":"user","content":"hello world"}],
-            "tools":[{"name":"grep","description":"search files","input_schema":{"type":"object","properties":{"pattern":{"type":"string"}}}}]}"#,
-        )
+            "tools":[{"name":"grep","description":"search files","input_schema":{"type":"object","properties":{"pattern":{"type":"string"}}}}]}"#, super::super::Policy::default(), &mut super::super::Report::new(crate::dialect::Dialect::AnthropicMessages))
         .unwrap();
         assert!(count_tokens(&big) > n + 10);
     }

@@ -26,6 +26,14 @@ pub struct Request {
     /// An end-user id (OpenAI `user`, Anthropic `metadata.user_id`).
     pub user: Option<String>,
     pub reasoning: Option<Reasoning>,
+    /// How long the answer should be, where the target has a knob for it (OpenAI's
+    /// `verbosity`: low, medium, high).
+    pub verbosity: Option<String>,
+    /// The client's key for the provider's prompt cache (OpenAI's `prompt_cache_key`).
+    pub prompt_cache_key: Option<String>,
+    /// The client asked for reasoning back as opaque content it can return next turn
+    /// (Responses `include: ["reasoning.encrypted_content"]`).
+    pub encrypted_reasoning: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -112,10 +120,14 @@ pub enum ToolChoice {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Reasoning {
-    /// OpenAI's `reasoning_effort`: minimal, low, medium, high.
+    /// An effort: OpenAI's `reasoning_effort` (none … xhigh), Anthropic's
+    /// `output_config.effort` (low … max).
     Effort(String),
     /// Anthropic's extended thinking budget in tokens.
     Budget(u64),
+    /// Thinking on, as deep as the model judges (Anthropic's adaptive thinking with no
+    /// effort named).
+    Adaptive,
 }
 
 impl Reasoning {
@@ -124,17 +136,22 @@ impl Reasoning {
         match self {
             Reasoning::Budget(b) => *b,
             Reasoning::Effort(e) => match e.as_str() {
-                "minimal" | "low" => 1024,
+                "none" | "minimal" | "low" => 1024,
                 "medium" => 4096,
-                _ => 16384,
+                "high" => 16384,
+                _ => 32768,
             },
+            Reasoning::Adaptive => 4096,
         }
     }
 
-    /// OpenAI needs an effort; budgets map back to the nearest one.
+    /// OpenAI needs an effort; budgets map back to the nearest one, Anthropic's `max`
+    /// to OpenAI's highest.
     pub fn effort(&self) -> &str {
         match self {
+            Reasoning::Effort(e) if e == "max" => "xhigh",
             Reasoning::Effort(e) => e,
+            Reasoning::Adaptive => "medium",
             Reasoning::Budget(b) if *b <= 2048 => "low",
             Reasoning::Budget(b) if *b <= 8192 => "medium",
             Reasoning::Budget(_) => "high",

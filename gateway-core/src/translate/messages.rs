@@ -2,30 +2,55 @@
 
 use serde_json::{json, Map, Value};
 
+use super::compat::{self, Carried, Field, Policy, Report};
 use super::ir::{
     MediaSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock, Tool,
     ToolChoice,
 };
-use super::{bad, cannot, known_fields_only, parse_object, str_field, string_or_parts};
+use super::{bad, cannot, parse_object, str_field, string_or_parts};
 use crate::dialect::Dialect;
 use crate::error::GatewayError;
 use crate::usage::from_usage_value;
 
-/// Messages request fields the IR carries. `anthropic-beta` features ride in headers and
-/// are not the body's concern.
-const KNOWN: &[&str] = &[
-    "model",
-    "messages",
-    "system",
-    "tools",
-    "tool_choice",
-    "max_tokens",
-    "temperature",
-    "top_p",
-    "stop_sequences",
-    "stream",
-    "metadata",
-    "thinking",
+/// What happens to each Messages request field when the provider speaks another dialect
+/// (see [`super::compat`]). `anthropic-beta` features ride in headers and are not the
+/// body's concern.
+pub const FIELDS: &[(&str, Field)] = &[
+    ("model", Field::Carried),
+    ("messages", Field::Carried),
+    ("system", Field::Carried),
+    ("tools", Field::Carried),
+    ("tool_choice", Field::Carried),
+    ("max_tokens", Field::Carried),
+    ("temperature", Field::Carried),
+    ("top_p", Field::Carried),
+    ("stop_sequences", Field::Carried),
+    ("stream", Field::Carried),
+    ("metadata", Field::Carried),
+    ("thinking", Field::Carried),
+    ("output_config", Field::Carried),
+    ("context_management", Field::Dropped),
+    ("service_tier", Field::Dropped),
+    ("top_k", Field::Dropped),
+    ("inference_geo", Field::Dropped),
+    (
+        "container",
+        Field::Refused("code execution containers run at Anthropic; route this model there"),
+    ),
+    (
+        "mcp_servers",
+        Field::Refused("the MCP connector runs at Anthropic; route this model there"),
+    ),
+];
+
+/// Tool fields the IR carries; the others (`defer_loading`, `input_examples`, …) are
+/// hints to Anthropic's own tool handling, reported when dropped.
+const TOOL_FIELDS: &[&str] = &[
+    "name",
+    "description",
+    "input_schema",
+    "cache_control",
+    "type",
 ];
 
 /// Anthropic requires `max_tokens`; a Chat client that left it out gets this.
@@ -63,7 +88,6 @@ fn block(b: &Value, param: &'static str) -> Result<Part, GatewayError> {
                 other => {
                     return Err(cannot(
                         format!("an image with source type `{}`", other.unwrap_or("none")),
-                        Dialect::OpenAiChat,
                         "send images as base64 or URL",
                     ))
                 }
@@ -91,7 +115,6 @@ fn block(b: &Value, param: &'static str) -> Result<Part, GatewayError> {
                 other => {
                     return Err(cannot(
                         format!("a document with source type `{}`", other.unwrap_or("none")),
-                        Dialect::OpenAiChat,
                         "send documents as base64, a URL or text",
                     ))
                 }
@@ -126,22 +149,19 @@ fn block(b: &Value, param: &'static str) -> Result<Part, GatewayError> {
         }),
         Some(other) => Err(cannot(
             format!("a `{other}` content block"),
-            Dialect::OpenAiChat,
             "send text, images, tool use and tool results",
         )),
         None => Err(bad(param, "a content block needs a `type`")),
     }
 }
 
-pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
+pub fn decode_request(
+    body: &[u8],
+    policy: Policy,
+    report: &mut Report,
+) -> Result<Request, GatewayError> {
     let obj = parse_object(body)?;
-    known_fields_only(
-        &obj,
-        KNOWN,
-        "Messages",
-        Dialect::OpenAiChat,
-        "remove it, or route this model to an Anthropic-compatible provider",
-    )?;
+    policy.check(&obj, FIELDS, "Messages", report)?;
     let mut req = Request {
         model: obj
             .get("model")
@@ -168,16 +188,40 @@ pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
             .map(str::to_owned),
         ..Request::default()
     };
-    if let Some(thinking) = obj.get("thinking") {
-        if str_field(thinking, "type") == Some("enabled") {
-            req.reasoning = Some(Reasoning::Budget(
-                thinking
-                    .get("budget_tokens")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(1024),
-            ));
-        }
+    let output_config = obj.get("output_config").unwrap_or(&Value::Null);
+    if output_config.get("format").is_some_and(|f| !f.is_null()) {
+        return Err(cannot(
+            "a structured `output_config.format`",
+            "the target cannot enforce it; route this model to an Anthropic provider",
+        ));
     }
+    let effort = compat::effort(
+        output_config.get("effort"),
+        "output_config.effort",
+        compat::ANTHROPIC_EFFORTS,
+    )?;
+    req.reasoning = match obj.get("thinking") {
+        None | Some(Value::Null) => effort.map(Reasoning::Effort),
+        Some(thinking) => match str_field(thinking, "type") {
+            Some("enabled") => Some(Reasoning::Budget(match thinking.get("budget_tokens") {
+                Some(b) => b.as_u64().ok_or_else(|| {
+                    bad(
+                        "thinking.budget_tokens",
+                        "`thinking.budget_tokens` must be a whole number",
+                    )
+                })?,
+                None => 1024,
+            })),
+            Some("adaptive") => Some(effort.map_or(Reasoning::Adaptive, Reasoning::Effort)),
+            Some("disabled") => None,
+            _ => {
+                return Err(bad(
+                    "thinking.type",
+                    "`thinking.type` must be enabled, adaptive or disabled",
+                ))
+            }
+        },
+    };
     match obj.get("system") {
         None | Some(Value::Null) => {}
         Some(system) => {
@@ -221,11 +265,20 @@ pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
     if let Some(tools) = obj.get("tools").and_then(Value::as_array) {
         for t in tools {
             if let Some(kind) = str_field(t, "type").filter(|k| *k != "custom") {
-                return Err(cannot(
-                    format!("the server tool `{kind}`"),
-                    Dialect::OpenAiChat,
-                    "only client tools with an input_schema translate",
-                ));
+                // A server tool only offered is left out: the model answers without it.
+                if policy.strict {
+                    return Err(cannot(
+                        format!("the server tool `{kind}`"),
+                        "only client tools with an input_schema translate",
+                    ));
+                }
+                report.drop_field(format!("tools[{kind}]"));
+                continue;
+            }
+            if let Some(o) = t.as_object() {
+                for key in o.keys().filter(|k| !TOOL_FIELDS.contains(&k.as_str())) {
+                    report.drop_field(format!("tools.{key}"));
+                }
             }
             req.tools.push(Tool {
                 name: str_field(t, "name").unwrap_or_default().to_owned(),
@@ -292,7 +345,6 @@ fn encode_part(p: &Part) -> Result<Value, GatewayError> {
             if matches!(source, MediaSource::Text(_)) {
                 return Err(cannot(
                     "an image given as text",
-                    Dialect::AnthropicMessages,
                     "send it as base64 or a URL",
                 ));
             }
@@ -325,7 +377,6 @@ fn encode_part(p: &Part) -> Result<Value, GatewayError> {
                 serde_json::from_str(arguments).map_err(|_| {
                     cannot(
                         format!("tool call {id}'s arguments, which are not valid JSON,"),
-                        Dialect::AnthropicMessages,
                         "Anthropic takes tool input as a JSON object",
                     )
                 })?
@@ -359,7 +410,7 @@ fn encode_part(p: &Part) -> Result<Value, GatewayError> {
     })
 }
 
-pub fn encode_request(req: &Request) -> Result<Vec<u8>, GatewayError> {
+pub fn encode_request(req: &Request, report: &mut Report) -> Result<Vec<u8>, GatewayError> {
     let mut out = Map::new();
     out.insert("model".into(), json!(req.model));
     out.insert(
@@ -457,10 +508,42 @@ pub fn encode_request(req: &Request) -> Result<Vec<u8>, GatewayError> {
         }
         out.insert("tool_choice".into(), choice);
     }
+    if req.verbosity.is_some() {
+        report.drop_ir(Carried::Verbosity);
+    }
+    if req.prompt_cache_key.is_some() {
+        mark_cache_breakpoints(&mut out);
+    }
     if req.stream {
         out.insert("stream".into(), json!(true));
     }
     serde_json::to_vec(&Value::Object(out)).map_err(|e| bad("messages", e.to_string()))
+}
+
+/// A client that names a prompt-cache key wants its prefix cached; Anthropic caches only
+/// up to explicit breakpoints, so the end of the system prompt and of the last message get
+/// one each — unless the request already places its own.
+fn mark_cache_breakpoints(out: &mut Map<String, Value>) {
+    let has_marker = serde_json::to_string(&*out)
+        .map(|s| s.contains("\"cache_control\""))
+        .unwrap_or(true);
+    if has_marker {
+        return;
+    }
+    fn last_block(v: Option<&mut Value>) -> Option<&mut Map<String, Value>> {
+        v?.as_array_mut()?.last_mut()?.as_object_mut()
+    }
+    let ephemeral = json!({"type": "ephemeral"});
+    if let Some(block) = last_block(out.get_mut("system")) {
+        block.insert("cache_control".into(), ephemeral.clone());
+    }
+    let last_message = out
+        .get_mut("messages")
+        .and_then(Value::as_array_mut)
+        .and_then(|m| m.last_mut());
+    if let Some(block) = last_block(last_message.and_then(|m| m.get_mut("content"))) {
+        block.insert("cache_control".into(), ephemeral);
+    }
 }
 
 pub fn decode_response(body: &[u8]) -> Result<Response, GatewayError> {

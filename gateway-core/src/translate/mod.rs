@@ -7,16 +7,18 @@
 //! and streamed ([`stream`]), and provider errors re-shaped for the client.
 
 pub mod chat;
+pub mod compat;
 pub mod count;
 pub mod ir;
 pub mod messages;
 pub mod responses;
 pub mod stream;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::dialect::Dialect;
 use crate::error::GatewayError;
+pub use compat::{Policy, Report, Target};
 use ir::ProviderError;
 
 /// The client-side error for a body whose structure is wrong.
@@ -27,15 +29,12 @@ pub(crate) fn bad(param: &'static str, message: impl Into<String>) -> GatewayErr
     }
 }
 
-/// The 400 for a feature the target dialect cannot carry.
-pub(crate) fn cannot(
-    feature: impl Into<String>,
-    target: Dialect,
-    hint: &'static str,
-) -> GatewayError {
+/// The 400 for a feature the target cannot carry; the request stage names the target
+/// ([`GatewayError::aimed_at`]).
+pub(crate) fn cannot(feature: impl Into<String>, hint: &'static str) -> GatewayError {
     GatewayError::Untranslatable {
         feature: feature.into(),
-        target,
+        target: "the provider this model is routed to".into(),
         hint,
     }
 }
@@ -94,22 +93,7 @@ pub(crate) fn string_or_parts(
     }
 }
 
-/// Refuses the first field a dialect's decoder does not know: what the IR cannot carry is
-/// named, never dropped.
-pub(crate) fn known_fields_only(
-    obj: &Map<String, Value>,
-    known: &[&str],
-    dialect: &str,
-    target: Dialect,
-    hint: &'static str,
-) -> Result<(), GatewayError> {
-    match obj.keys().find(|k| !known.contains(&k.as_str())) {
-        Some(key) => Err(cannot(format!("the {dialect} field `{key}`"), target, hint)),
-        None => Ok(()),
-    }
-}
-
-pub(crate) fn parse_object(body: &[u8]) -> Result<Map<String, Value>, GatewayError> {
+pub(crate) fn parse_object(body: &[u8]) -> Result<serde_json::Map<String, Value>, GatewayError> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err(GatewayError::InvalidJson(
@@ -129,24 +113,54 @@ pub fn can_translate(from: Dialect, to: Dialect) -> bool {
     from != to
 }
 
-pub fn decode_request(dialect: Dialect, body: &[u8]) -> Result<ir::Request, GatewayError> {
+/// Reads a client's request into the IR; what the policy drops goes to `report`.
+pub fn decode_request(
+    dialect: Dialect,
+    body: &[u8],
+    policy: Policy,
+    report: &mut Report,
+) -> Result<ir::Request, GatewayError> {
     match dialect {
-        Dialect::OpenAiChat => chat::decode_request(body),
-        Dialect::OpenAiResponses => responses::decode_request(body),
-        Dialect::AnthropicMessages => messages::decode_request(body),
+        Dialect::OpenAiChat => chat::decode_request(body, policy, report),
+        Dialect::OpenAiResponses => responses::decode_request(body, policy, report),
+        Dialect::AnthropicMessages => messages::decode_request(body, policy, report),
     }
 }
 
+/// Writes the IR for a provider; what the target has no place for goes to `report`.
 pub fn encode_request(
     dialect: Dialect,
     req: &ir::Request,
     kind: crate::config::ProviderKind,
+    report: &mut Report,
 ) -> Result<Vec<u8>, GatewayError> {
     match dialect {
-        Dialect::OpenAiChat => chat::encode_request(req, kind),
-        Dialect::OpenAiResponses => responses::encode_request(req),
-        Dialect::AnthropicMessages => messages::encode_request(req),
+        Dialect::OpenAiChat => chat::encode_request(req, kind, report),
+        Dialect::OpenAiResponses => responses::encode_request(req, kind, report),
+        Dialect::AnthropicMessages => messages::encode_request(req, report),
     }
+}
+
+/// A client's request as `target` takes it: decoded, the model set, encoded. A refusal
+/// names the target.
+pub fn request_for(
+    client: Dialect,
+    body: &[u8],
+    model: String,
+    target: &Target<'_>,
+) -> Result<(ir::Request, Vec<u8>, Report), GatewayError> {
+    let mut report = Report::new(client);
+    let policy = Policy {
+        strict: target.strict,
+    };
+    let aimed = |e: GatewayError| e.aimed_at(target.describe());
+    let mut ir = decode_request(client, body, policy, &mut report).map_err(aimed)?;
+    ir.model = model;
+    if let (Some(asked), Some(cap)) = (ir.max_tokens, target.max_output_tokens) {
+        ir.max_tokens = Some(asked.min(cap));
+    }
+    let bytes = encode_request(target.dialect, &ir, target.kind, &mut report).map_err(aimed)?;
+    Ok((ir, bytes, report))
 }
 
 pub fn decode_response(dialect: Dialect, body: &[u8]) -> Result<ir::Response, GatewayError> {
@@ -216,6 +230,10 @@ mod tests {
     use crate::config::ProviderKind;
     use serde_json::json;
 
+    fn report() -> Report {
+        Report::new(Dialect::OpenAiChat)
+    }
+
     fn bytes(v: Value) -> Vec<u8> {
         serde_json::to_vec(&v).unwrap()
     }
@@ -231,9 +249,11 @@ mod tests {
 
     #[test]
     fn chat_round_trips_through_the_ir() {
-        let ir = chat::decode_request(CHAT.as_bytes()).unwrap();
+        let ir = chat::decode_request(CHAT.as_bytes(), Policy::default(), &mut report()).unwrap();
         let again = chat::decode_request(
-            &chat::encode_request(&ir, ProviderKind::OpenAiCompatible).unwrap(),
+            &chat::encode_request(&ir, ProviderKind::OpenAiCompatible, &mut report()).unwrap(),
+            Policy::default(),
+            &mut report(),
         )
         .unwrap();
         assert_eq!(ir, again);
@@ -244,8 +264,9 @@ mod tests {
 
     #[test]
     fn chat_becomes_messages_without_losing_images_calls_or_results() {
-        let ir = chat::decode_request(CHAT.as_bytes()).unwrap();
-        let out: Value = serde_json::from_slice(&messages::encode_request(&ir).unwrap()).unwrap();
+        let ir = chat::decode_request(CHAT.as_bytes(), Policy::default(), &mut report()).unwrap();
+        let out: Value =
+            serde_json::from_slice(&messages::encode_request(&ir, &mut report()).unwrap()).unwrap();
         assert_eq!(out["system"][0]["text"], "sys");
         assert_eq!(
             out["messages"][0]["content"][1]["source"],
@@ -256,7 +277,12 @@ mod tests {
         assert_eq!(out["tool_choice"], json!({"type": "tool", "name": "f"}));
         assert_eq!(out["stop_sequences"], json!(["END"]));
         // And back: the Messages decoder reads what the encoder wrote.
-        let back = messages::decode_request(&serde_json::to_vec(&out).unwrap()).unwrap();
+        let back = messages::decode_request(
+            &serde_json::to_vec(&out).unwrap(),
+            Policy::default(),
+            &mut report(),
+        )
+        .unwrap();
         assert_eq!(back.messages, ir.messages);
     }
 
@@ -268,8 +294,9 @@ mod tests {
               {"role":"user","content":"q"},
               {"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"sig=="},{"type":"tool_use","id":"u1","name":"f","input":{"x":[1]}}]},
               {"role":"user","content":[{"type":"tool_result","tool_use_id":"u1","is_error":true,"content":"boom"}]}]});
-        let ir = messages::decode_request(&bytes(body)).unwrap();
-        let out: Value = serde_json::from_slice(&messages::encode_request(&ir).unwrap()).unwrap();
+        let ir = messages::decode_request(&bytes(body), Policy::default(), &mut report()).unwrap();
+        let out: Value =
+            serde_json::from_slice(&messages::encode_request(&ir, &mut report()).unwrap()).unwrap();
         assert_eq!(
             out["system"][0]["cache_control"],
             json!({"type":"ephemeral"})
@@ -280,9 +307,10 @@ mod tests {
         );
         assert_eq!(out["messages"][2]["content"][0]["is_error"], true);
         // To Chat, the error flag survives as a marker in the tool message's text.
-        let chat: Value =
-            serde_json::from_slice(&chat::encode_request(&ir, ProviderKind::OpenAi).unwrap())
-                .unwrap();
+        let chat: Value = serde_json::from_slice(
+            &chat::encode_request(&ir, ProviderKind::OpenAi, &mut report()).unwrap(),
+        )
+        .unwrap();
         let tool = chat["messages"]
             .as_array()
             .unwrap()
@@ -294,11 +322,12 @@ mod tests {
 
     #[test]
     fn tool_arguments_that_are_not_json_are_refused_not_dropped() {
-        let mut ir = chat::decode_request(CHAT.as_bytes()).unwrap();
+        let mut ir =
+            chat::decode_request(CHAT.as_bytes(), Policy::default(), &mut report()).unwrap();
         if let Part::ToolCall { arguments, .. } = &mut ir.messages[1].parts[0] {
             *arguments = "{not json".into();
         }
-        let err = messages::encode_request(&ir)
+        let err = messages::encode_request(&ir, &mut report())
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
@@ -307,14 +336,15 @@ mod tests {
 
     #[test]
     fn images_in_tool_results_cannot_go_to_chat() {
-        let mut ir = chat::decode_request(CHAT.as_bytes()).unwrap();
+        let mut ir =
+            chat::decode_request(CHAT.as_bytes(), Policy::default(), &mut report()).unwrap();
         if let Part::ToolResult { content, .. } = &mut ir.messages[2].parts[0] {
             content.push(Part::Image {
                 source: MediaSource::Url("http://x/y.png".into()),
                 cache_control: None,
             });
         }
-        assert!(chat::encode_request(&ir, ProviderKind::OpenAi).is_err());
+        assert!(chat::encode_request(&ir, ProviderKind::OpenAi, &mut report()).is_err());
     }
 
     #[test]

@@ -6,40 +6,65 @@
 
 use serde_json::{json, Map, Value};
 
+use super::compat::{self, Carried, Field, Policy, Report};
 use super::ir::{
     MediaSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock,
     ToolChoice,
 };
-use super::{
-    bad, cannot, function_tool, known_fields_only, openai_tool_choice, parse_object, str_field,
-};
+use super::{bad, cannot, function_tool, openai_tool_choice, parse_object, str_field};
+use crate::config::ProviderKind;
 use crate::dialect::Dialect;
 use crate::error::GatewayError;
 use crate::usage::from_usage_value;
 
-/// Responses request fields the IR carries, or that only concern OpenAI-side storage and
-/// delivery (`store`, `include`, `truncation`, `service_tier`) and so cannot change the
-/// answer another provider gives.
-const KNOWN: &[&str] = &[
-    "model",
-    "input",
-    "instructions",
-    "tools",
-    "tool_choice",
-    "parallel_tool_calls",
-    "max_output_tokens",
-    "temperature",
-    "top_p",
-    "stream",
-    "user",
-    "reasoning",
-    "metadata",
-    "store",
-    "include",
-    "truncation",
-    "service_tier",
-    "text",
+/// What happens to each Responses request field when the provider speaks another dialect
+/// (see [`super::compat`]).
+pub const FIELDS: &[(&str, Field)] = &[
+    ("model", Field::Carried),
+    ("input", Field::Carried),
+    ("instructions", Field::Carried),
+    ("tools", Field::Carried),
+    ("tool_choice", Field::Carried),
+    ("parallel_tool_calls", Field::Carried),
+    ("max_output_tokens", Field::Carried),
+    ("temperature", Field::Carried),
+    ("top_p", Field::Carried),
+    ("stream", Field::Carried),
+    ("user", Field::Carried),
+    ("safety_identifier", Field::Carried),
+    ("reasoning", Field::Carried),
+    ("text", Field::Carried),
+    ("prompt_cache_key", Field::Carried),
+    ("include", Field::Carried),
+    ("store", Field::Dropped),
+    ("metadata", Field::Dropped),
+    ("client_metadata", Field::Dropped),
+    ("truncation", Field::Dropped),
+    ("service_tier", Field::Dropped),
+    ("stream_options", Field::Dropped),
+    ("top_logprobs", Field::Dropped),
+    ("max_tool_calls", Field::Dropped),
+    ("prompt_cache_retention", Field::Dropped),
+    (
+        "previous_response_id",
+        Field::Refused("the target keeps no conversation; send the whole history in `input`"),
+    ),
+    (
+        "conversation",
+        Field::Refused("the target keeps no conversation; send the whole history in `input`"),
+    ),
+    (
+        "prompt",
+        Field::Refused("stored prompt templates live at OpenAI; send the prompt's text"),
+    ),
+    (
+        "background",
+        Field::Refused("background responses are kept at OpenAI; stream instead"),
+    ),
 ];
+
+/// The one `include` value the IR carries: reasoning the client can send back.
+const ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
 
 fn push(messages: &mut Vec<Message>, role: Role, parts: Vec<Part>) {
     match messages.last_mut() {
@@ -70,7 +95,6 @@ fn content_parts(content: &Value) -> Result<Vec<Part>, GatewayError> {
                         _ => {
                             return Err(cannot(
                                 "an input_file by file_id",
-                                Dialect::AnthropicMessages,
                                 "send the file inline or by URL",
                             ))
                         }
@@ -88,13 +112,11 @@ fn content_parts(content: &Value) -> Result<Vec<Part>, GatewayError> {
                     }),
                     None => Err(cannot(
                         "an input_image by file_id",
-                        Dialect::AnthropicMessages,
                         "send images as a URL or a data URL",
                     )),
                 },
                 Some(other) => Err(cannot(
                     format!("a `{other}` content part"),
-                    Dialect::AnthropicMessages,
                     "send text or images",
                 )),
                 None => Err(bad("input", "a content part needs a `type`")),
@@ -107,20 +129,17 @@ fn content_parts(content: &Value) -> Result<Vec<Part>, GatewayError> {
     }
 }
 
-pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
+pub fn decode_request(
+    body: &[u8],
+    policy: Policy,
+    report: &mut Report,
+) -> Result<Request, GatewayError> {
     let obj = parse_object(body)?;
-    known_fields_only(
-        &obj,
-        KNOWN,
-        "Responses",
-        Dialect::OpenAiChat,
-        "remove it, or route this model to an OpenAI provider",
-    )?;
+    policy.check(&obj, FIELDS, "Responses", report)?;
     if let Some(format) = obj.get("text").and_then(|t| t.get("format")) {
         if str_field(format, "type").is_some_and(|t| t != "text") {
             return Err(cannot(
                 "a structured `text.format`",
-                Dialect::AnthropicMessages,
                 "route this model to an OpenAI provider",
             ));
         }
@@ -135,14 +154,41 @@ pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
         max_tokens: obj.get("max_output_tokens").and_then(Value::as_u64),
         temperature: obj.get("temperature").and_then(Value::as_f64),
         top_p: obj.get("top_p").and_then(Value::as_f64),
-        user: obj.get("user").and_then(Value::as_str).map(str::to_owned),
+        user: obj
+            .get("safety_identifier")
+            .or_else(|| obj.get("user"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
         parallel_tool_calls: obj.get("parallel_tool_calls").and_then(Value::as_bool),
-        reasoning: obj
-            .get("reasoning")
-            .and_then(|r| str_field(r, "effort"))
-            .map(|e| Reasoning::Effort(e.to_owned())),
+        reasoning: compat::effort(
+            obj.get("reasoning").and_then(|r| r.get("effort")),
+            "reasoning.effort",
+            compat::OPENAI_EFFORTS,
+        )?
+        .map(Reasoning::Effort),
+        verbosity: compat::verbosity(
+            obj.get("text").and_then(|t| t.get("verbosity")),
+            "text.verbosity",
+        )?,
+        prompt_cache_key: obj
+            .get("prompt_cache_key")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
         ..Request::default()
     };
+    match obj.get("include") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for item in items {
+                match item.as_str() {
+                    Some(ENCRYPTED_REASONING) => req.encrypted_reasoning = true,
+                    // The other includes ask for OpenAI-side details (search sources, logprobs).
+                    _ => report.drop_field("include"),
+                }
+            }
+        }
+        Some(_) => return Err(bad("include", "`include` must be an array of strings")),
+    }
     if let Some(instructions) = obj.get("instructions").and_then(Value::as_str) {
         req.system.push(TextBlock {
             text: instructions.to_owned(),
@@ -219,7 +265,6 @@ pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
                     other => {
                         return Err(cannot(
                             format!("a `{other}` input item"),
-                            Dialect::AnthropicMessages,
                             "send messages, function calls and their outputs",
                         ))
                     }
@@ -235,17 +280,22 @@ pub fn decode_request(body: &[u8]) -> Result<Request, GatewayError> {
     }
     if let Some(tools) = obj.get("tools").and_then(Value::as_array) {
         for t in tools {
-            if str_field(t, "type") != Some("function") {
-                return Err(cannot(
-                    format!(
-                        "the built-in tool `{}`",
-                        str_field(t, "type").unwrap_or("untyped")
-                    ),
-                    Dialect::AnthropicMessages,
-                    "only function tools translate",
-                ));
+            match str_field(t, "type") {
+                Some("function") => req.tools.push(function_tool(t)),
+                // A built-in tool (web search, tool search) or a freeform one only offered
+                // is left out: the model answers without it, and the client is told.
+                other => {
+                    let kind = other.unwrap_or("untyped");
+                    if policy.strict {
+                        return Err(cannot(
+                            format!("the built-in tool `{kind}`"),
+                            "only function tools translate",
+                        ));
+                    }
+                    let name = str_field(t, "name").map_or(String::new(), |n| format!(":{n}"));
+                    report.drop_field(format!("tools[{kind}{name}]"));
+                }
             }
-            req.tools.push(function_tool(t));
         }
     }
     req.tool_choice = openai_tool_choice(obj.get("tool_choice"), |v| str_field(v, "name"))?;
@@ -266,7 +316,11 @@ pub(crate) fn reasoning_item(id: &str, text: &str, signature: &Option<String>) -
     Value::Object(item)
 }
 
-pub fn encode_request(req: &Request) -> Result<Vec<u8>, GatewayError> {
+pub fn encode_request(
+    req: &Request,
+    kind: ProviderKind,
+    report: &mut Report,
+) -> Result<Vec<u8>, GatewayError> {
     let mut input = Vec::new();
     for (i, m) in req.messages.iter().enumerate() {
         let role = match m.role {
@@ -300,8 +354,7 @@ pub fn encode_request(req: &Request) -> Result<Vec<u8>, GatewayError> {
                             content.push(json!({"type": "input_file", "file_url": url}))
                         }
                         _ => {
-                            let (filename, data) =
-                                super::chat::file_part(source, filename, Dialect::OpenAiResponses)?;
+                            let (filename, data) = super::chat::file_part(source, filename)?;
                             content.push(json!({"type": "input_file", "filename": filename, "file_data": data}));
                         }
                     }
@@ -328,7 +381,6 @@ pub fn encode_request(req: &Request) -> Result<Vec<u8>, GatewayError> {
                             _ => {
                                 return Err(cannot(
                                     "an image or document inside a tool result",
-                                    Dialect::OpenAiResponses,
                                     "function_call_output carries text here",
                                 ))
                             }
@@ -369,15 +421,37 @@ pub fn encode_request(req: &Request) -> Result<Vec<u8>, GatewayError> {
     if !req.stop.is_empty() {
         return Err(cannot(
             "stop sequences",
-            Dialect::OpenAiResponses,
             "the Responses API has no stop parameter",
         ));
     }
     if let Some(user) = &req.user {
-        out.insert("user".into(), json!(user));
+        out.insert("user".into(), json!(compat::openai_user(user)));
     }
-    if let Some(r) = &req.reasoning {
-        out.insert("reasoning".into(), json!({"effort": r.effort()}));
+    match &req.reasoning {
+        // Adaptive thinking leaves the depth to the model: the provider's default effort.
+        None | Some(Reasoning::Adaptive) => {}
+        Some(r) => {
+            out.insert("reasoning".into(), json!({"effort": r.effort()}));
+        }
+    }
+    // OpenAI documents these; other Responses servers may not know them.
+    let openai = kind == ProviderKind::OpenAi;
+    match (&req.verbosity, openai) {
+        (Some(v), true) => {
+            out.insert("text".into(), json!({"verbosity": v}));
+        }
+        (Some(_), false) => report.drop_ir(Carried::Verbosity),
+        (None, _) => {}
+    }
+    match (&req.prompt_cache_key, openai) {
+        (Some(k), true) => {
+            out.insert("prompt_cache_key".into(), json!(k));
+        }
+        (Some(_), false) => report.drop_ir(Carried::PromptCacheKey),
+        (None, _) => {}
+    }
+    if req.encrypted_reasoning {
+        out.insert("include".into(), json!([ENCRYPTED_REASONING]));
     }
     if !req.tools.is_empty() {
         let tools: Vec<Value> = req

@@ -16,7 +16,7 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::client::legacy::connect::HttpConnector;
 
-use crate::config::{Config, Provider};
+use crate::config::{ClientAuth, Config, Provider};
 use crate::dialect::{Dialect, Endpoint};
 use crate::error::GatewayError;
 use crate::headers::{
@@ -195,6 +195,9 @@ impl Upstream {
         inbound: HeaderMap,
     ) -> Result<HeaderMap, GatewayError> {
         let mut out = inbound;
+        // Taken before the client's credentials are stripped, and only for a provider
+        // configured to receive them.
+        let client = ClientCredentials::take(provider, &out);
         retain_headers(&mut out, |name| !dropped_request_header(name));
         for (name, value) in &provider.headers {
             out.insert(name.clone(), value.clone());
@@ -208,7 +211,18 @@ impl Upstream {
                     SecretError::Missing(source) => format!("{source} is not set"),
                     other => other.to_string(),
                 },
-            })?;
+            });
+        let key = match (provider.client_auth, client) {
+            (ClientAuth::Forward, Some(client)) => {
+                client.insert_into(&mut out);
+                None
+            }
+            (ClientAuth::WhenNoKey, Some(client)) if !matches!(key, Ok(Some(_))) => {
+                client.insert_into(&mut out);
+                None
+            }
+            _ => key?,
+        };
         if let Some(key) = key {
             let x_api_key = provider.uses_x_api_key(dialect);
             let value = key_header(key, x_api_key).map_err(|_| GatewayError::MissingKey {
@@ -229,6 +243,45 @@ impl Upstream {
         }
         Ok(out)
     }
+}
+
+/// The client's own `authorization` and `x-api-key` (a Claude subscription login, say),
+/// for a provider whose `client_auth` lets them through. Marked sensitive, never logged.
+struct ClientCredentials(Vec<(http::HeaderName, HeaderValue)>);
+
+impl ClientCredentials {
+    fn take(provider: &Provider, inbound: &HeaderMap) -> Option<ClientCredentials> {
+        if provider.client_auth == ClientAuth::Never {
+            return None;
+        }
+        let found: Vec<_> = [http::header::AUTHORIZATION, X_API_KEY]
+            .into_iter()
+            .filter_map(|name| {
+                let mut value = inbound.get(&name)?.clone();
+                value.set_sensitive(true);
+                Some((name, value))
+            })
+            .collect();
+        (!found.is_empty()).then_some(ClientCredentials(found))
+    }
+
+    fn insert_into(self, out: &mut HeaderMap) {
+        for (name, value) in self.0 {
+            out.insert(name, value);
+        }
+    }
+}
+
+/// The credential a client sends that `provider` may receive, for keying the response
+/// cache per login; `None` when the provider never receives client credentials.
+pub fn client_credential<'h>(provider: &Provider, headers: &'h HeaderMap) -> Option<&'h [u8]> {
+    if provider.client_auth == ClientAuth::Never {
+        return None;
+    }
+    headers
+        .get(http::header::AUTHORIZATION)
+        .or_else(|| headers.get(X_API_KEY))
+        .map(HeaderValue::as_bytes)
 }
 
 thread_local! {

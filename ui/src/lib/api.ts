@@ -50,6 +50,10 @@ export interface Provider {
   base_url: string;
   dialects: string[];
   models: string[];
+  /// Whose credentials go to the provider: never (the key), forward, auto.
+  client_auth: 'never' | 'forward' | 'auto';
+  /// The client's own login is what the provider gets (a Claude subscription, say).
+  uses_client_login: boolean;
   key: ProviderKey;
 }
 

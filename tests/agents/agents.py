@@ -1,0 +1,133 @@
+"""The real coding agents, driven headless and offline: Claude Code (`claude -p`) and Codex
+CLI (`codex exec --json`), installed from npm at the versions pinned in package.json.
+
+Each run gets a scratch HOME, telemetry and update checks off, and `x-mock-*` headers
+that tell the mock provider behind the gateway what to answer (plain text, or a call to
+the agent's shell tool). Used by the tests (test_agents.py) and by capture.py, which
+refreshes the request fixtures when a new version ships.
+"""
+
+import json
+import os
+import subprocess
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BIN_DIR = os.path.join(HERE, "node_modules", ".bin")
+# What the agents are given as their own key: the gateway replaces it with the provider's.
+PLACEHOLDER_KEY = "sk-placeholder-from-the-agent"
+
+
+def installed_version(package):
+    with open(os.path.join(HERE, "node_modules", *package.split("/"), "package.json")) as f:
+        return json.load(f)["version"]
+
+
+def _clean_env(home):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI_", "ANTHROPIC_", "CLAUDE_", "CODEX_", "TRIMGATE_"))}
+    env.update({"HOME": home, "XDG_CONFIG_HOME": os.path.join(home, ".config"),
+                "XDG_CACHE_HOME": os.path.join(home, ".cache"), "NO_COLOR": "1"})
+    return env
+
+
+def run_claude(gateway_url, model, prompt, headers=None, oauth_token=None, timeout=120):
+    """`claude -p PROMPT --output-format json`; returns (exit code, parsed result or None, stderr)."""
+    home = tempfile.mkdtemp(prefix="trimgate-claude-home-")
+    env = _clean_env(home)
+    env.update({
+        "ANTHROPIC_BASE_URL": gateway_url,
+        "ANTHROPIC_MODEL": model,
+        # Side calls (titles, summaries) go to the same route.
+        "ANTHROPIC_DEFAULT_HAIKU_MODEL": model,
+        "ANTHROPIC_DEFAULT_SONNET_MODEL": model,
+        "ANTHROPIC_DEFAULT_OPUS_MODEL": model,
+        "CLAUDE_CODE_SUBAGENT_MODEL": model,
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    })
+    if oauth_token:
+        # A subscription login: Claude Code sends it as a bearer token with its OAuth beta.
+        env["CLAUDE_CODE_OAUTH_TOKEN"] = oauth_token
+    else:
+        env["ANTHROPIC_API_KEY"] = PLACEHOLDER_KEY
+    if headers:
+        env["ANTHROPIC_CUSTOM_HEADERS"] = "\n".join(f"{k}: {v}" for k, v in headers.items())
+    work = tempfile.mkdtemp(prefix="trimgate-claude-work-")
+    out = subprocess.run(
+        [os.path.join(BIN_DIR, "claude"), "-p", prompt, "--output-format", "json",
+         "--allowedTools", "Bash", "--max-turns", "4"],
+        capture_output=True, text=True, env=env, cwd=work, timeout=timeout, stdin=subprocess.DEVNULL)
+    result = None
+    for line in reversed(out.stdout.strip().splitlines()):
+        try:
+            result = json.loads(line)
+            break
+        except ValueError:
+            continue
+    return out.returncode, result, out.stderr + out.stdout[-2000:]
+
+
+def run_codex(gateway_url, model, prompt, headers=None, timeout=120):
+    """`codex exec --json PROMPT` with a custom Responses provider; returns (exit code,
+    the events, stderr)."""
+    home = tempfile.mkdtemp(prefix="trimgate-codex-home-")
+    codex_home = os.path.join(home, ".codex")
+    os.makedirs(codex_home)
+    header_lines = ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in (headers or {}).items())
+    with open(os.path.join(codex_home, "config.toml"), "w") as f:
+        f.write(f"""
+model = {json.dumps(model)}
+model_provider = "trimgate"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[model_providers.trimgate]
+name = "Trimgate"
+base_url = "{gateway_url}/v1"
+env_key = "TRIMGATE_AGENT_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+http_headers = {{ {header_lines} }}
+""")
+    env = _clean_env(home)
+    env.update({"CODEX_HOME": codex_home, "TRIMGATE_AGENT_KEY": PLACEHOLDER_KEY})
+    work = tempfile.mkdtemp(prefix="trimgate-codex-work-")
+    out = subprocess.run(
+        [os.path.join(BIN_DIR, "codex"), "exec", "--json", "--skip-git-repo-check",
+         "--dangerously-bypass-approvals-and-sandbox", prompt],
+        capture_output=True, text=True, env=env, cwd=work, timeout=timeout, stdin=subprocess.DEVNULL)
+    events = []
+    for line in out.stdout.splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            pass
+    return out.returncode, events, out.stderr + out.stdout[-2000:]
+
+
+def codex_messages(events):
+    """The agent's messages to the user, in order."""
+    return [e["item"]["text"] for e in events
+            if e.get("type") == "item.completed" and e.get("item", {}).get("type") == "agent_message"]
+
+
+# What the mock is told, so each agent's shell tool is called with a command whose output
+# the final answer must quote.
+SHELL_TOOL = {"claude": "Bash", "codex": "exec_command"}
+
+
+def shell_call_headers(agent, marker):
+    command = f"echo {marker}"
+    arguments = {"claude": {"command": command, "description": "Print a marker"},
+                 "codex": {"cmd": command}}[agent]
+    return {"x-mock-tool": SHELL_TOOL[agent], "x-mock-tool-arguments": json.dumps(arguments)}
+
+
+def plain_headers(reply):
+    return {"x-mock-tool": "none", "x-mock-reply": reply}

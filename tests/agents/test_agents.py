@@ -1,0 +1,247 @@
+"""Claude Code and Codex CLI, as they ship (versions pinned in package.json), through
+`trimgate serve` with the mock provider behind it, in every routing: to a provider of the
+agent's own dialect, and translated to OpenAI, Anthropic, a Chat-only OpenAI-compatible
+server and DeepSeek. Each routing runs a plain streamed turn and a shell-tool round trip
+whose final answer must quote the command's output.
+
+Every outcome is written to results.json; matrix.py renders README's agent × provider
+table from it, and the last test checks that README shows what this run found.
+"""
+
+import json
+import os
+import subprocess
+import tempfile
+import urllib.request
+import uuid
+
+import pytest
+
+import agents
+import matrix
+
+ROOT = os.path.abspath(os.path.join(agents.HERE, "..", ".."))
+BIN = os.environ.get("TRIMGATE_BIN", os.path.join(ROOT, "target", "debug", "trimgate"))
+# One key for both of the mock's sides: DeepSeek's key goes to its Chat and Messages APIs.
+PROVIDER_KEY = "sk-mock-provider"
+OAUTH_TOKEN = "sk-ant-oat01-mock-login"
+
+# routing → (model name the agent asks for, the provider path the mock must see)
+ROUTINGS = {
+    "claude": {
+        "native": ("claude-sonnet-4-6", "/v1/messages"),
+        "openai": ("claude-sonnet-4-6-via-openai", "/v1/chat/completions"),
+        "anthropic": ("claude-sonnet-4-6", "/v1/messages"),
+        "chat-only": ("claude-sonnet-4-6-via-chat", "/v1/chat/completions"),
+        "deepseek": ("claude-sonnet-4-6-via-deepseek", "/v1/messages"),
+    },
+    "codex": {
+        "native": ("gpt-5.5", "/v1/responses"),
+        "openai": ("gpt-5.5", "/v1/responses"),
+        "anthropic": ("gpt-5.5-via-anthropic", "/v1/messages"),
+        "chat-only": ("gpt-5.5-via-chat", "/v1/chat/completions"),
+        "deepseek": ("gpt-5.5-via-deepseek", "/v1/chat/completions"),
+    },
+}
+
+RESULTS = {}
+
+
+def _start(args, prefix, env=None):
+    proc = subprocess.Popen([BIN, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env={**os.environ, **(env or {})})
+    for line in proc.stdout:
+        if line.startswith(prefix):
+            return proc, line[len(prefix):].strip()
+    raise RuntimeError(f"{args[0]} exited before listening")
+
+
+@pytest.fixture(scope="session")
+def mock_url():
+    proc, url = _start(["mock", "--listen", "127.0.0.1:0", "--anthropic-oauth-token", OAUTH_TOKEN,
+                        "--openai-key", PROVIDER_KEY, "--anthropic-key", PROVIDER_KEY],
+                       "mock provider listening on ")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def gateway(mock_url):
+    config = f"""
+[providers.openai]
+kind = "openai"
+base_url = "{mock_url}/v1"
+api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
+
+[providers.anthropic]
+kind = "anthropic"
+base_url = "{mock_url}/v1"
+api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
+
+# An OpenAI-compatible server that speaks Chat only (Ollama, vLLM, OpenRouter).
+[providers.chat-only]
+kind = "openai_compatible"
+base_url = "{mock_url}/v1"
+api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
+
+# DeepSeek: Chat at base_url, Messages at anthropic_base_url.
+[providers.deepseek]
+kind = "deepseek"
+base_url = "{mock_url}/v1"
+anthropic_base_url = "{mock_url}/v1"
+api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
+
+# A Claude subscription: no key here; the agent's own login is forwarded.
+[providers.claude-login]
+kind = "anthropic"
+base_url = "{mock_url}/v1"
+
+[[routes]]
+match = "*-via-openai"
+provider = "openai"
+model = "gpt-5.5"
+
+[[routes]]
+match = "*-via-chat"
+provider = "chat-only"
+model = "qwen3-coder"
+
+[[routes]]
+match = "*-via-deepseek"
+provider = "deepseek"
+model = "deepseek-chat"
+
+[[routes]]
+match = "*-via-anthropic"
+provider = "anthropic"
+model = "claude-sonnet-4-6"
+
+[[routes]]
+match = "*-login"
+provider = "claude-login"
+model = "claude-sonnet-4-6"
+"""
+    d = tempfile.mkdtemp(prefix="trimgate-agents-")
+    path = os.path.join(d, "config.toml")
+    with open(path, "w") as f:
+        f.write(config)
+    proc, url = _start(
+        ["serve", "--config", path, "--listen", "127.0.0.1:0"], "Trimgate listening on ",
+        env={"AGENT_TEST_PROVIDER_KEY": PROVIDER_KEY,
+             "ANTHROPIC_API_KEY": "", "TRIMGATE_LOG": "warn", "XDG_DATA_HOME": d})
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+class Mock:
+    def __init__(self, url):
+        self.url = url
+
+    def clear(self):
+        urllib.request.urlopen(urllib.request.Request(f"{self.url}/_mock/requests", method="DELETE")).read()
+
+    def requests(self):
+        return json.loads(urllib.request.urlopen(f"{self.url}/_mock/requests").read())
+
+
+@pytest.fixture()
+def mock(mock_url):
+    m = Mock(mock_url)
+    m.clear()
+    return m
+
+
+def _run(agent, gateway, model, prompt, headers, **kw):
+    if agent == "claude":
+        code, result, log = agents.run_claude(gateway, model, prompt, headers, **kw)
+        ok = code == 0 and result is not None and not result.get("is_error")
+        return ok, (result or {}).get("result", "") if result else "", log
+    code, events, log = agents.run_codex(gateway, model, prompt, headers)
+    messages = agents.codex_messages(events)
+    failed = [e for e in events if e.get("type") in ("turn.failed", "error")]
+    return code == 0 and not failed and bool(messages), "\n".join(messages), log
+
+
+def _check_upstream(mock, path, streamed=True):
+    sent = [r for r in mock.requests() if r["path"] != "/v1/models"]
+    assert sent, "nothing reached the provider"
+    assert {r["path"] for r in sent} == {path}, [r["path"] for r in sent]
+    for r in sent:
+        body = json.loads(r["body"])
+        assert body.get("stream") is streamed, body.get("stream")
+        # The agent's placeholder never leaves the gateway: the provider's key replaces it.
+        assert agents.PLACEHOLDER_KEY not in json.dumps(r["headers"])
+    return sent
+
+
+@pytest.mark.parametrize("routing", list(ROUTINGS["claude"]))
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_plain_streamed_turn(agent, routing, gateway, mock):
+    model, path = ROUTINGS[agent][routing]
+    reply = f"plain-{uuid.uuid4().hex[:12]}"
+    RESULTS[(agent, routing, "plain")] = False
+    ok, text, log = _run(agent, gateway, model, "Say hello.", agents.plain_headers(reply))
+    assert ok, log
+    assert reply in text, text
+    _check_upstream(mock, path)
+    RESULTS[(agent, routing, "plain")] = True
+
+
+@pytest.mark.parametrize("routing", list(ROUTINGS["claude"]))
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_shell_tool_round_trip(agent, routing, gateway, mock):
+    """The mock calls the agent's shell tool; the agent runs it and sends the output back;
+    the final answer quotes it."""
+    model, path = ROUTINGS[agent][routing]
+    marker = f"marker-{uuid.uuid4().hex[:12]}"
+    RESULTS[(agent, routing, "tool")] = False
+    ok, text, log = _run(agent, gateway, model, "Run the command, then tell me its output.",
+                         agents.shell_call_headers(agent, marker))
+    assert ok, log
+    # The answer quotes what the command printed, not the command.
+    assert "tool result:" in text and marker in text and f"echo {marker}" not in text, text
+    sent = _check_upstream(mock, path)
+    assert len(sent) >= 2, "the tool result never went back to the provider"
+    assert marker in sent[-1]["body"], "the last request does not carry the command's output"
+    RESULTS[(agent, routing, "tool")] = True
+
+
+def test_claude_code_subscription_login_reaches_its_provider_and_no_other(gateway, mock):
+    """Signed in with a Claude subscription (an OAuth token, no API key): the login goes to
+    the Anthropic provider that has no key of its own, which the mock checks; routed to any
+    other provider, the login is never sent."""
+    reply = f"login-{uuid.uuid4().hex[:12]}"
+    ok, text, log = _run("claude", gateway, "claude-sonnet-4-6-login", "Say hello.",
+                         agents.plain_headers(reply), oauth_token=OAUTH_TOKEN)
+    assert ok, log
+    assert reply in text
+    sent = [r for r in mock.requests() if r["path"] == "/v1/messages"]
+    assert sent and all(r["headers"].get("authorization") == f"Bearer {OAUTH_TOKEN}" for r in sent)
+    assert all("oauth-" in r["headers"].get("anthropic-beta", "") for r in sent)
+    RESULTS[("claude", "subscription", "plain")] = True
+
+    for routing in ("native", "openai", "chat-only", "deepseek"):
+        mock.clear()
+        model, _ = ROUTINGS["claude"][routing]
+        _run("claude", gateway, model, "Say hello.", agents.plain_headers(reply), oauth_token=OAUTH_TOKEN)
+        seen = json.dumps([r["headers"] for r in mock.requests()])
+        assert mock.requests(), routing
+        assert OAUTH_TOKEN not in seen, f"the login reached the {routing} provider"
+
+
+def test_readme_shows_this_runs_agent_matrix():
+    """README's agent × provider table is the one this run produced."""
+    if len(RESULTS) < 20:
+        pytest.skip("the matrix needs the whole module run")
+    table = matrix.render({f"{a}|{r}|{s}": ok for (a, r, s), ok in RESULTS.items()},
+                          agents.installed_version("@anthropic-ai/claude-code"),
+                          agents.installed_version("@openai/codex"))
+    with open(os.path.join(agents.HERE, "results.md"), "w") as f:
+        f.write(table)
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = f.read()
+    assert matrix.section(readme) == table.strip(), (
+        "README's agent table differs from this run: copy tests/agents/results.md between the "
+        "<!-- agent-matrix --> markers")
