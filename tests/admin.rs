@@ -473,3 +473,123 @@ async fn a_key_set_in_the_window_goes_to_the_keychain_only() {
         .await;
     assert_eq!(status, 204);
 }
+
+/// Claude Code's slots mapped from the window: the routes replace earlier slot routes
+/// instead of stacking, keep the user's own, and take effect at once — `GET /v1/models` in
+/// Anthropic's shape lists the mapped names, and a Claude name is served by the chosen
+/// provider as the chosen model.
+#[tokio::test]
+async fn claude_code_slots_are_routed_and_listed() {
+    let mock = start_mock(MockConfig::default()).await;
+    let own = "[[routes]]\nmatch = \"fast\" # my alias\nprovider = \"mock-openai\"\nmodel = \"gpt-5-mini\"\n\n[ledger]\nenabled = false\n";
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", own));
+    let admin = Admin { gw: &gw };
+    let slots = json!([
+        "claude-opus-*",
+        "claude-sonnet-*",
+        "claude-haiku-*",
+        "claude-subagent"
+    ]);
+    let apply = |haiku_model: &'static str| {
+        json!({"replace": slots.clone(), "routes": [
+            {"match": "claude-opus-*", "provider": "mock-anthropic", "model": "claude-sonnet-5-5"},
+            {"match": "claude-haiku-*", "provider": "mock-openai", "model": haiku_model},
+            {"match": "claude-subagent", "provider": "mock-openai", "model": "gpt-5"},
+        ]})
+    };
+    let (status, first) = admin.call("PATCH", "/routes", Some(apply("gpt-5"))).await;
+    assert_eq!(status, 200, "{first}");
+    let (status, got) = admin
+        .call("PATCH", "/routes", Some(apply("gpt-5-mini")))
+        .await;
+    assert_eq!(status, 200, "{got}");
+    let patterns: Vec<&str> = got["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["match"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        patterns,
+        ["claude-opus-*", "claude-haiku-*", "claude-subagent", "fast"],
+        "applied twice, listed once; the user's route kept"
+    );
+    let (_, read) = admin.call("GET", "/routes", None).await;
+    assert_eq!(read["routes"], got["routes"]);
+    let file = std::fs::read_to_string(gw.dir.path().join("config.toml")).unwrap();
+    assert!(file.contains("# my alias"), "{file}");
+
+    // A route to nowhere is refused with its path, and nothing changes.
+    let (status, err) = admin
+        .call(
+            "PATCH",
+            "/routes",
+            Some(json!({"routes": [{"match": "claude-haiku-*", "provider": "nobody", "model": "x"}]})),
+        )
+        .await;
+    assert_eq!(status, 400, "{err}");
+    // Its path is in the file as it would have been: in haiku's place.
+    assert_eq!(err["problems"][0]["path"], "routes[1].provider");
+    assert_eq!(
+        std::fs::read_to_string(gw.dir.path().join("config.toml")).unwrap(),
+        file
+    );
+
+    // What Claude Code's /model picker reads.
+    let list: Value = client()
+        .get(format!("{}/v1/models?limit=1000", gw.url))
+        .header("anthropic-version", "2023-06-01")
+        .header("x-api-key", CLIENT_PLACEHOLDER)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let entry = |id: &str| {
+        list["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == id)
+            .unwrap_or_else(|| panic!("{id} not listed: {list}"))
+            .clone()
+    };
+    let haiku = entry("claude-haiku-gpt-5-mini");
+    assert_eq!(haiku["type"], "model");
+    assert_eq!(haiku["display_name"], "claude-haiku-* → gpt-5-mini");
+    assert!(haiku["created_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(
+        haiku["description"],
+        "Trimgate sends it to mock-openai as gpt-5-mini"
+    );
+    assert_eq!(
+        entry("claude-opus-claude-sonnet-5-5")["display_name"],
+        "claude-opus-* → claude-sonnet-5-5"
+    );
+    assert_eq!(
+        entry("claude-subagent")["display_name"],
+        "claude-subagent → gpt-5"
+    );
+    assert_eq!(entry("gpt-5")["display_name"], "gpt-5");
+
+    // Claude Code's own name for its haiku slot goes to the chosen provider, as its model.
+    mock.state.clear();
+    let res = post_json(
+        &format!("{}/v1/messages?beta=true", gw.url),
+        json!({"model": "claude-haiku-4-5-20251001", "max_tokens": 64,
+               "messages": [{"role": "user", "content": "hi"}]})
+        .to_string(),
+        &[("x-api-key", CLIENT_PLACEHOLDER)],
+    )
+    .await;
+    assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
+    let sent = mock.state.requests().pop().unwrap();
+    assert!(
+        sent.path_and_query.starts_with("/v1/chat/completions"),
+        "{}",
+        sent.path_and_query
+    );
+    let body: Value = serde_json::from_slice(&sent.body).unwrap();
+    assert_eq!(body["model"], "gpt-5-mini");
+}

@@ -43,6 +43,16 @@ pub struct Target<'a> {
     pub rewrite: Option<&'a str>,
 }
 
+/// A route as the table holds it, for listing what is served.
+#[derive(Debug, Clone, Copy)]
+pub struct RouteView<'a> {
+    pub pattern: &'a str,
+    pub glob: bool,
+    pub provider: &'a Arc<Provider>,
+    /// The provider's model, when the route renames.
+    pub model: Option<&'a str>,
+}
+
 #[derive(Debug, Default)]
 pub struct RouteTable {
     routes: Vec<Route>,
@@ -140,6 +150,16 @@ impl RouteTable {
     /// Model names the config serves by name (aliases, exact routes, providers' model lists).
     pub fn served_models(&self) -> &[String] {
         &self.served
+    }
+
+    /// Every route in the order it is tried: the config's own, then the providers' families.
+    pub fn routes(&self) -> impl Iterator<Item = RouteView<'_>> {
+        self.routes.iter().map(|r| RouteView {
+            pattern: &r.pattern,
+            glob: r.matcher.is_some(),
+            provider: &r.provider,
+            model: r.model.as_deref(),
+        })
     }
 
     /// What an unknown-model error lists: names, then the patterns that would match.

@@ -215,6 +215,14 @@ function admin(method, path, url, body) {
   }
   if (path === '/routes') {
     if (method === 'PUT') state.routes = body.routes;
+    if (method === 'PATCH') {
+      // As the gateway does: the named routes go, the new ones take the first one's place.
+      const goes = (r) => (body.replace ?? []).includes(r.match) || body.routes.some((n) => n.match === r.match);
+      const first = state.routes.findIndex(goes);
+      const kept = state.routes.filter((r) => !goes(r));
+      const at = first < 0 ? 0 : first;
+      state.routes = [...kept.slice(0, at), ...body.routes, ...kept.slice(at)];
+    }
     return [200, { routes: state.routes }];
   }
   if (path === '/modes') {

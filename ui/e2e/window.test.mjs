@@ -4,8 +4,8 @@
 // A first-time user opens the link the server prints, sees the first-run state, adds a
 // provider pointing at the mock with its key, tests the connection, sets modes, previews a
 // tool output, and then watches the feed and charts change as SDK requests (one with a
-// large tool result) go through the gateway. A screenshot of every step goes to
-// test-results/.
+// large tool result) go through the gateway, and maps Claude Code's model slots to the
+// models of two providers. A screenshot of every step goes to test-results/.
 //
 // Env: TRIMGATE_BIN (default ../target/debug/trimgate, or $CARGO_TARGET_DIR/debug/trimgate),
 // CHROMIUM (default /usr/bin/chromium), E2E_GATEWAY=fake to drive dev/fake-gateway.mjs
@@ -358,6 +358,81 @@ describe('the window against the real gateway', () => {
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByText('the gateway moves to 127.0.0.1:18788 at its next start', { exact: false }).waitFor();
     await screenshot('settings');
+  });
+
+  it("maps Claude Code's model slots to models of two providers, and the gateway serves them", async () => {
+    // A second provider on the same mock, so the slots can go to different ones.
+    const token = new URL(windowUrl).hash.replace(/^#token=/, '');
+    const admin = async (method, path, body) => {
+      const res = await fetch(`${origin}/admin/api${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
+      return text ? JSON.parse(text) : null;
+    };
+    await admin('POST', '/providers', { name: 'mock-b', kind: 'openai_compatible', base_url: `${mockUrl}/v1`, models: ['m-small'], key: MOCK_KEY });
+
+    await nav('Agents');
+    const slots = page.getByRole('form', { name: 'Claude Code model slots' });
+    await slots.waitFor();
+    await slots.getByLabel('Opus model', { exact: true }).selectOption('mock/gpt-5');
+    await slots.getByLabel('Haiku model', { exact: true }).selectOption('mock-b/m-small');
+    await slots.getByLabel('Subagent model', { exact: true }).selectOption('mock/gpt-5-mini');
+    const after = slots.getByRole('list', { name: 'Routes after Apply' });
+    assert.equal(await after.locator('li').count(), 3);
+    await slots.getByRole('button', { name: 'Apply slots' }).click();
+    await slots.getByText('Applied.', { exact: false }).waitFor();
+    await page.getByLabel('Claude Code subagent model', { exact: true }).getByText('export CLAUDE_CODE_SUBAGENT_MODEL=claude-subagent').waitFor();
+    await page.getByText('ANTHROPIC_DEFAULT_HAIKU_MODEL=claude-haiku-m-small').waitFor();
+
+    // Applied again with opus changed: replaced, not stacked.
+    await slots.getByLabel('Opus model', { exact: true }).selectOption('mock/gpt-5-nano');
+    await slots.getByRole('button', { name: 'Apply slots' }).click();
+    await slots.getByText('Applied.', { exact: false }).waitFor();
+    const { routes } = await admin('GET', '/routes');
+    assert.deepEqual(routes, [
+      { match: 'claude-opus-*', provider: 'mock', model: 'gpt-5-nano' },
+      { match: 'claude-haiku-*', provider: 'mock-b', model: 'm-small' },
+      { match: 'claude-subagent', provider: 'mock', model: 'gpt-5-mini' },
+    ]);
+    await slots.scrollIntoViewIfNeeded();
+    await screenshot('claude-slots');
+
+    if (!FAKE) {
+      // What Claude Code's /model picker reads.
+      const res = await fetch(`${origin}/v1/models?limit=1000`, { headers: { 'anthropic-version': '2023-06-01', 'x-api-key': 'sk-trimgate' } });
+      assert.equal(res.status, 200);
+      const list = await res.json();
+      const byId = Object.fromEntries(list.data.map((m) => [m.id, m]));
+      for (const id of ['claude-opus-gpt-5-nano', 'claude-haiku-m-small', 'claude-subagent']) {
+        assert.ok(byId[id], `${id} listed: ${JSON.stringify(list.data.map((m) => m.id))}`);
+        assert.equal(byId[id].type, 'model');
+        assert.match(byId[id].created_at, /^\d{4}-\d\d-\d\dT/);
+      }
+      assert.equal(byId['claude-haiku-m-small'].display_name, 'claude-haiku-* → m-small');
+
+      // Claude Code's own name for its haiku slot is served by the provider chosen for it.
+      const reply = await fetch(`${origin}/v1/messages?beta=true`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'sk-trimgate' },
+        body: JSON.stringify({ model: 'claude-haiku-4-5-20251001', max_tokens: 64, messages: [{ role: 'user', content: 'Say hello.' }] }),
+      });
+      assert.equal(reply.status, 200, await reply.clone().text());
+      assert.equal((await reply.json()).type, 'message');
+      const row = await until('the haiku request in the feed', async () => {
+        const { requests } = await admin('GET', '/requests?limit=5');
+        return requests.find((r) => r.model === 'claude-haiku-4-5-20251001');
+      });
+      assert.equal(row.provider, 'mock-b');
+      assert.equal(row.served, 'm-small');
+    }
+
+    // Gone with its provider: its slot route too.
+    await admin('DELETE', '/providers/mock-b');
+    if (!FAKE) assert.equal((await admin('GET', '/routes')).routes.some((r) => r.provider === 'mock-b'), false);
   });
 
   it('deletes the key and then the provider', async () => {

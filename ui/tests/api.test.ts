@@ -223,6 +223,11 @@ describe('Api against a fake admin server', () => {
             }
             return json(200, { listen, running: '127.0.0.1:8788', restart_needed: listen !== '127.0.0.1:8788' });
           }
+          case 'PATCH /admin/api/routes': {
+            const { replace, routes } = JSON.parse(body);
+            const kept = [{ match: 'fast', provider: 'local', model: 'qwen3' }].filter((r) => !replace.includes(r.match));
+            return json(200, { routes: [...routes, ...kept] });
+          }
           case 'GET /admin/api/broken':
             return res.end('not json');
           default:
@@ -288,6 +293,13 @@ describe('Api against a fake admin server', () => {
     expect(await api(TOKEN).preview('x'.repeat(50), 'aggressive')).toEqual({ output: 'short', tokens_before: 100, tokens_after: 10 });
     expect(JSON.parse(seen.at(-1)!.body)).toEqual({ text: 'x'.repeat(50), tool_output: 'aggressive' });
     expect(await api(TOKEN).pause(true)).toBe(true);
+  });
+
+  it('replaces some routes and reads back all of them', async () => {
+    const slot = { match: 'claude-haiku-*', provider: 'local', model: 'qwen3:8b' };
+    expect(await api(TOKEN).patchRoutes(['claude-haiku-*'], [slot])).toEqual([slot, { match: 'fast', provider: 'local', model: 'qwen3' }]);
+    expect(seen.at(-1)?.method).toBe('PATCH');
+    expect(JSON.parse(seen.at(-1)!.body)).toEqual({ replace: ['claude-haiku-*'], routes: [slot] });
   });
 
   it('reads and writes the listen address', async () => {

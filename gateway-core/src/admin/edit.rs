@@ -223,15 +223,61 @@ pub fn set_routes(doc: &mut DocumentMut, routes: &[RouteEdit]) {
     }
     let mut all = ArrayOfTables::new();
     for r in routes {
-        let mut t = Table::new();
-        t["match"] = value(r.pattern.as_str());
-        t["provider"] = value(r.provider.as_str());
-        if let Some(m) = &r.model {
-            t["model"] = value(m.as_str());
-        }
-        all.push(t);
+        all.push(route_table(r));
     }
     doc["routes"] = Item::ArrayOfTables(all);
+}
+
+fn route_table(r: &RouteEdit) -> Table {
+    let mut t = Table::new();
+    t["match"] = value(r.pattern.as_str());
+    t["provider"] = value(r.provider.as_str());
+    if let Some(m) = &r.model {
+        t["model"] = value(m.as_str());
+    }
+    t
+}
+
+/// Replaces, in one edit, the routes whose `match` is listed in `replace` or is one of
+/// `routes`' own with `routes`; every other route stays as written, its comments included.
+/// The new routes take the place of the first route replaced, or go first when none was
+/// there, so a broader route written earlier (`claude-*`) does not shadow them. Returns the
+/// routes as they then stand.
+pub fn replace_routes(
+    doc: &mut DocumentMut,
+    replace: &[String],
+    routes: &[RouteEdit],
+) -> Vec<RouteEdit> {
+    let goes = |t: &Table| {
+        t.get("match").and_then(Item::as_str).is_some_and(|m| {
+            replace.iter().any(|r| r == m) || routes.iter().any(|r| r.pattern == m)
+        })
+    };
+    let existing: Vec<Table> = doc
+        .get("routes")
+        .and_then(Item::as_array_of_tables)
+        .map(|all| all.iter().cloned().collect())
+        .unwrap_or_default();
+    // Every route before the first one replaced is kept, so this is also its place among the kept.
+    let at = existing.iter().position(goes).unwrap_or(0);
+    let mut kept: Vec<Table> = existing.into_iter().filter(|t| !goes(t)).collect();
+    let after = kept.split_off(at);
+    let mut all = ArrayOfTables::new();
+    for t in kept {
+        all.push(t);
+    }
+    for r in routes {
+        all.push(route_table(r));
+    }
+    for t in after {
+        all.push(t);
+    }
+    if all.is_empty() {
+        doc.remove("routes");
+    } else {
+        doc["routes"] = Item::ArrayOfTables(all);
+    }
+    self::routes(doc)
 }
 
 /// Pass modes as the window shows them; every field optional in a per-model rule.
@@ -385,6 +431,76 @@ mod tests {
             remove_provider(&mut d, "local"),
             Err(EditError::NotFound(_))
         ));
+    }
+
+    fn route(pattern: &str, provider: &str, model: Option<&str>) -> RouteEdit {
+        RouteEdit {
+            pattern: pattern.into(),
+            provider: provider.into(),
+            model: model.map(str::to_owned),
+        }
+    }
+
+    /// Claude Code's slot routes, applied twice: the second time replaces the first in its
+    /// place instead of stacking, a slot left out is removed, and the user's own routes and
+    /// comments stay as written, in order, in the file read back.
+    #[test]
+    fn replacing_routes_keeps_the_others_and_their_place() {
+        let text = "[providers.local]\nkind = \"openai_compatible\"\nbase_url = \"http://127.0.0.1:11434/v1\"\n\n\
+            # the fast alias\n[[routes]]\nmatch = \"fast\"\nprovider = \"local\"\nmodel = \"qwen3\"\n\n\
+            [[routes]]\nmatch = \"claude-*\" # everything else from Claude\nprovider = \"local\"\n";
+        let mut d = doc(text);
+        let slots: Vec<String> = ["claude-opus-*", "claude-haiku-*", "claude-subagent"]
+            .map(String::from)
+            .to_vec();
+        let first = [
+            route("claude-opus-*", "local", Some("qwen3-coder")),
+            route("claude-haiku-*", "local", Some("qwen3:8b")),
+        ];
+        let after = replace_routes(&mut d, &slots, &first);
+        let patterns = |routes: &[RouteEdit]| -> Vec<String> {
+            routes.iter().map(|r| r.pattern.clone()).collect()
+        };
+        // None was there: the slots go first, ahead of the broader claude-*.
+        assert_eq!(
+            patterns(&after),
+            ["claude-opus-*", "claude-haiku-*", "fast", "claude-*"]
+        );
+
+        // Moved by hand below `fast`, then applied again with haiku left out.
+        let mut moved = routes(&d);
+        let fast = moved.remove(2);
+        moved.insert(0, fast);
+        set_routes(&mut d, &moved);
+        let second = [
+            route("claude-opus-*", "local", Some("qwen3")),
+            route("claude-subagent", "local", Some("qwen3")),
+        ];
+        let after = replace_routes(&mut d, &slots, &second);
+        assert_eq!(
+            patterns(&after),
+            ["fast", "claude-opus-*", "claude-subagent", "claude-*"]
+        );
+        assert_eq!(after[1].model.as_deref(), Some("qwen3"));
+
+        // From the start again, on the file as written: comments kept, order as returned.
+        let mut d = doc(text);
+        let after = replace_routes(&mut d, &slots, &first);
+        let written = d.to_string();
+        assert!(
+            written.contains("# the fast alias")
+                && written.contains("# everything else from Claude"),
+            "{written}"
+        );
+        let config = Config::from_toml(&written, "t").unwrap();
+        assert_eq!(routes(&doc(&written)), after);
+        let t = config.routes.resolve("claude-haiku-4-5").unwrap();
+        assert_eq!(t.rewrite, Some("qwen3:8b"));
+
+        // Replacing every route leaves none.
+        let all: Vec<String> = after.iter().map(|r| r.pattern.clone()).collect();
+        assert!(replace_routes(&mut d, &all, &[]).is_empty());
+        assert!(d.get("routes").is_none());
     }
 
     #[test]

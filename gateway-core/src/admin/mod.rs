@@ -173,7 +173,10 @@ pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
             preflight(put(set_key).delete(delete_key)),
         )
         .route("/providers/{name}/test", preflight(post(test_provider)))
-        .route("/routes", preflight(get(get_routes).put(put_routes)))
+        .route(
+            "/routes",
+            preflight(get(get_routes).put(put_routes).patch(patch_routes)),
+        )
         .route("/modes", preflight(get(get_modes).put(put_modes)))
         .route("/pause", preflight(post(pause)))
         .route("/preview", preflight(post(preview)))
@@ -271,7 +274,7 @@ async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next)
         let h = response.headers_mut();
         h.insert(
             header::ACCESS_CONTROL_ALLOW_METHODS,
-            HeaderValue::from_static("GET, POST, PUT, DELETE"),
+            HeaderValue::from_static("GET, POST, PUT, PATCH, DELETE"),
         );
         h.insert(
             header::ACCESS_CONTROL_ALLOW_HEADERS,
@@ -597,6 +600,34 @@ async fn put_routes(State(state): State<Arc<AppState>>, body: Bytes) -> Response
             })
             .await?;
             ok(json!({ "routes": routes }))
+        }
+        .await,
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RoutesPatch {
+    /// The `match` of each route to take out; the new routes' own are taken out too.
+    #[serde(default)]
+    replace: Vec<String>,
+    routes: Vec<RouteEdit>,
+}
+
+/// Replaces some routes and keeps the rest as written, in one edit (the window's presets
+/// use it, so applying one twice does not stack, and nothing another edit wrote in between
+/// is lost).
+async fn patch_routes(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+    answer(
+        async {
+            let RoutesPatch { replace, routes } = parse(&body)?;
+            let mut after = Vec::new();
+            edit_config(&state, |doc| {
+                after = edit::replace_routes(doc, &replace, &routes);
+                Ok(())
+            })
+            .await?;
+            ok(json!({ "routes": after }))
         }
         .await,
     )

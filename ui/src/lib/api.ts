@@ -415,6 +415,12 @@ export class Api {
     return r.routes;
   }
 
+  /** Replaces the routes whose `match` is in `replace` (and the new ones' own) with `routes`, keeping the rest; answers every route. */
+  async patchRoutes(replace: string[], routes: Route[]): Promise<Route[]> {
+    const r = await this.call<{ routes: Route[] }>('PATCH', '/routes', { replace, routes });
+    return r.routes;
+  }
+
   modes(): Promise<ModesConfig> {
     return this.call('GET', '/modes');
   }
