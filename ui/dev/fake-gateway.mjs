@@ -43,6 +43,9 @@ function providerView(p) {
     base_url: p.base_url,
     dialects: p.kind === 'anthropic' ? ['messages'] : ['chat'],
     models: p.models,
+    // As the gateway: an Anthropic provider without a key forwards the client's own login.
+    client_auth: p.kind === 'anthropic' ? 'auto' : 'never',
+    uses_client_login: p.kind === 'anthropic' && !key,
     key: key ? { source: 'keychain', set: true, mask: mask(key) } : { source: 'none', set: false },
   };
 }

@@ -14,7 +14,7 @@ import {
 } from '../src/lib/slots';
 
 function provider(name: string, models: string[]): Provider {
-  return { name, kind: 'openai_compatible', base_url: 'http://127.0.0.1:11434/v1', dialects: ['chat'], models, key: { source: 'none', set: false } };
+  return { name, kind: 'openai_compatible', base_url: 'http://127.0.0.1:11434/v1', dialects: ['chat'], models, client_auth: 'never', uses_client_login: false, key: { source: 'none', set: false } };
 }
 
 const USERS: Route[] = [

@@ -137,13 +137,12 @@ impl Policy {
         for (key, value) in obj {
             match table.iter().find(|(name, _)| name == key).map(|(_, f)| *f) {
                 Some(Field::Carried) => {}
-                // A field sent as null asks for nothing; nothing is lost by leaving it out.
-                Some(Field::Dropped) if value.is_null() => {}
+                // A field that asks for nothing (`"store": false`) loses nothing when left out.
+                Some(Field::Dropped) if is_empty_ask(value) => {}
                 Some(Field::Dropped) => report.drop_field(key.as_str()),
+                Some(Field::Refused(_)) if is_empty_ask(value) => {}
                 Some(Field::Refused(hint)) => {
-                    if !is_empty_ask(value) {
-                        return Err(super::cannot(format!("the {dialect} field `{key}`"), hint));
-                    }
+                    return Err(super::cannot(format!("the {dialect} field `{key}`"), hint));
                 }
                 None if self.strict => return Err(super::cannot(
                     format!("the {dialect} field `{key}`, unknown to the gateway,"),
@@ -157,8 +156,8 @@ impl Policy {
     }
 }
 
-/// A value that asks for nothing: null, false, an empty string, array or object. A refused
-/// field sent this way (`"logit_bias": {}`) changes nothing and is not refused.
+/// A value that asks for nothing: null, false, an empty string, array or object. A field
+/// sent this way (`"logit_bias": {}`, `"store": false`) is neither refused nor reported.
 fn is_empty_ask(v: &Value) -> bool {
     match v {
         Value::Null | Value::Bool(false) => true,
@@ -277,7 +276,10 @@ mod tests {
         assert!(check(Policy::default(), json!({"n_best": {}}))
             .unwrap()
             .is_empty());
-        assert!(check(Policy::default(), json!({"store": null}))
+        assert!(check(Policy::default(), json!({"store": null, "n_best": false}))
+            .unwrap()
+            .is_empty());
+        assert!(check(Policy::default(), json!({"store": false}))
             .unwrap()
             .is_empty());
     }

@@ -107,6 +107,15 @@ pub(crate) fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
+/// What the policy says of each request field of `dialect` (see [`compat`]).
+pub fn fields(dialect: Dialect) -> &'static [(&'static str, compat::Field)] {
+    match dialect {
+        Dialect::OpenAiChat => chat::FIELDS,
+        Dialect::OpenAiResponses => responses::FIELDS,
+        Dialect::AnthropicMessages => messages::FIELDS,
+    }
+}
+
 /// Whether a request can go from one dialect to another through the IR (every pair can;
 /// the same dialect needs no translation).
 pub fn can_translate(from: Dialect, to: Dialect) -> bool {
