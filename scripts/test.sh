@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up and runs every test: formatting, lints, Rust unit and end-to-end tests (the
-# ledger's against SQLite and a PostgreSQL server started here), and the official OpenAI
-# and Anthropic SDKs (Python and Node) driven through the gateway.
+# ledger's against SQLite and a PostgreSQL server started here), the official OpenAI
+# and Anthropic SDKs (Python and Node) and the real Claude Code and Codex CLI driven
+# through the gateway.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -45,6 +46,10 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/sdk/requirements.txt
 TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" "$venv/bin/python" -m pytest tests/sdk -q -p no:cacheprovider
+
+echo "== the real agents: Claude Code and Codex CLI (pinned npm releases) through every routing"
+(cd tests/agents && npm ci --no-audit --no-fund --silent)
+TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" "$venv/bin/python" -m pytest tests/agents -q -p no:cacheprovider
 
 echo "== SDK tests (official openai and @anthropic-ai/sdk npm packages)"
 (cd tests/sdk-node && npm ci --no-audit --no-fund --silent && TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" node --test)

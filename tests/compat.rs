@@ -303,3 +303,56 @@ async fn one_login_never_gets_another_logins_cached_answer() {
         "each login's own key went upstream"
     );
 }
+
+/// README's policy tables list exactly the fields each codec's table names, each under
+/// what the code does with it.
+#[test]
+fn readme_policy_tables_match_the_codecs() {
+    use gateway_core::dialect::Dialect;
+    use gateway_core::translate::{self, compat::Field};
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    for (marker, dialect) in [
+        ("messages", Dialect::AnthropicMessages),
+        ("responses", Dialect::OpenAiResponses),
+        ("chat", Dialect::OpenAiChat),
+    ] {
+        let start = readme
+            .find(&format!("<!-- policy:{marker} -->"))
+            .unwrap_or_else(|| panic!("README has no policy:{marker} table"));
+        let end = readme.find(&format!("<!-- /policy:{marker} -->")).unwrap();
+        let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+        for line in readme[start..end].lines() {
+            let cells: Vec<&str> = line.split(" | ").collect();
+            let Some(field) = cells.first().and_then(|c| c.strip_prefix("| `")) else {
+                continue;
+            };
+            let field = field.trim_end_matches('`').to_owned();
+            let targets = cells[1..]
+                .iter()
+                .map(|c| c.trim_end_matches(" |").to_owned())
+                .collect();
+            rows.push((field, targets));
+        }
+        let table = translate::fields(dialect);
+        let listed: Vec<&str> = rows.iter().map(|(f, _)| f.as_str()).collect();
+        let named: Vec<&str> = table.iter().map(|(f, _)| *f).collect();
+        assert_eq!(
+            listed, named,
+            "README's {marker} table and the codec's FIELDS differ"
+        );
+        for ((field, targets), (_, disposition)) in rows.iter().zip(table) {
+            let says = |word: &str| targets.iter().all(|t| t.starts_with(word));
+            match disposition {
+                Field::Dropped => assert!(says("dropped"), "{marker} `{field}`: {targets:?}"),
+                Field::Refused(_) => assert!(says("refused"), "{marker} `{field}`: {targets:?}"),
+                Field::Carried => assert!(
+                    targets
+                        .iter()
+                        .any(|t| t.contains("carried") || t.contains("mapped")),
+                    "{marker} `{field}`: {targets:?}"
+                ),
+            }
+        }
+    }
+}

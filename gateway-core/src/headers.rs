@@ -44,6 +44,11 @@ pub const X_CACHE_SIMILARITY: HeaderName = HeaderName::from_static("x-trimgate-c
 /// Request headers that carry an agent's session id: Codex CLI's, Claude Code's.
 pub const SESSION_HEADERS: [&str; 2] = ["session-id", "x-claude-code-session-id"];
 
+/// The client's own credential headers, and the ChatGPT workspace a signed-in Codex
+/// names beside its login: forwarded only to a provider whose `client_auth` allows it.
+pub const CLIENT_CREDENTIAL_HEADERS: [&str; 3] =
+    ["authorization", "x-api-key", "chatgpt-account-id"];
+
 /// Response header: request fields a translation left out (see `translate::compat`).
 pub const X_DROPPED: HeaderName = HeaderName::from_static("x-trimgate-dropped");
 pub const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
@@ -82,7 +87,8 @@ pub fn retain_headers(headers: &mut http::HeaderMap, keep: fn(&str) -> bool) {
 }
 
 /// Inbound headers that never go upstream: connection-level headers, the client's
-/// own credentials (the provider's real key is injected instead), and ones the
+/// own credentials and the account they name (the provider's real key is injected
+/// instead; a provider with `client_auth` gets them back, see `upstream`), and ones the
 /// gateway recomputes.
 pub fn dropped_request_header(name: &str) -> bool {
     matches!(
@@ -100,6 +106,7 @@ pub fn dropped_request_header(name: &str) -> bool {
             | "accept-encoding"
             | "authorization"
             | "x-api-key"
+            | "chatgpt-account-id"
             | "x-request-id"
     ) || name.starts_with(TRIMGATE_PREFIX)
 }

@@ -7,15 +7,19 @@ the agent's shell tool). Used by the tests (test_agents.py) and by capture.py, w
 refreshes the request fixtures when a new version ships.
 """
 
+import base64
 import json
 import os
 import subprocess
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIN_DIR = os.path.join(HERE, "node_modules", ".bin")
 # What the agents are given as their own key: the gateway replaces it with the provider's.
 PLACEHOLDER_KEY = "sk-placeholder-from-the-agent"
+# The ChatGPT workspace a signed-in Codex names in `chatgpt-account-id`.
+CHATGPT_ACCOUNT = "acct-mock-workspace"
 
 
 def installed_version(package):
@@ -70,12 +74,36 @@ def run_claude(gateway_url, model, prompt, headers=None, oauth_token=None, timeo
     return out.returncode, result, out.stderr + out.stdout[-2000:]
 
 
-def run_codex(gateway_url, model, prompt, headers=None, timeout=120):
+def _chatgpt_login(codex_home, access_token, account_id):
+    """What `codex login` leaves after signing in with ChatGPT: tokens in auth.json (the
+    id token is only read for its claims, so an unsigned one stands in)."""
+    def part(obj):
+        return base64.urlsafe_b64encode(json.dumps(obj).encode()).rstrip(b"=").decode()
+
+    now = int(time.time())
+    claims = {"exp": now + 86400, "iat": now, "email": "dev@example.com",
+              "https://api.openai.com/auth": {"chatgpt_account_id": account_id, "chatgpt_plan_type": "plus"}}
+    id_token = part({"alg": "none", "typ": "JWT"}) + "." + part(claims) + ".c2ln"
+    with open(os.path.join(codex_home, "auth.json"), "w") as f:
+        json.dump({"auth_mode": "chatgpt", "OPENAI_API_KEY": None,
+                   "tokens": {"id_token": id_token, "access_token": access_token,
+                              "refresh_token": "rt-unused", "account_id": account_id},
+                   "last_refresh": time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(now))}, f)
+
+
+def run_codex(gateway_url, model, prompt, headers=None, chatgpt_token=None, timeout=120):
     """`codex exec --json PROMPT` with a custom Responses provider; returns (exit code,
-    the events, stderr)."""
+    the events, stderr). With `chatgpt_token`, Codex is signed in with ChatGPT and the
+    provider entry asks for that login (`requires_openai_auth`)."""
     home = tempfile.mkdtemp(prefix="trimgate-codex-home-")
     codex_home = os.path.join(home, ".codex")
     os.makedirs(codex_home)
+    if chatgpt_token:
+        _chatgpt_login(codex_home, chatgpt_token, CHATGPT_ACCOUNT)
+        auth = "requires_openai_auth = true"
+    else:
+        auth = 'env_key = "TRIMGATE_AGENT_KEY"'
+
     header_lines = ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in (headers or {}).items())
     with open(os.path.join(codex_home, "config.toml"), "w") as f:
         f.write(f"""
@@ -89,7 +117,7 @@ enabled = false
 [model_providers.trimgate]
 name = "Trimgate"
 base_url = "{gateway_url}/v1"
-env_key = "TRIMGATE_AGENT_KEY"
+{auth}
 wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0

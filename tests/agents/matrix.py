@@ -1,7 +1,6 @@
 """README's agent × provider table, rendered from the outcomes of test_agents.py."""
 
 ROUTING_TITLES = [
-    ("native", "own dialect"),
     ("openai", "OpenAI"),
     ("anthropic", "Anthropic"),
     ("chat-only", "Chat-only server (Ollama, vLLM, OpenRouter)"),
@@ -11,26 +10,37 @@ START = "<!-- agent-matrix -->"
 END = "<!-- /agent-matrix -->"
 
 
-def _cell(results, agent, routing):
+AGENT_PATH = {"claude": "/v1/messages", "codex": "/v1/responses"}
+DIALECT = {"/v1/messages": "Messages", "/v1/responses": "Responses", "/v1/chat/completions": "Chat"}
+
+
+def _cell(results, routings, agent, routing):
     plain = results.get(f"{agent}|{routing}|plain")
     tool = results.get(f"{agent}|{routing}|tool")
+    path = routings[agent][routing][1]
+    how = "as sent" if path == AGENT_PATH[agent] else f"translated to {DIALECT[path]}"
     if plain and tool:
-        return "✅ streamed turn, shell tool round trip"
+        return f"✅ {how}"
     if plain:
-        return "⚠️ streamed turn only"
-    return "❌"
+        return f"⚠️ {how}: streamed turn only, the tool round trip failed"
+    return f"❌ {how}"
 
 
-def render(results, claude_version, codex_version):
+def render(results, routings, claude_version, codex_version):
     head = "| agent | " + " | ".join(t for _, t in ROUTING_TITLES) + " |"
     rule = "|---" * (len(ROUTING_TITLES) + 1) + "|"
     rows = [
-        f"| Claude Code {claude_version} | " + " | ".join(_cell(results, "claude", r) for r, _ in ROUTING_TITLES) + " |",
-        f"| Codex CLI {codex_version} | " + " | ".join(_cell(results, "codex", r) for r, _ in ROUTING_TITLES) + " |",
+        f"| Claude Code {claude_version} | " + " | ".join(_cell(results, routings, "claude", r) for r, _ in ROUTING_TITLES) + " |",
+        f"| Codex CLI {codex_version} | " + " | ".join(_cell(results, routings, "codex", r) for r, _ in ROUTING_TITLES) + " |",
     ]
     login = "✅" if results.get("claude|subscription|plain") else "❌"
-    note = (f"\nClaude Code signed in with a Claude subscription (its OAuth login forwarded to an "
-            f"Anthropic provider with no key): {login}\n")
+    chatgpt = "✅" if results.get("codex|subscription|plain") else "❌"
+    note = ("\n✅ means a streamed turn and a shell-tool round trip (the mock calls the agent's "
+            "shell tool, the agent runs it, the final answer quotes its output) both passed.\n"
+            f"Claude Code signed in with a Claude subscription (its OAuth login forwarded to an "
+            f"Anthropic provider with no key): {login}\n"
+            f"Codex CLI signed in with ChatGPT (its login forwarded to ChatGPT's Codex backend "
+            f"through a provider with `client_auth = \"forward\"`): {chatgpt}\n")
     return "\n".join([head, rule, *rows]) + "\n" + note
 
 

@@ -1,7 +1,7 @@
 """Claude Code and Codex CLI, as they ship (versions pinned in package.json), through
 `trimgate serve` with the mock provider behind it, in every routing: to a provider of the
-agent's own dialect, and translated to OpenAI, Anthropic, a Chat-only OpenAI-compatible
-server and DeepSeek. Each routing runs a plain streamed turn and a shell-tool round trip
+agent's own dialect (bytes as sent), and translated to OpenAI, Anthropic, a Chat-only
+OpenAI-compatible server and DeepSeek. Each routing runs a plain streamed turn and a shell-tool round trip
 whose final answer must quote the command's output.
 
 Every outcome is written to results.json; matrix.py renders README's agent × provider
@@ -25,18 +25,18 @@ BIN = os.environ.get("TRIMGATE_BIN", os.path.join(ROOT, "target", "debug", "trim
 # One key for both of the mock's sides: DeepSeek's key goes to its Chat and Messages APIs.
 PROVIDER_KEY = "sk-mock-provider"
 OAUTH_TOKEN = "sk-ant-oat01-mock-login"
+# A ChatGPT sign-in's access token, which only the stand-in ChatGPT backend accepts.
+CHATGPT_TOKEN = "chatgpt-access-mock"
 
 # routing → (model name the agent asks for, the provider path the mock must see)
 ROUTINGS = {
     "claude": {
-        "native": ("claude-sonnet-4-6", "/v1/messages"),
         "openai": ("claude-sonnet-4-6-via-openai", "/v1/chat/completions"),
         "anthropic": ("claude-sonnet-4-6", "/v1/messages"),
         "chat-only": ("claude-sonnet-4-6-via-chat", "/v1/chat/completions"),
         "deepseek": ("claude-sonnet-4-6-via-deepseek", "/v1/messages"),
     },
     "codex": {
-        "native": ("gpt-5.5", "/v1/responses"),
         "openai": ("gpt-5.5", "/v1/responses"),
         "anthropic": ("gpt-5.5-via-anthropic", "/v1/messages"),
         "chat-only": ("gpt-5.5-via-chat", "/v1/chat/completions"),
@@ -67,7 +67,17 @@ def mock_url():
 
 
 @pytest.fixture(scope="session")
-def gateway(mock_url):
+def chatgpt_url():
+    """A second mock standing in for ChatGPT's Codex backend: it takes only the login."""
+    proc, url = _start(["mock", "--listen", "127.0.0.1:0", "--openai-key", CHATGPT_TOKEN],
+                       "mock provider listening on ")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def gateway(mock_url, chatgpt_url):
     config = f"""
 [providers.openai]
 kind = "openai"
@@ -96,6 +106,18 @@ api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
 [providers.claude-login]
 kind = "anthropic"
 base_url = "{mock_url}/v1"
+
+# Codex signed in with ChatGPT: its backend, reached with the agent's own login.
+[providers.chatgpt]
+kind = "openai_compatible"
+base_url = "{chatgpt_url}/v1"
+dialects = ["responses"]
+client_auth = "forward"
+
+[[routes]]
+match = "*-chatgpt"
+provider = "chatgpt"
+model = "gpt-5.5"
 
 [[routes]]
 match = "*-via-openai"
@@ -158,7 +180,7 @@ def _run(agent, gateway, model, prompt, headers, **kw):
         code, result, log = agents.run_claude(gateway, model, prompt, headers, **kw)
         ok = code == 0 and result is not None and not result.get("is_error")
         return ok, (result or {}).get("result", "") if result else "", log
-    code, events, log = agents.run_codex(gateway, model, prompt, headers)
+    code, events, log = agents.run_codex(gateway, model, prompt, headers, **kw)
     messages = agents.codex_messages(events)
     failed = [e for e in events if e.get("type") in ("turn.failed", "error")]
     return code == 0 and not failed and bool(messages), "\n".join(messages), log
@@ -222,7 +244,7 @@ def test_claude_code_subscription_login_reaches_its_provider_and_no_other(gatewa
     assert all("oauth-" in r["headers"].get("anthropic-beta", "") for r in sent)
     RESULTS[("claude", "subscription", "plain")] = True
 
-    for routing in ("native", "openai", "chat-only", "deepseek"):
+    for routing in ("anthropic", "openai", "chat-only", "deepseek"):
         mock.clear()
         model, _ = ROUTINGS["claude"][routing]
         _run("claude", gateway, model, "Say hello.", agents.plain_headers(reply), oauth_token=OAUTH_TOKEN)
@@ -231,11 +253,37 @@ def test_claude_code_subscription_login_reaches_its_provider_and_no_other(gatewa
         assert OAUTH_TOKEN not in seen, f"the login reached the {routing} provider"
 
 
+def test_codex_chatgpt_login_reaches_its_backend_and_no_other(gateway, mock, chatgpt_url):
+    """Signed in with ChatGPT, Codex sends its access token and workspace id; a provider
+    entry with `client_auth = "forward"` for ChatGPT's backend passes them on, and no
+    other provider ever sees them."""
+    backend = Mock(chatgpt_url)
+    backend.clear()
+    reply = f"chatgpt-{uuid.uuid4().hex[:12]}"
+    ok, text, log = _run("codex", gateway, "gpt-5.5-chatgpt", "Say hello.", agents.plain_headers(reply),
+                         chatgpt_token=CHATGPT_TOKEN)
+    assert ok, log
+    assert reply in text
+    sent = backend.requests()
+    assert sent and all(r["headers"].get("authorization") == f"Bearer {CHATGPT_TOKEN}" for r in sent)
+    assert all(r["headers"].get("chatgpt-account-id") == agents.CHATGPT_ACCOUNT for r in sent)
+    RESULTS[("codex", "subscription", "plain")] = True
+
+    for routing in ("openai", "anthropic", "chat-only", "deepseek"):
+        mock.clear()
+        model, _ = ROUTINGS["codex"][routing]
+        ok, _, log = _run("codex", gateway, model, "Say hello.", agents.plain_headers(reply),
+                          chatgpt_token=CHATGPT_TOKEN)
+        assert ok, log
+        seen = json.dumps([r["headers"] for r in mock.requests()])
+        assert CHATGPT_TOKEN not in seen and agents.CHATGPT_ACCOUNT not in seen, routing
+
+
 def test_readme_shows_this_runs_agent_matrix():
     """README's agent × provider table is the one this run produced."""
-    if len(RESULTS) < 20:
+    if len(RESULTS) < 16:
         pytest.skip("the matrix needs the whole module run")
-    table = matrix.render({f"{a}|{r}|{s}": ok for (a, r, s), ok in RESULTS.items()},
+    table = matrix.render({f"{a}|{r}|{s}": ok for (a, r, s), ok in RESULTS.items()}, ROUTINGS,
                           agents.installed_version("@anthropic-ai/claude-code"),
                           agents.installed_version("@openai/codex"))
     with open(os.path.join(agents.HERE, "results.md"), "w") as f:

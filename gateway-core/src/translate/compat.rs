@@ -276,9 +276,11 @@ mod tests {
         assert!(check(Policy::default(), json!({"n_best": {}}))
             .unwrap()
             .is_empty());
-        assert!(check(Policy::default(), json!({"store": null, "n_best": false}))
-            .unwrap()
-            .is_empty());
+        assert!(
+            check(Policy::default(), json!({"store": null, "n_best": false}))
+                .unwrap()
+                .is_empty()
+        );
         assert!(check(Policy::default(), json!({"store": false}))
             .unwrap()
             .is_empty());

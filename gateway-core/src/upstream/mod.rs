@@ -20,7 +20,8 @@ use crate::config::{ClientAuth, Config, Provider};
 use crate::dialect::{Dialect, Endpoint};
 use crate::error::GatewayError;
 use crate::headers::{
-    dropped_request_header, retain_headers, ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_VERSION, X_API_KEY,
+    dropped_request_header, retain_headers, ANTHROPIC_VERSION, CLIENT_CREDENTIAL_HEADERS,
+    DEFAULT_ANTHROPIC_VERSION, X_API_KEY,
 };
 use crate::secrets::{Secret, SecretError, SecretStore};
 use crate::telemetry;
@@ -254,12 +255,12 @@ impl ClientCredentials {
         if provider.client_auth == ClientAuth::Never {
             return None;
         }
-        let found: Vec<_> = [http::header::AUTHORIZATION, X_API_KEY]
+        let found: Vec<_> = CLIENT_CREDENTIAL_HEADERS
             .into_iter()
             .filter_map(|name| {
-                let mut value = inbound.get(&name)?.clone();
+                let mut value = inbound.get(name)?.clone();
                 value.set_sensitive(true);
-                Some((name, value))
+                Some((http::HeaderName::from_static(name), value))
             })
             .collect();
         (!found.is_empty()).then_some(ClientCredentials(found))
