@@ -445,6 +445,26 @@ describe('the window against the real gateway', () => {
     await card.getByRole('button', { name: 'Yes, delete mock' }).click();
     await page.getByRole('heading', { name: 'Add your first provider' }).waitFor();
     await screenshot('provider-deleted');
+  });
+
+  it('says an Anthropic provider without a key uses the Claude login of the agent', async () => {
+    await page.getByLabel('Name', { exact: true }).fill('claude');
+    await page.getByLabel('Kind', { exact: true }).selectOption('anthropic');
+    await page.getByRole('button', { name: 'Add provider', exact: true }).click();
+    const card = page.getByRole('article', { name: 'claude' });
+    await card.waitFor();
+    await until('the login note', async () => (await textOf(card.getByTestId('key-status'))).includes('uses your Claude login'));
+    if (!FAKE) {
+      const token = new URL(windowUrl).hash.replace(/^#token=/, '');
+      const res = await fetch(`${origin}/admin/api/providers`, { headers: { authorization: `Bearer ${token}` } });
+      const listed = (await res.json()).providers.find((p) => p.name === 'claude');
+      assert.equal(listed.client_auth, 'auto');
+      assert.equal(listed.uses_client_login, true);
+    }
+    await screenshot('claude-login');
+    await card.getByRole('button', { name: 'Delete provider' }).click();
+    await card.getByRole('button', { name: 'Yes, delete claude' }).click();
+    await page.getByRole('heading', { name: 'Add your first provider' }).waitFor();
     assert.deepEqual(consoleErrors.filter((e) => !/Failed to load resource/.test(e)), []);
   });
 });
