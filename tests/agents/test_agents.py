@@ -47,33 +47,32 @@ ROUTINGS = {
 RESULTS = {}
 
 
-def _start(args, prefix, env=None):
+def _serving(args, prefix, env=None):
+    """Runs `trimgate ARGS` until the test session ends; yields the URL it prints."""
     proc = subprocess.Popen([BIN, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             env={**os.environ, **(env or {})})
     for line in proc.stdout:
         if line.startswith(prefix):
-            return proc, line[len(prefix):].strip()
-    raise RuntimeError(f"{args[0]} exited before listening")
+            break
+    else:
+        raise RuntimeError(f"{args[0]} exited before listening")
+    yield line[len(prefix):].strip()
+    proc.terminate()
+    proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="session")
 def mock_url():
-    proc, url = _start(["mock", "--listen", "127.0.0.1:0", "--anthropic-oauth-token", OAUTH_TOKEN,
-                        "--openai-key", PROVIDER_KEY, "--anthropic-key", PROVIDER_KEY],
-                       "mock provider listening on ")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
+    yield from _serving(["mock", "--listen", "127.0.0.1:0", "--anthropic-oauth-token", OAUTH_TOKEN,
+                         "--openai-key", PROVIDER_KEY, "--anthropic-key", PROVIDER_KEY],
+                        "mock provider listening on ")
 
 
 @pytest.fixture(scope="session")
 def chatgpt_url():
     """A second mock standing in for ChatGPT's Codex backend: it takes only the login."""
-    proc, url = _start(["mock", "--listen", "127.0.0.1:0", "--openai-key", CHATGPT_TOKEN],
-                       "mock provider listening on ")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
+    yield from _serving(["mock", "--listen", "127.0.0.1:0", "--openai-key", CHATGPT_TOKEN],
+                        "mock provider listening on ")
 
 
 @pytest.fixture(scope="session")
@@ -148,13 +147,10 @@ model = "claude-sonnet-4-6"
     path = os.path.join(d, "config.toml")
     with open(path, "w") as f:
         f.write(config)
-    proc, url = _start(
+    yield from _serving(
         ["serve", "--config", path, "--listen", "127.0.0.1:0"], "Trimgate listening on ",
         env={"AGENT_TEST_PROVIDER_KEY": PROVIDER_KEY,
              "ANTHROPIC_API_KEY": "", "TRIMGATE_LOG": "warn", "XDG_DATA_HOME": d})
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
 
 
 class Mock:
