@@ -47,6 +47,7 @@ async fn dropped_fields_are_named_in_the_response_and_the_ledger_row_and_mapped_
         &[
             ("x-mock-tool", "none"),
             ("x-claude-code-session-id", "s-42"),
+            ("anthropic-beta", "context-management-2025-06-27"),
         ],
     )
     .await;
@@ -71,6 +72,9 @@ async fn dropped_fields_are_named_in_the_response_and_the_ledger_row_and_mapped_
     let user = sent["user"].as_str().unwrap();
     assert_eq!(user.len(), 64, "a long user id goes as its SHA-256: {user}");
     assert!(sent.get("context_management").is_none());
+    let headers = &mock.state.requests()[0].headers;
+    assert!(!headers.contains_key("anthropic-beta") && !headers.contains_key("anthropic-version"));
+    assert_eq!(headers["x-claude-code-session-id"], "s-42");
 
     assert!(
         eventually(std::time::Duration::from_secs(5), || !gw

@@ -633,7 +633,7 @@ async fn translated(
     state: &Arc<AppState>,
     ctx: &mut Ctx,
     pending: &mut Pending,
-    headers: HeaderMap,
+    mut headers: HeaderMap,
     body: &[u8],
     model: String,
     provider: &Provider,
@@ -655,6 +655,15 @@ async fn translated(
         ctx.dropped = report.header_value();
         pending.record().dropped.clone_from(&ctx.dropped);
     }
+    // The client's own provider's headers (`anthropic-beta`, `openai-organization`) mean
+    // nothing to a provider of another dialect.
+    retain_headers(
+        &mut headers,
+        match client_dialect {
+            Dialect::AnthropicMessages => |name: &str| !name.starts_with("anthropic-"),
+            _ => |name: &str| !name.starts_with("openai-"),
+        },
+    );
     let endpoint = Endpoint::for_dialect(provider_dialect);
     let lookup = cache::Request {
         provider: &provider.name,
