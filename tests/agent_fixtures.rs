@@ -38,14 +38,12 @@ fn expected_drops(agent: &str, to: Dialect, kind: ProviderKind) -> &'static [&'s
         ],
         ("codex", Dialect::OpenAiChat, ProviderKind::OpenAi) => &[
             "client_metadata",
-            "tools[custom:apply_patch]",
             "tools[tool_search]",
             "tools[web_search]",
             "include",
         ],
         ("codex", Dialect::OpenAiChat, _) => &[
             "client_metadata",
-            "tools[custom:apply_patch]",
             "tools[tool_search]",
             "tools[web_search]",
             "include",
@@ -55,7 +53,6 @@ fn expected_drops(agent: &str, to: Dialect, kind: ProviderKind) -> &'static [&'s
         ],
         ("codex", Dialect::AnthropicMessages, _) => &[
             "client_metadata",
-            "tools[custom:apply_patch]",
             "tools[tool_search]",
             "tools[web_search]",
             "text.verbosity",

@@ -700,7 +700,8 @@ async fn translated(
             hide_usage: false,
             translate: Some(Translator {
                 decoder: Decoder::new(provider_dialect),
-                encoder: Encoder::new(client_dialect, ir.stream_usage, unix_now()),
+                encoder: Encoder::new(client_dialect, ir.stream_usage, unix_now())
+                    .with_freeform_tools(ir.freeform_tools()),
             }),
             store: store.filter(|_| status == http::StatusCode::OK),
         };
@@ -719,7 +720,8 @@ async fn translated(
         })?;
         pending.record().usage = Some(decoded.usage);
         pending.record().model_served = Some(decoded.model.clone());
-        let out = translate::encode_response(client_dialect, &decoded, unix_now())?;
+        let out =
+            translate::encode_response(client_dialect, &decoded, unix_now(), &ir.freeform_tools())?;
         if let (Some(store), http::StatusCode::OK) = (&store, status) {
             let entry = cache::whole_entry(
                 Bytes::from(out.clone()),

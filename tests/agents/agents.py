@@ -91,7 +91,7 @@ def _chatgpt_login(codex_home, access_token, account_id):
                    "last_refresh": time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(now))}, f)
 
 
-def run_codex(gateway_url, model, prompt, headers=None, chatgpt_token=None, timeout=120):
+def run_codex(gateway_url, model, prompt, headers=None, chatgpt_token=None, work=None, timeout=120):
     """`codex exec --json PROMPT` with a custom Responses provider; returns (exit code,
     the events, stderr). With `chatgpt_token`, Codex is signed in with ChatGPT and the
     provider entry asks for that login (`requires_openai_auth`)."""
@@ -125,7 +125,7 @@ http_headers = {{ {header_lines} }}
 """)
     env = _clean_env(home)
     env.update({"CODEX_HOME": codex_home, "TRIMGATE_AGENT_KEY": PLACEHOLDER_KEY})
-    work = tempfile.mkdtemp(prefix="trimgate-codex-work-")
+    work = work or tempfile.mkdtemp(prefix="trimgate-codex-work-")
     out = subprocess.run(
         [os.path.join(BIN_DIR, "codex"), "exec", "--json", "--skip-git-repo-check",
          "--dangerously-bypass-approvals-and-sandbox", prompt],
@@ -155,6 +155,12 @@ def shell_call_headers(agent, marker):
     arguments = {"claude": {"command": command, "description": "Print a marker"},
                  "codex": {"cmd": command}}[agent]
     return {"x-mock-tool": SHELL_TOOL[agent], "x-mock-tool-arguments": json.dumps(arguments)}
+
+
+def apply_patch_headers(path, line):
+    """The mock calls Codex's freeform `apply_patch` tool with a patch that adds a file."""
+    patch = f"*** Begin Patch\n*** Add File: {path}\n+{line}\n*** End Patch\n"
+    return {"x-mock-tool": "apply_patch", "x-mock-tool-arguments": json.dumps({"input": patch})}
 
 
 def plain_headers(reply):

@@ -226,6 +226,23 @@ def test_shell_tool_round_trip(agent, routing, gateway, mock):
     RESULTS[(agent, routing, "tool")] = True
 
 
+@pytest.mark.parametrize("routing", ["anthropic", "chat-only", "deepseek"])
+def test_codex_edits_a_file_with_its_freeform_apply_patch_tool(routing, gateway, mock):
+    """Codex's `apply_patch` is a freeform tool, which only OpenAI has: the gateway offers
+    it to other providers as a function of one string and returns their call to Codex as
+    a freeform call, which Codex applies."""
+    model, path = ROUTINGS["codex"][routing]
+    line = f"patched-{uuid.uuid4().hex[:12]}"
+    work = tempfile.mkdtemp(prefix="trimgate-codex-work-")
+    code, events, log = agents.run_codex(gateway, model, "Add the file.",
+                                         agents.apply_patch_headers("hello.txt", line), work=work)
+    assert code == 0, log
+    with open(os.path.join(work, "hello.txt")) as f:
+        assert f.read().strip() == line
+    sent = _check_upstream(mock, path)
+    assert "hello.txt" in sent[-1]["body"], "the patch's result went back to the provider"
+
+
 def test_claude_code_subscription_login_reaches_its_provider_and_no_other(gateway, mock):
     """Signed in with a Claude subscription (an OAuth token, no API key): the login goes to
     the Anthropic provider that has no key of its own, which the mock checks; routed to any

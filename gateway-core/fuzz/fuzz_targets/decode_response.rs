@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = translate::decode_error(from, body);
     if let Ok(resp) = translate::decode_response(from, body) {
         for to in DIALECTS {
-            if let Ok(encoded) = translate::encode_response(to, &resp, 1) {
+            if let Ok(encoded) = translate::encode_response(to, &resp, 1, &[]) {
                 assert!(serde_json::from_slice::<serde_json::Value>(&encoded).is_ok());
             }
         }

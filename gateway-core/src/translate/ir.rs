@@ -108,6 +108,33 @@ pub struct Tool {
     /// JSON Schema of the arguments.
     pub schema: Value,
     pub cache_control: Option<Value>,
+    /// A tool whose input is free text (a Responses `custom` tool, such as Codex's
+    /// `apply_patch`): other dialects call it as a function of one string, `input`.
+    pub freeform: bool,
+}
+
+/// The argument a freeform tool's text travels in, for dialects that only have functions.
+pub const FREEFORM_ARGUMENT: &str = "input";
+
+impl Request {
+    /// The names of the freeform tools the client offered, whose calls go back to it as
+    /// freeform calls.
+    pub fn freeform_tools(&self) -> Vec<String> {
+        self.tools
+            .iter()
+            .filter(|t| t.freeform)
+            .map(|t| t.name.clone())
+            .collect()
+    }
+}
+
+/// A freeform call's text from the function arguments it travelled in; arguments that are
+/// not that object are the text themselves.
+pub fn freeform_input(arguments: &str) -> String {
+    serde_json::from_str::<Value>(arguments)
+        .ok()
+        .and_then(|v| v.get(FREEFORM_ARGUMENT)?.as_str().map(str::to_owned))
+        .unwrap_or_else(|| arguments.to_owned())
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -288,6 +288,7 @@ pub fn decode_request(
                     .cloned()
                     .unwrap_or_else(|| json!({"type": "object"})),
                 cache_control: t.get("cache_control").cloned(),
+                freeform: false,
             });
         }
     }

@@ -49,6 +49,7 @@ pub(crate) fn function_tool(def: &Value) -> ir::Tool {
             .cloned()
             .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
         cache_control: None,
+        freeform: false,
     }
 }
 
@@ -180,14 +181,17 @@ pub fn decode_response(dialect: Dialect, body: &[u8]) -> Result<ir::Response, Ga
     }
 }
 
+/// Writes a provider's answer for the client; calls of the client's `freeform` tools go
+/// back as freeform calls (Responses).
 pub fn encode_response(
     dialect: Dialect,
     resp: &ir::Response,
     created: u64,
+    freeform: &[String],
 ) -> Result<Vec<u8>, GatewayError> {
     match dialect {
         Dialect::OpenAiChat => Ok(chat::encode_response(resp, created)),
-        Dialect::OpenAiResponses => Ok(responses::encode_response(resp, created)),
+        Dialect::OpenAiResponses => Ok(responses::encode_response(resp, created, freeform)),
         Dialect::AnthropicMessages => messages::encode_response(resp),
     }
 }
@@ -387,6 +391,54 @@ mod tests {
         assert_eq!(out["content"][0]["type"], "thinking");
         assert_eq!(out["content"][0]["thinking"], "let me think");
         assert_eq!(out["content"][1]["text"], "42");
+    }
+
+    #[test]
+    fn freeform_tools_travel_as_functions_of_one_string_and_come_back_freeform() {
+        let body = json!({"model": "m", "tools": [
+                {"type": "custom", "name": "apply_patch", "description": "Edit files.",
+                 "format": {"type": "grammar", "syntax": "lark", "definition": "start: line+"}}],
+            "input": [
+                {"type": "message", "role": "user", "content": "fix it"},
+                {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": "*** Begin Patch"},
+                {"type": "custom_tool_call_output", "call_id": "c1", "output": "Done."}]});
+        let ir = responses::decode_request(&bytes(body), Policy::default(), &mut report()).unwrap();
+        assert_eq!(ir.freeform_tools(), ["apply_patch"]);
+        let chat: Value = serde_json::from_slice(
+            &chat::encode_request(&ir, ProviderKind::OpenAi, &mut report()).unwrap(),
+        )
+        .unwrap();
+        let function = &chat["tools"][0]["function"];
+        assert_eq!(function["name"], "apply_patch");
+        assert_eq!(function["parameters"]["required"], json!(["input"]));
+        let about = function["parameters"]["properties"]["input"]["description"]
+            .as_str()
+            .unwrap();
+        assert!(
+            about.contains("lark") && about.contains("start: line+"),
+            "{about}"
+        );
+        let call = &chat["messages"][1]["tool_calls"][0]["function"];
+        assert_eq!(call["arguments"], r#"{"input":"*** Begin Patch"}"#);
+        assert_eq!(chat["messages"][2]["content"], "Done.");
+
+        // The provider's call of it goes back to the client as a freeform call.
+        let answer = chat::decode_response(&bytes(json!({"id": "x", "model": "m", "choices": [{"index": 0,
+            "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c2", "type": "function",
+            "function": {"name": "apply_patch", "arguments": "{\"input\":\"*** Begin Patch\\n\"}"}}]},
+            "finish_reason": "tool_calls"}]})))
+        .unwrap();
+        let out: Value = serde_json::from_slice(&responses::encode_response(
+            &answer,
+            1,
+            &ir.freeform_tools(),
+        ))
+        .unwrap();
+        assert_eq!(
+            out["output"][0],
+            json!({"type": "custom_tool_call", "id": "fc_c2", "call_id": "c2", "name": "apply_patch",
+                   "input": "*** Begin Patch\n", "status": "completed"})
+        );
     }
 
     #[test]

@@ -8,8 +8,8 @@ use serde_json::{json, Map, Value};
 
 use super::compat::{self, Carried, Field, Policy, Report};
 use super::ir::{
-    MediaSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock,
-    ToolChoice,
+    freeform_input, MediaSource, Message, Part, Reasoning, Request, Response, Role, StopReason,
+    TextBlock, Tool, ToolChoice, FREEFORM_ARGUMENT,
 };
 use super::{bad, cannot, function_tool, openai_tool_choice, parse_object, str_field};
 use crate::config::ProviderKind;
@@ -62,6 +62,32 @@ pub const FIELDS: &[(&str, Field)] = &[
         Field::Refused("background responses are kept at OpenAI; stream instead"),
     ),
 ];
+
+/// A `custom` tool (free-text input, optionally under a grammar) as a function of one
+/// string, for providers that only call functions.
+fn freeform_tool(def: &Value) -> Tool {
+    let mut about = String::from("The tool's whole input, as plain text.");
+    if let Some(format) = def
+        .get("format")
+        .filter(|f| str_field(f, "type") != Some("text"))
+    {
+        let syntax = str_field(format, "syntax").unwrap_or("grammar");
+        if let Some(definition) = str_field(format, "definition") {
+            about.push_str(&format!(" It follows this {syntax} grammar:\n{definition}"));
+        }
+    }
+    Tool {
+        name: str_field(def, "name").unwrap_or_default().to_owned(),
+        description: str_field(def, "description").map(str::to_owned),
+        schema: json!({
+            "type": "object",
+            "properties": {FREEFORM_ARGUMENT: {"type": "string", "description": about}},
+            "required": [FREEFORM_ARGUMENT],
+        }),
+        cache_control: None,
+        freeform: true,
+    }
+}
 
 /// The one `include` value the IR carries: reasoning the client can send back.
 const ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
@@ -228,7 +254,17 @@ pub fn decode_request(
                             arguments: str_field(item, "arguments").unwrap_or("{}").to_owned(),
                         }],
                     ),
-                    "function_call_output" => {
+                    "custom_tool_call" => push(
+                        &mut req.messages,
+                        Role::Assistant,
+                        vec![Part::ToolCall {
+                            id: str_field(item, "call_id").unwrap_or_default().to_owned(),
+                            name: str_field(item, "name").unwrap_or_default().to_owned(),
+                            arguments: json!({FREEFORM_ARGUMENT: str_field(item, "input").unwrap_or_default()})
+                                .to_string(),
+                        }],
+                    ),
+                    "function_call_output" | "custom_tool_call_output" => {
                         let content = match item.get("output") {
                             Some(Value::String(s)) => content_parts(&json!(s))?,
                             Some(v @ Value::Array(_)) => content_parts(v)?,
@@ -282,8 +318,9 @@ pub fn decode_request(
         for t in tools {
             match str_field(t, "type") {
                 Some("function") => req.tools.push(function_tool(t)),
-                // A built-in tool (web search, tool search) or a freeform one only offered
-                // is left out: the model answers without it, and the client is told.
+                Some("custom") => req.tools.push(freeform_tool(t)),
+                // A built-in tool (web search, tool search) only offered is left out: the
+                // model answers without it, and the client is told.
                 other => {
                     let kind = other.unwrap_or("untyped");
                     if policy.strict {
@@ -604,8 +641,26 @@ pub fn response_json(
     })
 }
 
+/// A call as a Responses output item: a function call, or a freeform one when the client
+/// offered the tool as `custom`.
+pub(crate) fn call_item(
+    id: &str,
+    call_id: &str,
+    name: &str,
+    arguments: &str,
+    freeform: bool,
+) -> Value {
+    if freeform {
+        json!({"type": "custom_tool_call", "id": id, "call_id": call_id, "name": name,
+               "input": freeform_input(arguments), "status": "completed"})
+    } else {
+        json!({"type": "function_call", "id": id, "call_id": call_id, "name": name,
+               "arguments": arguments, "status": "completed"})
+    }
+}
+
 /// Output items in the order a Responses client reads them: reasoning, the message, calls.
-pub fn encode_response(resp: &Response, created: u64) -> Vec<u8> {
+pub fn encode_response(resp: &Response, created: u64, freeform: &[String]) -> Vec<u8> {
     let mut reasoning = Vec::new();
     let mut text = Vec::new();
     let mut calls = Vec::new();
@@ -621,10 +676,13 @@ pub fn encode_response(resp: &Response, created: u64) -> Vec<u8> {
                 id,
                 name,
                 arguments,
-            } => calls.push(json!({
-                "type": "function_call", "id": format!("fc_{id}"), "call_id": id, "name": name,
-                "arguments": arguments, "status": "completed",
-            })),
+            } => calls.push(call_item(
+                &format!("fc_{id}"),
+                id,
+                name,
+                arguments,
+                freeform.contains(name),
+            )),
             _ => {}
         }
     }

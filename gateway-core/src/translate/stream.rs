@@ -367,6 +367,8 @@ pub struct Encoder {
     sequence: u64,
     items: Vec<Value>,
     item: Option<Item>,
+    /// Responses: the client's freeform tools, whose calls go back as freeform calls.
+    freeform: Vec<String>,
 }
 
 /// A Responses output item still being streamed.
@@ -387,6 +389,9 @@ enum Item {
         call_id: String,
         name: String,
         arguments: String,
+        /// A freeform tool's call: its text is only whole once the arguments are, so it
+        /// goes out as one delta when the call ends.
+        freeform: bool,
     },
 }
 
@@ -419,7 +424,14 @@ impl Encoder {
             sequence: 0,
             items: Vec::new(),
             item: None,
+            freeform: Vec::new(),
         }
+    }
+
+    /// Calls of these tools go to a Responses client as freeform (`custom_tool_call`) calls.
+    pub fn with_freeform_tools(mut self, names: Vec<String>) -> Self {
+        self.freeform = names;
+        self
     }
 
     /// One Responses event, numbered.
@@ -460,6 +472,16 @@ impl Encoder {
                     json!({"item_id": id, "output_index": index, "summary_index": 0,
                     "part": {"type": "summary_text", "text": ""}}),
                 )),
+            ),
+            Item::Call {
+                id,
+                call_id,
+                name,
+                freeform: true,
+                ..
+            } => (
+                json!({"type": "custom_tool_call", "id": id, "call_id": call_id, "name": name, "input": "", "status": "in_progress"}),
+                None,
             ),
             Item::Call {
                 id, call_id, name, ..
@@ -522,6 +544,27 @@ impl Encoder {
                 call_id,
                 name,
                 arguments,
+                freeform: true,
+                ..
+            } => {
+                let input = super::ir::freeform_input(&arguments);
+                self.event(
+                    out,
+                    "response.custom_tool_call_input.delta",
+                    json!({"item_id": id, "output_index": index, "delta": input}),
+                );
+                self.event(
+                    out,
+                    "response.custom_tool_call_input.done",
+                    json!({"item_id": id, "output_index": index, "input": input}),
+                );
+                super::responses::call_item(&id, &call_id, &name, &arguments, true)
+            }
+            Item::Call {
+                id,
+                call_id,
+                name,
+                arguments,
                 ..
             } => {
                 self.event(
@@ -529,7 +572,7 @@ impl Encoder {
                     "response.function_call_arguments.done",
                     json!({"item_id": id, "output_index": index, "arguments": arguments}),
                 );
-                json!({"type": "function_call", "id": id, "call_id": call_id, "name": name, "arguments": arguments, "status": "completed"})
+                super::responses::call_item(&id, &call_id, &name, &arguments, false)
             }
         };
         self.event(
@@ -577,9 +620,13 @@ impl Encoder {
             }
             Event::ToolStart { index: provider_index, id: call_id, name } => {
                 let id = format!("fc_{call_id}");
-                self.open_item(Item::Call { provider_index, id, call_id, name, arguments: String::new() }, out);
+                let freeform = self.freeform.contains(&name);
+                self.open_item(Item::Call { provider_index, id, call_id, name, arguments: String::new(), freeform }, out);
             }
             Event::ToolArgs { index: provider_index, json: delta } => match &mut self.item {
+                Some(Item::Call { provider_index: p, freeform: true, arguments, .. }) if *p == provider_index => {
+                    arguments.push_str(&delta);
+                }
                 Some(Item::Call { provider_index: p, id, arguments, .. }) if *p == provider_index => {
                     let index = self.items.len();
                     arguments.push_str(&delta);
@@ -1071,6 +1118,42 @@ mod responses_tests {
         assert_eq!(output[1]["content"][0]["text"], "hello");
         assert_eq!(output[2]["arguments"], "{\"a\":1}");
         assert_eq!(data["response"]["usage"]["total_tokens"], 11);
+    }
+
+    #[test]
+    fn a_freeform_call_streams_to_a_responses_client_as_one_input_delta() {
+        let mut encoder = Encoder::new(Dialect::OpenAiResponses, false, 1)
+            .with_freeform_tools(vec!["apply_patch".into()]);
+        let mut out = Vec::new();
+        for event in [
+            Event::Start {
+                id: "msg_1".into(),
+                model: "m".into(),
+            },
+            Event::ToolStart {
+                index: 0,
+                id: "c1".into(),
+                name: "apply_patch".into(),
+            },
+            Event::ToolArgs {
+                index: 0,
+                json: "{\"input\":\"*** Begin".into(),
+            },
+            Event::ToolArgs {
+                index: 0,
+                json: " Patch\"}".into(),
+            },
+            Event::Stop(StopReason::ToolUse),
+            Event::Done,
+        ] {
+            encoder.encode(event, &mut out);
+        }
+        let text = String::from_utf8(out).unwrap();
+        assert!(!text.contains("function_call_arguments"), "{text}");
+        assert!(text.contains(r#""type":"response.custom_tool_call_input.delta""#));
+        assert!(text.contains(r#""delta":"*** Begin Patch""#), "{text}");
+        assert!(text.contains(r#""input":"*** Begin Patch""#));
+        assert!(text.contains(r#""type":"custom_tool_call""#));
     }
 
     #[test]
