@@ -234,6 +234,7 @@ def test_codex_edits_a_file_with_its_freeform_apply_patch_tool(routing, gateway,
     model, path = ROUTINGS["codex"][routing]
     line = f"patched-{uuid.uuid4().hex[:12]}"
     work = tempfile.mkdtemp(prefix="trimgate-codex-work-")
+    RESULTS[("codex", routing, "apply_patch")] = False
     code, events, log = agents.run_codex(gateway, model, "Add the file.",
                                          agents.apply_patch_headers("hello.txt", line), work=work)
     assert code == 0, log
@@ -241,6 +242,7 @@ def test_codex_edits_a_file_with_its_freeform_apply_patch_tool(routing, gateway,
         assert f.read().strip() == line
     sent = _check_upstream(mock, path)
     assert "hello.txt" in sent[-1]["body"], "the patch's result went back to the provider"
+    RESULTS[("codex", routing, "apply_patch")] = True
 
 
 def test_claude_code_subscription_login_reaches_its_provider_and_no_other(gateway, mock):
