@@ -2,9 +2,11 @@
 //! output, a grep listing, a JSON document…) into fewer tokens without losing the facts
 //! an agent acts on. Pure text in, text out; the pipeline decides whether the result pays.
 //!
-//! A text goes through: escape stripping → classification → the compactor for its kind →
-//! the shared line passes. The rooms:
+//! A text goes through: the agent's wrapper set aside → escape stripping → classification →
+//! the compactor for its kind → the shared line passes → the wrapper put back. The rooms:
 //!
+//! - [`wrapper`]     — agents' wrappers around an output (Codex's header and JSON string,
+//!   Claude Code's exit-code line and reminders), kept byte for byte.
 //! - [`ansi`]        — ANSI/OSC escapes, `\r` redraws, trailing blanks.
 //! - [`classify`]    — which kind of output a text is ([`classify::Kind`]).
 //! - [`lines`]       — the row type, markers, and the passes every log shares: repeats,
@@ -33,6 +35,7 @@ mod lines;
 mod listing;
 mod test_output;
 mod trace;
+mod wrapper;
 
 #[cfg(test)]
 mod tests;
@@ -55,8 +58,18 @@ const STANDARD_HEAD_TAIL: (usize, usize) = (40, 60);
 const AGGRESSIVE_HEAD_TAIL: (usize, usize) = (20, 30);
 
 /// Compacts `text`, or `None` when it should pass unchanged (source code, prose, too small,
-/// nothing to gain).
+/// nothing to gain). An output inside an agent's wrapper is compacted as it would be bare,
+/// and the wrapper around it stays as it was, byte for byte.
 pub fn compact(text: &str, level: Level) -> Option<String> {
+    let out = match wrapper::split(text) {
+        Some(wrapped) => wrapped.rewrap(&compact_output(wrapped.output(), level)?)?,
+        None => compact_output(text, level)?,
+    };
+    (out.len() < text.len()).then_some(out)
+}
+
+/// Compacts one command's output, as the command printed it.
+fn compact_output(text: &str, level: Level) -> Option<String> {
     let stripped = ansi::strip(text);
     let out = if json::is_json(&stripped) {
         json::compact(&stripped, resolve(level, Kind::Json))

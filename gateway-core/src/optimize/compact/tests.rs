@@ -828,6 +828,179 @@ fn large_inputs_compact_quickly() {
     );
 }
 
+// ---- agents' wrappers ----
+
+/// Real outputs of the savings corpus (`bench/corpus/outputs`, see its MANIFEST).
+mod corpus {
+    pub const CARGO_TEST_FAILURES: &str =
+        include_str!("../../../../bench/corpus/outputs/cargo-test-failures.txt");
+    pub const CAT_N_ROUTING: &str =
+        include_str!("../../../../bench/corpus/outputs/cat-n-routing-rs.txt");
+    pub const GIT_LOG_STAT: &str =
+        include_str!("../../../../bench/corpus/outputs/git-log-stat-full.txt");
+    pub const NPM_INSTALL_HTTP: &str =
+        include_str!("../../../../bench/corpus/outputs/npm-install-http.txt");
+    pub const PYTEST_FAILURES: &str =
+        include_str!("../../../../bench/corpus/outputs/pytest-failures.txt");
+    pub const PYTHON_RECURSION: &str =
+        include_str!("../../../../bench/corpus/outputs/python-recursionerror.txt");
+    pub const CODEX_EXEC_NPM_LS: &str =
+        include_str!("../../../../bench/corpus/outputs/codex-exec-npm-ls-all.txt");
+    pub const CODEX_SHELL_NPM_LS: &str =
+        include_str!("../../../../bench/corpus/outputs/codex-shell-npm-ls-all.txt");
+    pub const CLAUDE_GIT_LOG: &str =
+        include_str!("../../../../bench/corpus/outputs/claude-bash-git-log-format.txt");
+}
+
+/// The agents' shapes, built around any output the way each agent builds them: the
+/// Codex header and the Claude Code reminder are taken from the real CLIs' results.
+#[derive(Clone, Copy, Debug)]
+enum Agent {
+    CodexHeader,
+    CodexJson,
+    ClaudeCodeFailed,
+}
+
+const AGENTS: [Agent; 3] = [
+    Agent::CodexHeader,
+    Agent::CodexJson,
+    Agent::ClaudeCodeFailed,
+];
+
+fn wrap(agent: Agent, output: &str) -> String {
+    match agent {
+        Agent::CodexHeader => {
+            let header = corpus::CODEX_EXEC_NPM_LS;
+            let end = header.find("Output:\n").unwrap() + "Output:\n".len();
+            format!("{}{output}", &header[..end])
+        }
+        Agent::CodexJson => format!(
+            "{{\"output\":{},\"metadata\":{{\"exit_code\":1,\"duration_seconds\":0.4}}}}",
+            serde_json::to_string(output).unwrap()
+        ),
+        Agent::ClaudeCodeFailed => {
+            let reminder = &corpus::CLAUDE_GIT_LOG[corpus::CLAUDE_GIT_LOG
+                .rfind("\n\n<system-reminder>")
+                .unwrap()..];
+            format!("Exit code 1\n{}{reminder}", output.trim_end_matches('\n'))
+        }
+    }
+}
+
+/// What kind the classifier sees in a text, as [`compact`] would.
+fn kind(text: &str) -> super::classify::Kind {
+    super::classify::classify(&super::ansi::tidy(&super::ansi::strip(text)))
+}
+
+/// Inside any agent's wrapper, an output is classified as it would be bare (a header
+/// above `git log` would otherwise hide its first `commit` line).
+#[test]
+fn wrapped_outputs_are_classified_as_bare() {
+    use super::classify::Kind;
+    let bare = [
+        (corpus::GIT_LOG_STAT, Kind::GitLog),
+        (corpus::PYTEST_FAILURES, Kind::Test),
+        (corpus::NPM_INSTALL_HTTP, Kind::Install),
+        (corpus::PYTHON_RECURSION, Kind::Trace),
+        (corpus::CAT_N_ROUTING, Kind::Code),
+    ];
+    for (output, expected) in bare {
+        assert_eq!(kind(output), expected);
+        for agent in AGENTS {
+            let wrapped = wrap(agent, output);
+            let inside = super::wrapper::split(&wrapped).unwrap();
+            assert_eq!(kind(inside.output()), expected, "{agent:?}");
+        }
+    }
+    assert_ne!(
+        kind(&wrap(Agent::CodexHeader, corpus::GIT_LOG_STAT)),
+        Kind::GitLog
+    );
+}
+
+/// A wrapped output compacts to exactly what it would bare, inside the same wrapper, at
+/// every level; what passes unchanged bare (source code) passes unchanged wrapped.
+#[test]
+fn wrapped_outputs_compact_as_they_would_bare() {
+    for output in [
+        corpus::CARGO_TEST_FAILURES,
+        corpus::GIT_LOG_STAT,
+        corpus::PYTEST_FAILURES,
+        corpus::NPM_INSTALL_HTTP,
+        corpus::PYTHON_RECURSION,
+        corpus::CAT_N_ROUTING,
+    ] {
+        for agent in AGENTS {
+            let wrapped = wrap(agent, output);
+            for level in LEVELS {
+                assert_eq!(
+                    compact(&wrapped, level),
+                    compact(output, level).map(|bare| wrap(agent, &bare)),
+                    "{agent:?} {level:?}"
+                );
+            }
+        }
+    }
+}
+
+/// Before, a JSON-wrapped output was one JSON document already minified: nothing was
+/// compacted. Its output now compacts as the bare output does, and the JSON stays valid.
+#[test]
+fn json_wrapped_output_compacts_where_bare_does() {
+    let wrapped = wrap(Agent::CodexJson, corpus::PYTEST_FAILURES);
+    let out = run(&wrapped, Level::Auto);
+    assert!(out.len() * 3 < wrapped.len());
+    let value: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let inner = value["output"].as_str().unwrap();
+    assert_eq!(
+        Some(inner),
+        compact(corpus::PYTEST_FAILURES, Level::Auto).as_deref()
+    );
+    assert!(inner.contains("[… 114 passing tests elided …]"), "{inner}");
+    assert!(inner.contains("FAILED tests/test_pricing.py::test_summarize_categories"));
+    assert_eq!(
+        value["metadata"],
+        serde_json::json!({"exit_code": 1, "duration_seconds": 0.4})
+    );
+}
+
+/// The wrappers the real CLIs sent come back byte for byte around whatever the output
+/// became, and the same input always gives the same bytes.
+#[test]
+fn agent_wrappers_stay_byte_for_byte_and_deterministic() {
+    let header_end = corpus::CODEX_EXEC_NPM_LS.find("Output:\n").unwrap() + "Output:\n".len();
+    let header = &corpus::CODEX_EXEC_NPM_LS[..header_end];
+    let json_tail =
+        &corpus::CODEX_SHELL_NPM_LS[corpus::CODEX_SHELL_NPM_LS.rfind(",\"metadata\":").unwrap()..];
+    let reminder = &corpus::CLAUDE_GIT_LOG[corpus::CLAUDE_GIT_LOG
+        .rfind("\n\n<system-reminder>")
+        .unwrap()..];
+    for level in LEVELS {
+        for (text, starts, ends) in [
+            (corpus::CODEX_EXEC_NPM_LS, header, ""),
+            (
+                corpus::CODEX_SHELL_NPM_LS,
+                "{\"output\":\"Total output lines: 872\\n\\n",
+                json_tail,
+            ),
+            (corpus::CLAUDE_GIT_LOG, "", reminder),
+        ] {
+            let Some(out) = compact(text, level) else {
+                continue;
+            };
+            assert!(
+                out.starts_with(starts) && out.ends_with(ends),
+                "{level:?}:\n{out}"
+            );
+            assert_eq!(
+                compact(text, level),
+                Some(out),
+                "{level:?} not deterministic"
+            );
+        }
+    }
+}
+
 // ---- properties ----
 
 /// Log-like lines: ANSI colours, `\r` redraws, repeats, cargo/pytest/grep shapes.
