@@ -22,7 +22,9 @@
 //!
 //! Rules every room keeps: the same input and level give the same bytes; every removal
 //! leaves a factual marker (`[… 1,204 lines elided …]`); source code and prose are never
-//! rewritten; the result is `None` unless it is strictly shorter than the input.
+//! rewritten; output the classifier cannot place ([`classify::Kind::Log`]) loses no line
+//! of content below Aggressive — exact repeats fold with a count and noise goes, nothing
+//! else; the result is `None` unless it is strictly shorter than the input.
 
 mod ansi;
 mod classify;
@@ -53,7 +55,8 @@ pub enum Level {
     Auto,
 }
 
-/// Head and tail rows kept of a long generic log, per level.
+/// Head and tail rows kept of a long stack trace or progress log (and, at Aggressive, of
+/// a long log of no known kind), per level.
 const STANDARD_HEAD_TAIL: (usize, usize) = (40, 60);
 const AGGRESSIVE_HEAD_TAIL: (usize, usize) = (20, 30);
 
@@ -118,6 +121,12 @@ fn resolve(level: Level, kind: Kind) -> Level {
 }
 
 /// The kind's own compactor, then the shared passes that suit the kind.
+///
+/// Output of no known kind ([`Kind::Log`]) is content the compactor cannot read, so below
+/// Aggressive none of its lines is cut: only noise goes (escapes, `\r` redraws, runs of
+/// blank lines, the updates of one progress bar but its last) and exact repeats fold with
+/// a count. Runs that differ only in numbers, status runs, command echoes, library frames
+/// and the head/tail cut are for kinds whose facts are known, and for Aggressive.
 fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
     let standard = level != Level::Light;
     let aggressive = level == Level::Aggressive;
@@ -131,25 +140,31 @@ fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
         Kind::Ls => listing::compact_ls(rows, level),
         _ => rows,
     };
+    // Content of no known kind, below Aggressive: no line of it is cut.
+    let unread = kind == Kind::Log && !aggressive;
     let log_like = matches!(
         kind,
-        Kind::Test | Kind::Trace | Kind::Log | Kind::Install | Kind::Progress
+        Kind::Test | Kind::Trace | Kind::Log | Kind::Install | Kind::Build | Kind::Progress
     );
     if standard {
-        if log_like {
+        if log_like && !unread {
             rows = trace::compact(rows, level);
         }
         if log_like || kind == Kind::Diagnostics {
-            rows = lines::shorten_command_echoes(rows);
+            if !unread {
+                rows = lines::shorten_command_echoes(rows);
+            }
             rows = lines::fold_progress(rows);
-            rows = lines::fold_status_runs(rows, !aggressive);
+            if !unread {
+                rows = lines::fold_status_runs(rows, !aggressive);
+            }
         }
-        if log_like && kind != Kind::Trace {
+        if log_like && kind != Kind::Trace && !unread {
             rows = lines::fold_number_runs(rows);
         }
     }
     rows = lines::fold_repeats(rows);
-    if standard && matches!(kind, Kind::Log | Kind::Trace | Kind::Progress) {
+    if standard && !unread && matches!(kind, Kind::Log | Kind::Trace | Kind::Progress) {
         let (head, tail) = if aggressive {
             AGGRESSIVE_HEAD_TAIL
         } else {
