@@ -149,6 +149,7 @@ class Call:
     out: str             # name of the captured output in outputs/
     needles: list = field(default_factory=list)
     error: bool = False  # the command failed (Anthropic dialect may mark is_error)
+    wrap: str = ""       # "codex-json": the output sent as a JSON string, see codex_json()
 
 
 @dataclass
@@ -167,8 +168,24 @@ class Scenario:
     needles: list = field(default_factory=list)  # needles that hold for the whole session
 
 
-def bash(cmd, out, needles=(), error=False):
-    return Call("bash", {"command": cmd}, out, needles if isinstance(needles, str) else list(needles), error)
+def bash(cmd, out, needles=(), error=False, wrap=""):
+    return Call("bash", {"command": cmd}, out, needles if isinstance(needles, str) else list(needles), error, wrap)
+
+
+def codex_json(text, metadata):
+    """`text` as Codex CLI's `shell` tool sent an output up to its 0.4x releases: a JSON
+    string in `{"output":…,"metadata":{…}}`, encoded as serde_json encodes it."""
+    return ('{"output":' + json.dumps(text, ensure_ascii=False)
+            + ',"metadata":' + json.dumps(metadata, ensure_ascii=False, separators=(",", ":")) + "}")
+
+
+def tool_text(call):
+    """The tool result's text for a call: the captured output, in its agent's wrapper."""
+    text = output(call.out)
+    if call.wrap == "codex-json":
+        return codex_json(text, FACTS["codex_json_metadata"])
+    assert not call.wrap, call.wrap
+    return text
 
 
 def read(path, out, needles=()):
@@ -426,6 +443,42 @@ SCENARIOS += [
 
 
 # ---------------------------------------------------------------------------------------
+# Agents' wrappers. Codex CLI 0.171 sends a command's output behind its own header
+# (`Chunk ID:` ... `Output:`); the codex-exec-* outputs are tool results exactly as it sent
+# them. Its 0.4x releases sent the output as a JSON string with metadata; Codex 0.45 cut
+# both long outputs to 10 KiB itself (codex-shell-*), so the JSON-wrapped results below are
+# the whole outputs in that release's shape and with its metadata, as an agent that keeps
+# the shape but not the cut sends them. Both sessions ask for a commit in the middle of a
+# `git log --format` listing and a package deep in an `npm ls --all` tree.
+# ---------------------------------------------------------------------------------------
+SCENARIOS += [
+    Scenario(
+        "codex-wrapped-history", "large",
+        "Which commit was it that said \"{listed_subject}\"? I need its hash.",
+        [
+            Turn([bash("git log --format='%h %s'", "codex-exec-git-log-format", "LISTED_COMMIT_NEEDLES")],
+                 say="Listing the history one commit per line."),
+            Turn([bash("git log --stat -n 30", "codex-exec-git-log-stat", "CODEX_STAT_NEEDLES")],
+                 user="Thanks. What did the recent commits touch? Give me the files of {stat_short}."),
+            Turn([bash("cd webapp && npm ls --all", "codex-exec-npm-ls-all", "TREE_NEEDLES")],
+                 user="Different thing: in webapp, which version of {tree_pkg} is installed, and which package pulls it in?"),
+        ],
+    ),
+    Scenario(
+        "json-wrapped-history", "large",
+        "Which commit was it that said \"{listed_subject}\"? I need its hash.",
+        [
+            Turn([bash("git log --format='%h %s'", "git-log-format", "LISTED_COMMIT_NEEDLES", wrap="codex-json")]),
+            Turn([bash("git log --stat", "git-log-stat-full", "GIT_COMMIT_NEEDLES", wrap="codex-json")],
+                 user="And what changed in {commit_short}? Files and why."),
+            Turn([bash("cd webapp && npm ls --all", "npm-ls-all", "TREE_NEEDLES", wrap="codex-json")],
+                 user="Different thing: in webapp, which version of {tree_pkg} is installed, and which package pulls it in?"),
+        ],
+    ),
+]
+
+
+# ---------------------------------------------------------------------------------------
 # Facts picked from the outputs (from the middle, not the ends) and the needles for them.
 # ---------------------------------------------------------------------------------------
 def strip_ansi(s):
@@ -594,6 +647,56 @@ def pick_facts():
     f["GREP_ERROR_NEEDLES"] = [first_line("grep-error-rs", r"^\./gateway-core/src/error\.rs:\d+:.*fn ", r"^\./gateway-core/src/error\.rs:")]
     f["ERROR_BODY_NEEDLES"] = [first_line("cat-n-error-rs", r"pub fn body_json", r"fn .*json")]
     f["LS_SRC_NEEDLES"] = [first_line("ls-laR-core-src", r" sniff\.rs$")]
+    f.update(wrapped_facts())
+    return f
+
+
+def codex_output(name):
+    """The command's output inside a tool result Codex CLI 0.171 sent (after `Output:`)."""
+    return output(name).split("\nOutput:\n", 1)[1]
+
+
+def wrapped_facts():
+    f = {}
+    # The metadata Codex 0.45 sent with an output, for the JSON-wrapped results; its
+    # encoding, reproduced here, must give back what that release sent byte for byte.
+    shell = output("codex-shell-git-log-format")
+    sent = json.loads(shell)
+    assert codex_json(sent["output"], sent["metadata"]) == shell, "codex_json() does not encode as Codex did"
+    f["codex_json_metadata"] = sent["metadata"]
+    # A commit from the middle of the one-line listing: its hash and subject. Needles are
+    # matched in the decoded tool result, where a JSON-wrapped output is still escaped, so
+    # the commit's line has no quote or backslash to escape.
+    listing = output("git-log-format")
+    assert codex_output("codex-exec-git-log-format") == listing
+    plain = [l for l in listing.splitlines() if '"' not in l and "\\" not in l]
+    line = middle(plain)
+    f["LISTED_COMMIT_NEEDLES"] = [line]
+    f["listed_subject"] = line.split(" ", 1)[1]
+    # A commit from the middle of `git log --stat -n 30`, with a file it touched and how
+    # many lines changed there (the `+++--` bar after the count is drawn, not a fact).
+    stat = codex_output("codex-exec-git-log-stat")
+    commits = re.findall(r"^commit ([0-9a-f]{40})\n(?:.*\n)*?\n    (.+)\n(?:.*\n)*?\n( \S.* \| +\d+)", stat, re.M)
+    sha, subject, touched = middle(commits)
+    f["stat_short"] = sha[:7]
+    f["CODEX_STAT_NEEDLES"] = [sha, subject, touched]
+    # A package deep in the `npm ls --all` tree, listed once (not `deduped` elsewhere), and
+    # the package that pulls it in.
+    tree = output("npm-ls-all")
+    assert codex_output("codex-exec-npm-ls-all") == tree
+    rows = tree.splitlines()
+    branch = re.compile(r"^((?:│ |  )*)[├└]─[─┬] (\S+)( deduped)?$")
+    entries = [(i, branch.match(row)) for i, row in enumerate(rows)]
+    entries = [(i, len(m.group(1)), m.group(2), bool(m.group(3))) for i, m in entries if m]
+    listed = {}
+    for _, _, pkg, _ in entries:
+        listed[pkg] = listed.get(pkg, 0) + 1
+    deep = [e for e in entries[len(entries) // 3: 2 * len(entries) // 3]
+            if e[1] >= 8 and listed[e[2]] == 1 and not e[3]]
+    i, depth, pkg, _ = middle(deep)
+    parent = next(p for j, d, p, _ in reversed(entries) if j < i and d < depth)
+    f["tree_pkg"] = pkg.rsplit("@", 1)[0]
+    f["TREE_NEEDLES"] = [rows[i], parent]
     return f
 
 
@@ -693,7 +796,7 @@ def render_session(sc, dialect, index):
         for c_no, c in enumerate(turn.calls):
             cid = call_id(dialect, session, t_no, c_no)
             args = {k: (fmt(v) if isinstance(v, str) else v) for k, v in c.args.items()}
-            text = output(c.out)
+            text = tool_text(c)
             calls.append((cid, c, args, text))
             ids_all.append(cid)
             tool_bytes += len(text.encode())

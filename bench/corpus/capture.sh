@@ -828,6 +828,7 @@ run npm-install-http "$T/webapp" "npm install --loglevel=http --color=always --c
 run tsc-errors-pretty "$T/webapp" "npx tsc --noEmit --pretty true"
 run tsc-errors-plain "$T/webapp" "npx tsc --noEmit"
 run npm-ls-all-json "$T/webapp" "npm ls --all --json"
+run npm-ls-all "$T/webapp" "npm ls --all"
 run package-lock-json "$T/webapp" "cat package-lock.json"
 run ls-laR-node-modules-express "$T/webapp" "ls -laR node_modules/express node_modules/body-parser node_modules/qs"
 run npm-view-express-json "$T/webapp" "npm view express --json"
@@ -998,6 +999,7 @@ old=$(git -C "$repo" rev-list HEAD | sed -n "$((ncommits * 2 / 3))p")
 run git-log-stat-200 "$repo" "git -C $repo log --stat -n 200"
 run git-log-stat-full "$repo" "git -C $repo log --stat"
 run git-log-oneline-10 "$repo" "git -C $repo log --oneline -n 10"
+run git-log-format "$repo" "git -C $repo log --format='%h %s'"
 run git-diff-core-src "$repo" "git -C $repo diff $old..HEAD -- gateway-core/src"
 run git-show-stat-head3 "$repo" "git -C $repo show --stat HEAD~3"
 run git-show-head3-color "$repo" "git -C $repo -c color.ui=always show HEAD~3 -- gateway-core/src"
@@ -1060,6 +1062,35 @@ run cat-n-upstream-rs "$repo" "cat -n gateway-core/src/upstream.rs"
 run cat-n-usage-rs "$repo" "cat -n gateway-core/src/usage.rs"
 run cat-n-bench-py "$repo" "cat -n bench/bench.py"
 run cargo-version "$repo" "cargo --version && rustc --version && node --version && python3 --version"
+
+########################################################################################
+# 10. Agents' tool results: commands above, run by real coding-agent CLIs
+########################################################################################
+# agent_capture.py points a CLI at a stand-in provider that asks it to run one command
+# with its own shell tool; the output file is the tool result exactly as the CLI sent it
+# back, the agent's wrapper around the command's output included:
+# - Codex CLI 0.171 (exec_command): a `Chunk ID:` ... `Output:` header, then the output;
+# - Codex CLI 0.45 (shell): a JSON string `{"output":...,"metadata":{...}}`; this release
+#   cuts an output over 10 KiB or 256 lines to its head and tail itself;
+# - Claude Code 2.1 (Bash): `Exit code N` above a failure's output, a reminder below.
+agent_cli() { # agent_cli DIR PACKAGE: installs one CLI release under $T/agents/DIR
+  mkdir -p "$T/agents/$1"
+  (cd "$T/agents/$1" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error "$2" >/dev/null)
+}
+agent_cli codex-0.171 @openai/codex@0.171.0
+agent_cli codex-0.45 @openai/codex@0.45.0
+agent_cli claude-2.1 @anthropic-ai/claude-code@2.1.332
+capture="python3 $here/agent_capture.py"
+codex_new="$T/agents/codex-0.171/node_modules/.bin/codex"
+codex_old="$T/agents/codex-0.45/node_modules/.bin/codex"
+claude="$T/agents/claude-2.1/node_modules/.bin/claude"
+run codex-exec-git-log-format "$repo" "$capture codex $codex_new . \"git log --format='%h %s'\""
+run codex-exec-npm-ls-all "$T/webapp" "$capture codex $codex_new . 'npm ls --all'"
+run codex-exec-git-log-stat "$repo" "$capture codex $codex_new . 'git log --stat -n 30'"
+run codex-shell-git-log-format "$repo" "$capture codex $codex_old . \"git log --format='%h %s'\""
+run codex-shell-npm-ls-all "$T/webapp" "$capture codex $codex_old . 'npm ls --all'"
+run claude-bash-git-log-format "$repo" "$capture claude $claude . \"git log --format='%h %s'\""
+run claude-bash-tsc-errors "$T/webapp" "$capture claude $claude . 'npx tsc --noEmit'"
 
 ########################################################################################
 {

@@ -205,4 +205,51 @@ mod tests {
         );
         assert_eq!(out.applied, ["tool_output=standard"]);
     }
+
+    /// A Responses request whose `function_call_output` is Codex's JSON string around a
+    /// test run: the run is compacted inside the wrapper (a JSON string inside a JSON
+    /// string in the body), and the wrapper's other bytes reach the provider as sent.
+    #[test]
+    fn a_json_wrapped_result_is_compacted_inside_its_wrapper() {
+        let run: String = (0..300)
+            .map(|i| format!("test tests::case_{i:03} ... ok\n"))
+            .chain(["test tests::parses_header ... FAILED\n".to_owned()])
+            .chain(["test result: FAILED. 300 passed; 1 failed\n".to_owned()])
+            .collect();
+        let wrapped = format!(
+            "{{\"output\":{},\"metadata\":{{\"exit_code\":101,\"duration_seconds\":2.5}}}}",
+            serde_json::to_string(&run).unwrap()
+        );
+        let body = serde_json::json!({
+            "model": "gpt-5",
+            "input": [
+                {"type": "function_call", "call_id": "c1", "name": "shell", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": wrapped},
+            ]
+        });
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let plan = Plan {
+            tool_output: Some(Level::Auto),
+            ..Plan::OFF
+        };
+        let out = Optimizer::new(Default::default()).run(
+            Dialect::OpenAiResponses,
+            &bytes,
+            "gpt-5",
+            &plan,
+        );
+        let new: serde_json::Value =
+            serde_json::from_slice(&crate::optimize::splice(&bytes, &out.edits)).unwrap();
+        let sent = new["input"][1]["output"].as_str().unwrap();
+        assert!(
+            sent.starts_with("{\"output\":\"[… 300 passing tests elided …]"),
+            "{sent}"
+        );
+        assert!(sent.ends_with(",\"metadata\":{\"exit_code\":101,\"duration_seconds\":2.5}}"));
+        let inner: serde_json::Value = serde_json::from_str(sent).unwrap();
+        assert!(inner["output"]
+            .as_str()
+            .unwrap()
+            .contains("test tests::parses_header ... FAILED"));
+    }
 }

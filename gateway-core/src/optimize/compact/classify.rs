@@ -17,6 +17,9 @@ pub(crate) enum Kind {
     Test,
     /// A package install: npm, pip.
     Install,
+    /// A build tool's status lines, one per unit of work: cargo's `Downloaded` and
+    /// `Compiling`, pip's `Collecting`.
+    Build,
     /// Compiler diagnostics: rustc/cargo, tsc, gcc/clang.
     Diagnostics,
     /// Stack traces: Python, Rust, JS, Java.
@@ -47,6 +50,7 @@ struct Tally {
     commits: usize,
     test_lines: usize,
     npm_lines: usize,
+    status: usize,
     diagnostics: usize,
     trace_marks: usize,
     grep: usize,
@@ -88,6 +92,9 @@ pub(crate) fn classify(text: &str) -> Kind {
         }
         if line.starts_with("npm ") || line.starts_with("added ") && line.contains(" package") {
             t.npm_lines += 1;
+        }
+        if super::lines::status_verb(line).is_some() {
+            t.status += 1;
         }
         if diagnostics::headline(line).is_some() {
             t.diagnostics += 1;
@@ -172,6 +179,9 @@ fn decide(t: &Tally, first_line: &str) -> Kind {
     }
     if t.trace_marks >= 1 && !looks_like_source(t) {
         return Kind::Trace;
+    }
+    if t.status >= 3 && share(t.status) >= 50 {
+        return Kind::Build;
     }
     if looks_like_source(t) {
         return Kind::Code;
@@ -314,6 +324,15 @@ mod tests {
     fn markdown_prose_is_prose() {
         let text = "# Trimgate\n\nTrimgate is a local gateway that sits between a coding agent and the provider.\nIt keeps the conversation intact while making every request cheaper and faster.\n\n## Why\n\nAgents read long tool outputs again on every turn of the conversation, which costs money.\n";
         assert_eq!(classify(text), Kind::Prose);
+    }
+
+    #[test]
+    fn cargo_status_lines_are_a_build() {
+        let text: String = (0..30)
+            .map(|i| format!("   Compiling crate-{i} v0.{i}.0\n"))
+            .chain(["    Finished `dev` profile in 4.1s\n".to_owned()])
+            .collect();
+        assert_eq!(classify(&text), Kind::Build);
     }
 
     #[test]

@@ -2,9 +2,11 @@
 //! output, a grep listing, a JSON document…) into fewer tokens without losing the facts
 //! an agent acts on. Pure text in, text out; the pipeline decides whether the result pays.
 //!
-//! A text goes through: escape stripping → classification → the compactor for its kind →
-//! the shared line passes. The rooms:
+//! A text goes through: the agent's wrapper set aside → escape stripping → classification →
+//! the compactor for its kind → the shared line passes → the wrapper put back. The rooms:
 //!
+//! - [`wrapper`]     — agents' wrappers around an output (Codex's header and JSON string,
+//!   Claude Code's exit-code line and reminders), kept byte for byte.
 //! - [`ansi`]        — ANSI/OSC escapes, `\r` redraws, trailing blanks.
 //! - [`classify`]    — which kind of output a text is ([`classify::Kind`]).
 //! - [`lines`]       — the row type, markers, and the passes every log shares: repeats,
@@ -20,7 +22,9 @@
 //!
 //! Rules every room keeps: the same input and level give the same bytes; every removal
 //! leaves a factual marker (`[… 1,204 lines elided …]`); source code and prose are never
-//! rewritten; the result is `None` unless it is strictly shorter than the input.
+//! rewritten; output the classifier cannot place ([`classify::Kind::Log`]) loses no line
+//! of content below Aggressive — exact repeats fold with a count and noise goes, nothing
+//! else; the result is `None` unless it is strictly shorter than the input.
 
 mod ansi;
 mod classify;
@@ -33,6 +37,7 @@ mod lines;
 mod listing;
 mod test_output;
 mod trace;
+mod wrapper;
 
 #[cfg(test)]
 mod tests;
@@ -50,13 +55,24 @@ pub enum Level {
     Auto,
 }
 
-/// Head and tail rows kept of a long generic log, per level.
+/// Head and tail rows kept of a long stack trace or progress log (and, at Aggressive, of
+/// a long log of no known kind), per level.
 const STANDARD_HEAD_TAIL: (usize, usize) = (40, 60);
 const AGGRESSIVE_HEAD_TAIL: (usize, usize) = (20, 30);
 
 /// Compacts `text`, or `None` when it should pass unchanged (source code, prose, too small,
-/// nothing to gain).
+/// nothing to gain). An output inside an agent's wrapper is compacted as it would be bare,
+/// and the wrapper around it stays as it was, byte for byte.
 pub fn compact(text: &str, level: Level) -> Option<String> {
+    let out = match wrapper::split(text) {
+        Some(wrapped) => wrapped.rewrap(&compact_output(wrapped.output(), level)?)?,
+        None => compact_output(text, level)?,
+    };
+    (out.len() < text.len()).then_some(out)
+}
+
+/// Compacts one command's output, as the command printed it.
+fn compact_output(text: &str, level: Level) -> Option<String> {
     let stripped = ansi::strip(text);
     let out = if json::is_json(&stripped) {
         json::compact(&stripped, resolve(level, Kind::Json))
@@ -105,6 +121,12 @@ fn resolve(level: Level, kind: Kind) -> Level {
 }
 
 /// The kind's own compactor, then the shared passes that suit the kind.
+///
+/// Output of no known kind ([`Kind::Log`]) is content the compactor cannot read, so below
+/// Aggressive none of its lines is cut: only noise goes (escapes, `\r` redraws, runs of
+/// blank lines, the updates of one progress bar but its last) and exact repeats fold with
+/// a count. Runs that differ only in numbers, status runs, command echoes, library frames
+/// and the head/tail cut are for kinds whose facts are known, and for Aggressive.
 fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
     let standard = level != Level::Light;
     let aggressive = level == Level::Aggressive;
@@ -118,25 +140,31 @@ fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
         Kind::Ls => listing::compact_ls(rows, level),
         _ => rows,
     };
+    // Content of no known kind, below Aggressive: no line of it is cut.
+    let unread = kind == Kind::Log && !aggressive;
     let log_like = matches!(
         kind,
-        Kind::Test | Kind::Trace | Kind::Log | Kind::Install | Kind::Progress
+        Kind::Test | Kind::Trace | Kind::Log | Kind::Install | Kind::Build | Kind::Progress
     );
     if standard {
-        if log_like {
+        if log_like && !unread {
             rows = trace::compact(rows, level);
         }
         if log_like || kind == Kind::Diagnostics {
-            rows = lines::shorten_command_echoes(rows);
+            if !unread {
+                rows = lines::shorten_command_echoes(rows);
+            }
             rows = lines::fold_progress(rows);
-            rows = lines::fold_status_runs(rows, !aggressive);
+            if !unread {
+                rows = lines::fold_status_runs(rows, !aggressive);
+            }
         }
-        if log_like && kind != Kind::Trace {
+        if log_like && kind != Kind::Trace && !unread {
             rows = lines::fold_number_runs(rows);
         }
     }
     rows = lines::fold_repeats(rows);
-    if standard && matches!(kind, Kind::Log | Kind::Trace | Kind::Progress) {
+    if standard && !unread && matches!(kind, Kind::Log | Kind::Trace | Kind::Progress) {
         let (head, tail) = if aggressive {
             AGGRESSIVE_HEAD_TAIL
         } else {

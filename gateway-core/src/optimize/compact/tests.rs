@@ -680,7 +680,8 @@ fn diffs_are_only_stripped_of_colour_and_index_lines() {
 
 // ---- generic logs ----
 
-/// A long log keeps head, tail and every error with context; the rest is counted.
+/// A long log with a traceback in it reads as a stack trace: head, tail and every error
+/// with context stay; the rest is counted.
 #[test]
 fn long_logs_keep_head_tail_and_errors() {
     let mut text = String::new();
@@ -709,6 +710,97 @@ fn long_logs_keep_head_tail_and_errors() {
     assert!(out.len() * 5 < text.len());
     let light = run(&text, Level::Light);
     assert_eq!(light.lines().count(), text.lines().count());
+}
+
+/// A log of no known kind is content the compactor cannot read: by default every line of
+/// it stays, the error and the 1,998 lines around it alike. Aggressive keeps its head, its
+/// tail and each error with context, and counts the rest.
+#[test]
+fn a_long_log_of_no_known_kind_keeps_every_line_by_default() {
+    let text: String = (0..2000)
+        .map(|i| match i {
+            700 => "2024-05-01 10:11:40 ERROR db: connection reset by peer (code 104)\n".to_owned(),
+            _ => {
+                let queue = ["alpha", "beta", "gamma", "delta"][i % 4];
+                format!(
+                    "2024-05-01 10:{:02}:{:02} INFO worker: processed {queue} batch {i}\n",
+                    i / 60 % 60,
+                    i % 60
+                )
+            }
+        })
+        .collect();
+    assert_eq!(kind(&text), super::classify::Kind::Log);
+    for level in [Level::Light, Level::Standard, Level::Auto] {
+        assert_eq!(
+            compact(&text, level).as_deref(),
+            Some(text.trim_end()),
+            "{level:?}"
+        );
+    }
+    let out = run(&text, Level::Aggressive);
+    assert_contains_all(
+        &out,
+        &[
+            "2024-05-01 10:11:40 ERROR db: connection reset by peer (code 104)",
+            "processed alpha batch 0",
+            "processed delta batch 1999",
+            "lines elided …]",
+        ],
+    );
+    assert!(out.len() * 5 < text.len());
+}
+
+/// The outputs that lost their middle inside Codex's wrapper: a `git log --format='%h %s'`
+/// listing (the commit asked about was among the elided lines) and an `npm ls --all` tree
+/// (47 kB cut to 4 kB). Bare and in every real agent's wrapper, the default mode keeps
+/// every line of them.
+#[test]
+fn git_log_format_and_npm_ls_tree_keep_every_line_by_default() {
+    use corpus::{
+        CLAUDE_GIT_LOG, CODEX_EXEC_GIT_LOG, CODEX_EXEC_NPM_LS, CODEX_SHELL_GIT_LOG,
+        CODEX_SHELL_NPM_LS, GIT_LOG_FORMAT, NPM_LS_ALL,
+    };
+    /// The lines a text's output has (decoded from the JSON string when it is one), up to
+    /// its last line that is not blank.
+    fn output_lines(text: &str) -> Vec<String> {
+        let text = match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(v) => v["output"].as_str().unwrap().to_owned(),
+            Err(_) => text.to_owned(),
+        };
+        text.trim_end().lines().map(str::to_owned).collect()
+    }
+    for text in [
+        GIT_LOG_FORMAT,
+        NPM_LS_ALL,
+        CODEX_EXEC_GIT_LOG,
+        CODEX_EXEC_NPM_LS,
+        CODEX_SHELL_GIT_LOG,
+        CODEX_SHELL_NPM_LS,
+        CLAUDE_GIT_LOG,
+    ] {
+        for level in [Level::Light, Level::Standard, Level::Auto] {
+            let out = compact(text, level).unwrap_or_else(|| text.to_owned());
+            assert_eq!(output_lines(&out), output_lines(text), "{level:?}");
+        }
+    }
+    for level in [Level::Standard, Level::Auto] {
+        for agent in AGENTS {
+            for output in [GIT_LOG_FORMAT, NPM_LS_ALL] {
+                let wrapped = wrap(agent, output);
+                let out = compact(&wrapped, level).unwrap_or_else(|| wrapped.clone());
+                let inside = super::wrapper::split(&out).unwrap();
+                let lost: Vec<&str> = output
+                    .lines()
+                    .filter(|l| !inside.output().lines().any(|k| k == *l))
+                    .collect();
+                assert!(
+                    inside.output().lines().eq(output.trim_end().lines()),
+                    "{agent:?} {level:?}: {lost:?}"
+                );
+            }
+        }
+    }
 }
 
 /// Exact repeats fold at every level with the number of occurrences.
@@ -764,9 +856,10 @@ fn progress_redraws_keep_the_final_state() {
     assert!(!out.contains(" 55%"));
 }
 
-/// Lines differing only in numbers fold at Standard, never at Light.
+/// In a log of no known kind, lines differing only in numbers are facts (each its own
+/// latency): the default keeps every one; Aggressive folds them.
 #[test]
-fn number_only_variations_fold_at_standard() {
+fn number_only_variations_of_an_unknown_log_fold_at_aggressive_only() {
     let text: String = (0..200)
         .map(|i| {
             format!(
@@ -776,15 +869,18 @@ fn number_only_variations_fold_at_standard() {
             )
         })
         .collect();
-    let out = run(&text, Level::Standard);
+    let out = run(&text, Level::Aggressive);
     assert_eq!(
         out,
         "[00000] heartbeat from node-7 latency=10ms\n[… 198 lines differing only in numbers elided …]\n[00199] heartbeat from node-7 latency=11ms"
     );
-    assert_eq!(
-        compact(&text, Level::Light).map(|o| o.lines().count()),
-        Some(200)
-    );
+    for level in [Level::Light, Level::Standard, Level::Auto] {
+        assert_eq!(
+            compact(&text, level).as_deref(),
+            Some(text.trim_end()),
+            "{level:?}"
+        );
+    }
 }
 
 /// A 600 KiB log compacts quickly (generous bound: debug builds are slow).
@@ -826,6 +922,186 @@ fn large_inputs_compact_quickly() {
         "600 KiB log: {log_time:?}; {} KiB JSON: {json_time:?}",
         json.len() / 1024
     );
+}
+
+// ---- agents' wrappers ----
+
+/// Real outputs of the savings corpus (`bench/corpus/outputs`, see its MANIFEST).
+mod corpus {
+    pub const CARGO_TEST_FAILURES: &str =
+        include_str!("../../../../bench/corpus/outputs/cargo-test-failures.txt");
+    pub const CAT_N_ROUTING: &str =
+        include_str!("../../../../bench/corpus/outputs/cat-n-routing-rs.txt");
+    pub const GIT_LOG_STAT: &str =
+        include_str!("../../../../bench/corpus/outputs/git-log-stat-full.txt");
+    pub const NPM_INSTALL_HTTP: &str =
+        include_str!("../../../../bench/corpus/outputs/npm-install-http.txt");
+    pub const PYTEST_FAILURES: &str =
+        include_str!("../../../../bench/corpus/outputs/pytest-failures.txt");
+    pub const PYTHON_RECURSION: &str =
+        include_str!("../../../../bench/corpus/outputs/python-recursionerror.txt");
+    pub const CODEX_EXEC_NPM_LS: &str =
+        include_str!("../../../../bench/corpus/outputs/codex-exec-npm-ls-all.txt");
+    pub const CODEX_SHELL_NPM_LS: &str =
+        include_str!("../../../../bench/corpus/outputs/codex-shell-npm-ls-all.txt");
+    pub const CLAUDE_GIT_LOG: &str =
+        include_str!("../../../../bench/corpus/outputs/claude-bash-git-log-format.txt");
+    pub const GIT_LOG_FORMAT: &str =
+        include_str!("../../../../bench/corpus/outputs/git-log-format.txt");
+    pub const NPM_LS_ALL: &str = include_str!("../../../../bench/corpus/outputs/npm-ls-all.txt");
+    pub const CODEX_EXEC_GIT_LOG: &str =
+        include_str!("../../../../bench/corpus/outputs/codex-exec-git-log-format.txt");
+    pub const CODEX_SHELL_GIT_LOG: &str =
+        include_str!("../../../../bench/corpus/outputs/codex-shell-git-log-format.txt");
+}
+
+/// The agents' shapes, built around any output the way each agent builds them: the
+/// Codex header and the Claude Code reminder are taken from the real CLIs' results.
+#[derive(Clone, Copy, Debug)]
+enum Agent {
+    CodexHeader,
+    CodexJson,
+    ClaudeCodeFailed,
+}
+
+const AGENTS: [Agent; 3] = [
+    Agent::CodexHeader,
+    Agent::CodexJson,
+    Agent::ClaudeCodeFailed,
+];
+
+fn wrap(agent: Agent, output: &str) -> String {
+    match agent {
+        Agent::CodexHeader => {
+            let header = corpus::CODEX_EXEC_NPM_LS;
+            let end = header.find("Output:\n").unwrap() + "Output:\n".len();
+            format!("{}{output}", &header[..end])
+        }
+        Agent::CodexJson => format!(
+            "{{\"output\":{},\"metadata\":{{\"exit_code\":1,\"duration_seconds\":0.4}}}}",
+            serde_json::to_string(output).unwrap()
+        ),
+        Agent::ClaudeCodeFailed => {
+            let reminder = &corpus::CLAUDE_GIT_LOG[corpus::CLAUDE_GIT_LOG
+                .rfind("\n\n<system-reminder>")
+                .unwrap()..];
+            format!("Exit code 1\n{}{reminder}", output.trim_end_matches('\n'))
+        }
+    }
+}
+
+/// What kind the classifier sees in a text, as [`compact`] would.
+fn kind(text: &str) -> super::classify::Kind {
+    super::classify::classify(&super::ansi::tidy(&super::ansi::strip(text)))
+}
+
+/// Inside any agent's wrapper, an output is classified as it would be bare (a header
+/// above `git log` would otherwise hide its first `commit` line).
+#[test]
+fn wrapped_outputs_are_classified_as_bare() {
+    use super::classify::Kind;
+    let bare = [
+        (corpus::GIT_LOG_STAT, Kind::GitLog),
+        (corpus::PYTEST_FAILURES, Kind::Test),
+        (corpus::NPM_INSTALL_HTTP, Kind::Install),
+        (corpus::PYTHON_RECURSION, Kind::Trace),
+        (corpus::CAT_N_ROUTING, Kind::Code),
+    ];
+    for (output, expected) in bare {
+        assert_eq!(kind(output), expected);
+        for agent in AGENTS {
+            let wrapped = wrap(agent, output);
+            let inside = super::wrapper::split(&wrapped).unwrap();
+            assert_eq!(kind(inside.output()), expected, "{agent:?}");
+        }
+    }
+    assert_ne!(
+        kind(&wrap(Agent::CodexHeader, corpus::GIT_LOG_STAT)),
+        Kind::GitLog
+    );
+}
+
+/// A wrapped output compacts to exactly what it would bare, inside the same wrapper, at
+/// every level; what passes unchanged bare (source code) passes unchanged wrapped.
+#[test]
+fn wrapped_outputs_compact_as_they_would_bare() {
+    for output in [
+        corpus::CARGO_TEST_FAILURES,
+        corpus::GIT_LOG_STAT,
+        corpus::PYTEST_FAILURES,
+        corpus::NPM_INSTALL_HTTP,
+        corpus::PYTHON_RECURSION,
+        corpus::CAT_N_ROUTING,
+    ] {
+        for agent in AGENTS {
+            let wrapped = wrap(agent, output);
+            for level in LEVELS {
+                assert_eq!(
+                    compact(&wrapped, level),
+                    compact(output, level).map(|bare| wrap(agent, &bare)),
+                    "{agent:?} {level:?}"
+                );
+            }
+        }
+    }
+}
+
+/// Before, a JSON-wrapped output was one JSON document already minified: nothing was
+/// compacted. Its output now compacts as the bare output does, and the JSON stays valid.
+#[test]
+fn json_wrapped_output_compacts_where_bare_does() {
+    let wrapped = wrap(Agent::CodexJson, corpus::PYTEST_FAILURES);
+    let out = run(&wrapped, Level::Auto);
+    assert!(out.len() * 3 < wrapped.len());
+    let value: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let inner = value["output"].as_str().unwrap();
+    assert_eq!(
+        Some(inner),
+        compact(corpus::PYTEST_FAILURES, Level::Auto).as_deref()
+    );
+    assert!(inner.contains("[… 114 passing tests elided …]"), "{inner}");
+    assert!(inner.contains("FAILED tests/test_pricing.py::test_summarize_categories"));
+    assert_eq!(
+        value["metadata"],
+        serde_json::json!({"exit_code": 1, "duration_seconds": 0.4})
+    );
+}
+
+/// The wrappers the real CLIs sent come back byte for byte around whatever the output
+/// became, and the same input always gives the same bytes.
+#[test]
+fn agent_wrappers_stay_byte_for_byte_and_deterministic() {
+    let header_end = corpus::CODEX_EXEC_NPM_LS.find("Output:\n").unwrap() + "Output:\n".len();
+    let header = &corpus::CODEX_EXEC_NPM_LS[..header_end];
+    let json_tail =
+        &corpus::CODEX_SHELL_NPM_LS[corpus::CODEX_SHELL_NPM_LS.rfind(",\"metadata\":").unwrap()..];
+    let reminder = &corpus::CLAUDE_GIT_LOG[corpus::CLAUDE_GIT_LOG
+        .rfind("\n\n<system-reminder>")
+        .unwrap()..];
+    for level in LEVELS {
+        for (text, starts, ends) in [
+            (corpus::CODEX_EXEC_NPM_LS, header, ""),
+            (
+                corpus::CODEX_SHELL_NPM_LS,
+                "{\"output\":\"Total output lines: 872\\n\\n",
+                json_tail,
+            ),
+            (corpus::CLAUDE_GIT_LOG, "", reminder),
+        ] {
+            let Some(out) = compact(text, level) else {
+                continue;
+            };
+            assert!(
+                out.starts_with(starts) && out.ends_with(ends),
+                "{level:?}:\n{out}"
+            );
+            assert_eq!(
+                compact(text, level),
+                Some(out),
+                "{level:?} not deterministic"
+            );
+        }
+    }
 }
 
 // ---- properties ----
@@ -912,6 +1188,23 @@ proptest! {
         if let Some(out) = out {
             prop_assert!(out.len() < text.len());
             prop_assert!(!out.contains('\x1b'));
+        }
+    }
+
+    /// In output of no known kind, the default mode cuts no line: every line that is not
+    /// a progress update is still there, whatever folded around it.
+    #[test]
+    fn unknown_logs_lose_no_line_by_default(text in log_text(), level in 0usize..3) {
+        let level = [Level::Light, Level::Standard, Level::Auto][level];
+        let tidy = super::ansi::tidy(&super::ansi::strip(&text));
+        if kind(&text) == super::classify::Kind::Log {
+            let out = compact(&text, level).unwrap_or_else(|| tidy.clone());
+            let kept: std::collections::HashSet<&str> = out.lines().collect();
+            for line in tidy.lines() {
+                if !super::lines::is_progress(line) && !line.trim().is_empty() {
+                    prop_assert!(kept.contains(line), "{line:?} lost from:\n{out}");
+                }
+            }
         }
     }
 
