@@ -69,6 +69,9 @@ pub enum GatewayError {
     UpstreamBroken { provider: String, detail: String },
     #[error("the gateway is shutting down")]
     ShuttingDown,
+    /// Refused at the door: a rebound `Host`, another site's `Origin`.
+    #[error("{0}")]
+    Forbidden(&'static str),
 }
 
 impl GatewayError {
@@ -103,7 +106,8 @@ impl GatewayError {
             | GatewayError::UnknownModel { .. }
             | GatewayError::NoSuchEndpoint { .. }
             | GatewayError::DialectUnsupported { .. }
-            | GatewayError::Untranslatable { .. } => Culprit::Client,
+            | GatewayError::Untranslatable { .. }
+            | GatewayError::Forbidden(_) => Culprit::Client,
             GatewayError::UpstreamUnreachable { .. }
             | GatewayError::UpstreamTimeout { .. }
             | GatewayError::UpstreamBroken { .. } => Culprit::Upstream,
@@ -119,6 +123,7 @@ impl GatewayError {
             | GatewayError::DialectUnsupported { .. }
             | GatewayError::Untranslatable { .. } => StatusCode::BAD_REQUEST,
             GatewayError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            GatewayError::Forbidden(_) => StatusCode::FORBIDDEN,
             GatewayError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             GatewayError::UnknownModel { .. } | GatewayError::NoSuchEndpoint { .. } => {
                 StatusCode::NOT_FOUND
@@ -158,6 +163,7 @@ impl GatewayError {
             GatewayError::UpstreamTimeout { .. } => "upstream_timeout",
             GatewayError::UpstreamBroken { .. } => "upstream_broken",
             GatewayError::ShuttingDown => "shutting_down",
+            GatewayError::Forbidden(_) => "forbidden",
         }
     }
 
@@ -195,6 +201,7 @@ impl GatewayError {
     fn anthropic_type(&self) -> &'static str {
         match self.status().as_u16() {
             401 => "authentication_error",
+            403 => "permission_error",
             404 => "not_found_error",
             413 => "request_too_large",
             504 => "timeout_error",

@@ -3,6 +3,7 @@
 //! A request flows one way through these rooms:
 //!
 //! - [`server`]   — the listener, the axum router and graceful shutdown.
+//! - [`ingress`]  — who may send a request at all: `Host` on loopback, a browser's `Origin`.
 //! - [`proxy`]    — the request stages: ingress → route → prepare body → upstream → relay → record.
 //! - [`dialect`]  — the closed set of wire dialects (OpenAI Chat, OpenAI Responses, Anthropic Messages).
 //! - [`sniff`]    — reads `model` and `stream` from the inbound bytes and splices the few edits passthrough needs.
@@ -32,6 +33,7 @@ pub mod config;
 pub mod dialect;
 pub mod error;
 pub mod headers;
+pub mod ingress;
 pub mod launch;
 pub mod ledger;
 pub mod mock;

@@ -17,6 +17,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
+use futures_util::future::Either;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -31,6 +32,7 @@ use crate::dialect::{Dialect, Endpoint};
 use crate::error::GatewayError;
 use crate::headers::ANTHROPIC_VERSION;
 use crate::headers::X_API_KEY;
+use crate::ingress::Ingress;
 use crate::models;
 use crate::optimize::Optimizer;
 use crate::proxy;
@@ -211,7 +213,7 @@ fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
 }
 
 /// The dialect to answer in when the path does not say: Anthropic clients send `anthropic-version`.
-fn guess_dialect(headers: &HeaderMap, path: &str) -> Dialect {
+pub(crate) fn guess_dialect(headers: &HeaderMap, path: &str) -> Dialect {
     if headers.contains_key(ANTHROPIC_VERSION) || path.contains("/messages") {
         Dialect::AnthropicMessages
     } else {
@@ -342,6 +344,7 @@ pub async fn serve(
     if let Ok(addr) = listener.local_addr() {
         let _ = state.bound.set(addr);
     }
+    let ingress = Ingress::new(state.listening());
     let app = router(state.clone());
     let mut builder = auto::Builder::new(TokioExecutor::new());
     // One write per response: header and body go out in one buffer rather than a
@@ -372,18 +375,23 @@ pub async fn serve(
         };
         let app = app.clone();
         let builder = builder.clone();
+        let ingress = ingress;
         let watcher = graceful.watcher();
         workers.spawn_connection(move || async move {
             let Ok(stream) = tokio::net::TcpStream::from_std(stream) else {
                 return;
             };
-            // The peer's address, for the admin API's loopback check.
             let service = TowerToHyperService::new(tower::service_fn(
                 move |mut request: http::Request<hyper::body::Incoming>| {
+                    // Refused at the door: the router never sees it, nothing goes upstream.
+                    if let Some(refused) = ingress.admit(&request) {
+                        return Either::Left(std::future::ready(Ok(refused)));
+                    }
+                    // The peer's address, for the admin API's loopback check.
                     request
                         .extensions_mut()
                         .insert(axum::extract::ConnectInfo(peer));
-                    tower::ServiceExt::oneshot(app.clone(), request)
+                    Either::Right(tower::ServiceExt::oneshot(app.clone(), request))
                 },
             ));
             let connection = builder

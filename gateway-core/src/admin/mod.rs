@@ -29,6 +29,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::config::{ClientAuth, Config, ConfigProblem, Provider};
+use crate::ingress::{host_is_loopback, is_loopback, origin_allowed, WINDOW_ORIGINS};
 use crate::ledger::stats::{self, By};
 use crate::ledger::AnyPool;
 use crate::optimize::{compact, tokens, PlanPatch};
@@ -66,9 +67,6 @@ fn new_token() -> String {
         uuid::Uuid::new_v4().simple()
     )
 }
-
-/// The desktop window's origins (Linux and macOS, then Windows).
-const WINDOW_ORIGINS: [&str; 2] = ["tauri://localhost", "http://tauri.localhost"];
 
 /// An admin API error, as JSON.
 #[derive(Debug)]
@@ -191,37 +189,6 @@ pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
     Router::new().nest("/admin/api", api).merge(ui::router())
 }
 
-fn host_is_loopback(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(""),
-        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
-    };
-    matches!(
-        name.to_ascii_lowercase().as_str(),
-        "localhost" | "127.0.0.1" | "::1"
-    )
-}
-
-fn port_of(authority: &str) -> Option<&str> {
-    let rest = match authority.strip_prefix('[') {
-        Some(v6) => v6.split_once(']')?.1,
-        None => authority,
-    };
-    rest.rsplit_once(':').map(|(_, port)| port)
-}
-
-/// Whether a browser's `Origin` is the gateway's own page (same loopback port as the
-/// request's `Host`) or the desktop window.
-fn origin_allowed(origin: &str, host: &str) -> bool {
-    if WINDOW_ORIGINS.contains(&origin) {
-        return true;
-    }
-    let Some(authority) = origin.strip_prefix("http://") else {
-        return false;
-    };
-    host_is_loopback(authority) && port_of(authority) == port_of(host)
-}
-
 fn with_cors(mut response: Response, origin: Option<&str>) -> Response {
     if let Some(origin) = origin.filter(|o| WINDOW_ORIGINS.contains(o)) {
         if let Ok(v) = HeaderValue::from_str(origin) {
@@ -242,7 +209,7 @@ async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next)
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0);
-    if !peer.is_some_and(|p| p.ip().is_loopback()) {
+    if !peer.is_some_and(|p| is_loopback(p.ip())) {
         return AdminError::Forbidden("the admin API answers on loopback only").into_response();
     }
     let headers = request.headers();
@@ -836,38 +803,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn loopback_hosts_and_own_origins_only() {
-        for host in [
-            "localhost:8788",
-            "127.0.0.1:8788",
-            "[::1]:8788",
-            "LOCALHOST",
-            "127.0.0.1",
-        ] {
-            assert!(host_is_loopback(host), "{host}");
-        }
-        for host in [
-            "evil.example:8788",
-            "127.0.0.1.evil.example",
-            "[::2]:1",
-            "",
-            "0.0.0.0:8788",
-        ] {
-            assert!(!host_is_loopback(host), "{host}");
-        }
-        assert!(origin_allowed("http://127.0.0.1:8788", "127.0.0.1:8788"));
-        assert!(origin_allowed("http://localhost:8788", "127.0.0.1:8788"));
-        assert!(origin_allowed("tauri://localhost", "127.0.0.1:8788"));
-        assert!(
-            !origin_allowed("http://127.0.0.1:9999", "127.0.0.1:8788"),
-            "another local port"
-        );
-        assert!(!origin_allowed("https://evil.example", "127.0.0.1:8788"));
-        assert!(!origin_allowed("null", "127.0.0.1:8788"));
-        assert!(!origin_allowed(
-            "http://evil.example:8788",
-            "127.0.0.1:8788"
-        ));
+    fn tokens_are_long_and_fresh() {
         assert_eq!(new_token().len(), 64);
         assert_ne!(new_token(), new_token());
     }
