@@ -178,3 +178,158 @@ async fn server_mode_does_not_restrict_host() {
     .await;
     assert_eq!(res.status(), 200);
 }
+
+/// A `model` of 100 kB would be forwarded and kept in logs, the ledger and the window's
+/// feed: past 256 bytes it is a 400 naming `model`, and nothing goes upstream.
+#[tokio::test]
+async fn a_model_name_past_the_limit_is_refused_naming_model() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
+    let long = "gpt-5".to_owned() + &"x".repeat(100_000);
+    let body = serde_json::json!({"model": long, "messages": [{"role": "user", "content": "hi"}]});
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        body.to_string(),
+        &[],
+    )
+    .await;
+    assert_eq!(res.status(), 400);
+    let json: Value = res.json().await.unwrap();
+    assert_eq!(json["error"]["param"], "model", "{json}");
+    let body = serde_json::json!({"model": "claude-".to_owned() + &"x".repeat(300), "max_tokens": 8, "messages": []});
+    let res = post_json(&format!("{}/v1/messages", gw.url), body.to_string(), &[]).await;
+    assert_eq!(res.status(), 400);
+    let json: Value = res.json().await.unwrap();
+    assert_eq!(json["error"]["type"], "invalid_request_error", "{json}");
+    assert!(mock.state.requests().is_empty());
+}
+
+/// JSON nested 200,000 deep is refused with a 400 and not forwarded.
+#[tokio::test]
+async fn json_nested_past_the_depth_limit_is_refused_and_not_forwarded() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
+    for levels in [200_000, 129] {
+        let body = format!(
+            r#"{{"model":"gpt-5","messages":[{{"role":"user","content":"hi"}}],"x":{}{}}}"#,
+            "[".repeat(levels - 1),
+            "]".repeat(levels - 1)
+        );
+        let res = post_json(&format!("{}/v1/chat/completions", gw.url), body, &[]).await;
+        assert_eq!(res.status(), 400, "{levels} levels");
+        let json: Value = res.json().await.unwrap();
+        assert!(
+            json["error"]["message"].as_str().unwrap().contains("nest"),
+            "{json}"
+        );
+    }
+    assert!(mock.state.requests().is_empty());
+}
+
+/// A client that writes its whole body before reading (as the Python SDKs do) gets a
+/// 413 it can read for a body over the limit, not a reset that it would retry.
+#[tokio::test]
+async fn a_body_over_the_limit_gets_a_readable_413_not_a_reset() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "max_body_bytes = 1048576", ""));
+    let addr = gw.url.strip_prefix("http://").unwrap();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let size = 40 * 1024 * 1024;
+    let head = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {size}\r\nconnection: close\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let body = vec![b' '; size];
+    stream.write_all(&body).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        stream.read_to_end(&mut answer),
+    )
+    .await
+    .expect("the answer comes")
+    .expect("the connection is not reset");
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    let json: Value = serde_json::from_str(text.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert_eq!(json["error"]["code"], "body_too_large");
+    assert!(mock.state.requests().is_empty());
+}
+
+/// A client that starts a body and stops sending gets a 408 once the time to send it is up.
+#[tokio::test]
+async fn a_body_that_stops_arriving_gets_a_408() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "body_timeout_secs = 1", ""));
+    let addr = gw.url.strip_prefix("http://").unwrap();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\nanthropic-version: 2023-06-01\r\ncontent-length: 100\r\nconnection: close\r\n\r\n{{\"model\":"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        stream.read_to_end(&mut answer),
+    )
+    .await
+    .expect("the gateway answers within its limit")
+    .unwrap();
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(
+        text.contains(r#""type":"error""#),
+        "Anthropic's shape: {text}"
+    );
+}
+
+/// Past `max_in_flight` requests at once, another gets a 503 with `retry-after` in its
+/// client's shape; once the first is answered, requests are served again.
+#[tokio::test]
+async fn requests_past_the_in_flight_cap_get_503_with_retry_after() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "max_in_flight = 1", ""));
+    let url = format!("{}/v1/chat/completions", gw.url);
+    let slow = tokio::spawn({
+        let url = url.clone();
+        async move { post_json(&url, CHAT, &[("x-mock-delay-ms", "1500")]).await }
+    });
+    assert!(
+        eventually(std::time::Duration::from_secs(5), || !mock
+            .state
+            .requests()
+            .is_empty())
+        .await
+    );
+    let res = post_json(&url, CHAT, &[]).await;
+    assert_eq!(res.status(), 503);
+    assert_eq!(res.headers()["retry-after"], "1");
+    let json: Value = res.json().await.unwrap();
+    assert_eq!(json["error"]["code"], "overloaded", "{json}");
+    assert_eq!(slow.await.unwrap().status(), 200);
+    assert_eq!(post_json(&url, CHAT, &[]).await.status(), 200);
+}
+
+/// Past `max_connections` open connections, a new one waits in the kernel's queue until
+/// one closes, rather than costing the gateway anything.
+#[tokio::test]
+async fn connections_past_the_cap_wait_until_one_closes() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "max_connections = 1", ""));
+    let addr = gw.url.strip_prefix("http://").unwrap().to_owned();
+    let idle = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    // Give the gateway time to take the first connection.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let url = format!("{}/healthz", gw.url);
+    let waiting = tokio::spawn(async move { client().get(url).send().await.unwrap().status() });
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(!waiting.is_finished(), "the second connection waits");
+    drop(idle);
+    let status = tokio::time::timeout(std::time::Duration::from_secs(10), waiting)
+        .await
+        .expect("served once the first closed")
+        .unwrap();
+    assert_eq!(status, 200);
+}

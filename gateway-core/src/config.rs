@@ -14,7 +14,9 @@ use serde::Deserialize;
 
 use crate::dialect::Dialect;
 use crate::headers::{
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, DEFAULT_SERVICE_NAME, ENV_ANTHROPIC_KEY,
+    DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_DISCARD_BYTES, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_JSON_DEPTH,
+    DEFAULT_MAX_MODEL_BYTES, DEFAULT_PORT, DEFAULT_SERVICE_NAME, ENV_ANTHROPIC_KEY,
     ENV_DEEPSEEK_KEY, ENV_OPENAI_KEY, OTLP_TRACES_PATH,
 };
 use crate::optimize::modes::ModelRule;
@@ -169,6 +171,19 @@ pub struct ServerConfig {
     pub shutdown_grace_secs: Option<f64>,
     /// Serving threads; defaults to one per core.
     pub workers: Option<usize>,
+    /// Longest `model` name accepted, in bytes.
+    pub max_model_bytes: Option<usize>,
+    /// Deepest nesting of arrays and objects accepted in a request body.
+    pub max_json_depth: Option<usize>,
+    /// Time a client has to send a whole request body.
+    pub body_timeout_secs: Option<f64>,
+    /// Bytes of an over-limit body read and thrown away after the 413, so the client
+    /// reads the answer rather than a reset.
+    pub max_discard_bytes: Option<usize>,
+    /// Open connections at once; more wait in the kernel's queue.
+    pub max_connections: Option<usize>,
+    /// Requests being served at once; more get a 503 with `retry-after`.
+    pub max_in_flight: Option<usize>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -420,6 +435,12 @@ pub struct Server {
     pub shutdown_grace: Duration,
     /// Serving threads (see [`crate::workers`]).
     pub workers: usize,
+    pub max_model_bytes: usize,
+    pub max_json_depth: usize,
+    pub body_timeout: Duration,
+    pub max_discard_bytes: usize,
+    pub max_connections: usize,
+    pub max_in_flight: usize,
 }
 
 impl Default for Server {
@@ -429,6 +450,12 @@ impl Default for Server {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             shutdown_grace: Duration::from_secs(10),
             workers: crate::workers::default_count(),
+            max_model_bytes: DEFAULT_MAX_MODEL_BYTES,
+            max_json_depth: DEFAULT_MAX_JSON_DEPTH,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            max_discard_bytes: DEFAULT_MAX_DISCARD_BYTES,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
         }
     }
 }
@@ -1144,6 +1171,12 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
         max_body_bytes,
         shutdown_grace_secs,
         workers,
+        max_model_bytes,
+        max_json_depth,
+        body_timeout_secs,
+        max_discard_bytes,
+        max_connections,
+        max_in_flight,
     } = server;
     let defaults = Server::default();
     let listen = match listen {
@@ -1159,17 +1192,50 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
             }
         },
     };
-    let max_body_bytes = match max_body_bytes {
+    let mut positive = |value: Option<usize>, default: usize, path: &str| match value {
         Some(0) => {
             problems.push(ConfigProblem {
-                path: "server.max_body_bytes".into(),
+                path: path.into(),
                 message: "must be greater than 0".into(),
             });
-            defaults.max_body_bytes
+            default
         }
         Some(n) => n,
-        None => defaults.max_body_bytes,
+        None => default,
     };
+    let max_body_bytes = positive(
+        max_body_bytes,
+        defaults.max_body_bytes,
+        "server.max_body_bytes",
+    );
+    let max_model_bytes = positive(
+        max_model_bytes,
+        defaults.max_model_bytes,
+        "server.max_model_bytes",
+    );
+    let max_json_depth = positive(
+        max_json_depth,
+        defaults.max_json_depth,
+        "server.max_json_depth",
+    );
+    let max_connections = positive(
+        max_connections,
+        defaults.max_connections,
+        "server.max_connections",
+    );
+    let max_in_flight = positive(
+        max_in_flight,
+        defaults.max_in_flight,
+        "server.max_in_flight",
+    );
+    // Zero is allowed: the connection is closed right after the 413.
+    let max_discard_bytes = max_discard_bytes.unwrap_or(defaults.max_discard_bytes);
+    let body_timeout = secs(
+        body_timeout_secs,
+        defaults.body_timeout,
+        "server.body_timeout_secs".into(),
+        problems,
+    );
     let shutdown_grace = secs(
         shutdown_grace_secs,
         defaults.shutdown_grace,
@@ -1192,6 +1258,12 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
         max_body_bytes,
         shutdown_grace,
         workers,
+        max_model_bytes,
+        max_json_depth,
+        body_timeout,
+        max_discard_bytes,
+        max_connections,
+        max_in_flight,
     }
 }
 

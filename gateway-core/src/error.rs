@@ -10,6 +10,7 @@ use http::{header, HeaderValue, StatusCode};
 use serde_json::json;
 
 use crate::dialect::Dialect;
+use crate::headers::OVERLOAD_RETRY_AFTER_SECS;
 
 /// Who caused an error: decides the log level and whether retrying can help.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +39,10 @@ pub enum GatewayError {
     UnsupportedMediaType(String),
     #[error("request body exceeds the gateway's limit of {limit} bytes")]
     BodyTooLarge { limit: usize },
+    #[error("the request body did not arrive within {secs} seconds")]
+    BodyTimeout { secs: f64 },
+    #[error("the gateway is serving as many requests as it may at once; retry shortly")]
+    Overloaded,
     #[error("model {model:?} is not served by this gateway; served models: {}", served_list(.served))]
     UnknownModel { model: String, served: Vec<String> },
     #[error("no route for {method} {path}")]
@@ -103,6 +108,7 @@ impl GatewayError {
             | GatewayError::GatewayKeyInvalid
             | GatewayError::InvalidOptimizeHeader(_)
             | GatewayError::BodyTooLarge { .. }
+            | GatewayError::BodyTimeout { .. }
             | GatewayError::UnknownModel { .. }
             | GatewayError::NoSuchEndpoint { .. }
             | GatewayError::DialectUnsupported { .. }
@@ -111,7 +117,9 @@ impl GatewayError {
             GatewayError::UpstreamUnreachable { .. }
             | GatewayError::UpstreamTimeout { .. }
             | GatewayError::UpstreamBroken { .. } => Culprit::Upstream,
-            GatewayError::MissingKey { .. } | GatewayError::ShuttingDown => Culprit::Gateway,
+            GatewayError::MissingKey { .. }
+            | GatewayError::ShuttingDown
+            | GatewayError::Overloaded => Culprit::Gateway,
         }
     }
 
@@ -125,6 +133,7 @@ impl GatewayError {
             GatewayError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             GatewayError::Forbidden(_) => StatusCode::FORBIDDEN,
             GatewayError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            GatewayError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             GatewayError::UnknownModel { .. } | GatewayError::NoSuchEndpoint { .. } => {
                 StatusCode::NOT_FOUND
             }
@@ -135,13 +144,16 @@ impl GatewayError {
                 StatusCode::BAD_GATEWAY
             }
             GatewayError::UpstreamTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
-            GatewayError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            GatewayError::ShuttingDown | GatewayError::Overloaded => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
         }
     }
 
     /// Whether the same request may succeed if sent again unchanged.
     pub fn retryable(&self) -> bool {
-        matches!(self.culprit(), Culprit::Upstream) || matches!(self, GatewayError::ShuttingDown)
+        matches!(self.culprit(), Culprit::Upstream)
+            || matches!(self, GatewayError::ShuttingDown | GatewayError::Overloaded)
     }
 
     /// A low-cardinality label for logs and metrics.
@@ -154,6 +166,8 @@ impl GatewayError {
             GatewayError::GatewayKeyInvalid => "gateway_key_invalid",
             GatewayError::InvalidOptimizeHeader(_) => "invalid_optimize_header",
             GatewayError::BodyTooLarge { .. } => "body_too_large",
+            GatewayError::BodyTimeout { .. } => "body_timeout",
+            GatewayError::Overloaded => "overloaded",
             GatewayError::UnknownModel { .. } => "unknown_model",
             GatewayError::NoSuchEndpoint { .. } => "no_such_endpoint",
             GatewayError::DialectUnsupported { .. } => "dialect_unsupported",
@@ -239,6 +253,12 @@ impl GatewayError {
             response
                 .headers_mut()
                 .insert("x-should-retry", HeaderValue::from_static("true"));
+        }
+        if matches!(self, GatewayError::Overloaded) {
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from_static(OVERLOAD_RETRY_AFTER_SECS),
+            );
         }
         response
     }

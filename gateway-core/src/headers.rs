@@ -6,6 +6,23 @@ use http::HeaderName;
 pub const DEFAULT_PORT: u16 = 8788;
 /// Default cap on an inbound request body.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+/// Default cap on the length of a request's `model`, in bytes.
+pub const DEFAULT_MAX_MODEL_BYTES: usize = 256;
+/// Default cap on how deep arrays and objects nest in a request body.
+pub const DEFAULT_MAX_JSON_DEPTH: usize = 128;
+/// Default time a client has to send a request body.
+pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+/// Default bytes of an over-limit body read and dropped after the 413.
+pub const DEFAULT_MAX_DISCARD_BYTES: usize = 64 * 1024 * 1024;
+/// Default cap on open connections.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// Default cap on requests served at once.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
+/// How often an HTTP/2 connection is pinged, and how long the answer may take.
+pub const HTTP2_KEEPALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
+pub const HTTP2_KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+/// `retry-after` on a 503 for too many requests at once, in seconds.
+pub const OVERLOAD_RETRY_AFTER_SECS: &str = "1";
 /// Default cap on a non-streamed upstream response body that we read whole.
 pub const MAX_UPSTREAM_BODY_BYTES: usize = 256 * 1024 * 1024;
 /// Anthropic version sent when the client did not name one.

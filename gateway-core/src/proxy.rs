@@ -18,6 +18,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue};
+use http_body_util::BodyExt;
 
 use crate::cache;
 use crate::config::{GatewayKey, Provider};
@@ -32,7 +33,7 @@ use crate::optimize::{PassTokens, Plan, PlanPatch};
 use crate::record::{Outcome, Pending, RequestRecord};
 use crate::relay::{read_whole, relay_stream, RelayParams, Translator};
 use crate::server::{AppState, Runtime};
-use crate::sniff::{sniff, Edits};
+use crate::sniff::{sniff_within, Edits, Limits};
 use crate::translate;
 use crate::translate::stream::{Decoder, Encoder};
 
@@ -339,23 +340,83 @@ fn is_json(headers: &HeaderMap) -> Result<(), GatewayError> {
     }
 }
 
-async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Bytes, GatewayError> {
+/// Reads the body within the size limit and the time limit. An over-limit body is read
+/// on and thrown away (up to `max_discard_bytes`, within the time limit) before the 413
+/// goes out, so a client that writes its whole body before reading gets the answer rather
+/// than a reset; one that asked `Expect: 100-continue` has sent nothing to throw away.
+async fn read_body(
+    mut body: Body,
+    headers: &HeaderMap,
+    server: &crate::config::Server,
+) -> Result<Bytes, GatewayError> {
+    let limit = server.max_body_bytes;
+    let too_large = GatewayError::BodyTooLarge { limit };
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
+    let deadline = tokio::time::Instant::now() + server.body_timeout;
     if declared.is_some_and(|n| n > limit as u64) {
-        return Err(GatewayError::BodyTooLarge { limit });
+        let expects_continue = headers
+            .get(header::EXPECT)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+        if !expects_continue {
+            discard(body, server.max_discard_bytes, deadline).await;
+        }
+        return Err(too_large);
     }
-    axum::body::to_bytes(body, limit).await.map_err(|e| {
-        let too_large = std::error::Error::source(&e)
-            .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
-        if too_large {
-            GatewayError::BodyTooLarge { limit }
-        } else {
-            GatewayError::InvalidJson(format!("could not read the request body: {e}"))
+    let mut chunks: Vec<Bytes> = Vec::new();
+    let mut total = 0usize;
+    loop {
+        let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
+            Err(_) => {
+                return Err(GatewayError::BodyTimeout {
+                    secs: server.body_timeout.as_secs_f64(),
+                })
+            }
+            Ok(None) => break,
+            Ok(Some(Err(e))) => {
+                return Err(GatewayError::InvalidJson(format!(
+                    "could not read the request body: {e}"
+                )))
+            }
+            Ok(Some(Ok(frame))) => frame,
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        total += data.len();
+        if total > limit {
+            discard(body, server.max_discard_bytes, deadline).await;
+            return Err(too_large);
+        }
+        chunks.push(data);
+    }
+    // One chunk is passed on as it is; several are joined once.
+    Ok(match chunks.len() {
+        0 => Bytes::new(),
+        1 => chunks.swap_remove(0),
+        _ => {
+            let mut joined = bytes::BytesMut::with_capacity(total);
+            for chunk in &chunks {
+                joined.extend_from_slice(chunk);
+            }
+            joined.freeze()
         }
     })
+}
+
+/// Reads and drops what is left of a body, up to `max` bytes or the deadline.
+async fn discard(mut body: Body, max: usize, deadline: tokio::time::Instant) {
+    let mut dropped = 0usize;
+    while dropped <= max {
+        match tokio::time::timeout_at(deadline, body.frame()).await {
+            Ok(Some(Ok(frame))) => {
+                dropped += frame.data_ref().map_or(0, Bytes::len);
+            }
+            _ => return,
+        }
+    }
 }
 
 async fn run(
@@ -371,8 +432,14 @@ async fn run(
     pending.record().session = session_id(&parts.headers);
     is_json(&parts.headers)?;
     let config = ctx.rt.config.clone();
-    let body = read_body(body, &parts.headers, config.server.max_body_bytes).await?;
-    let sniffed = sniff(&body)?;
+    let body = read_body(body, &parts.headers, &config.server).await?;
+    let sniffed = sniff_within(
+        &body,
+        Limits {
+            model_bytes: config.server.max_model_bytes,
+            json_depth: config.server.max_json_depth,
+        },
+    )?;
     let stream = sniffed.stream && ctx.endpoint.can_stream();
     pending.record().model_requested = Some(sniffed.model.clone());
     pending.record().streamed = stream;

@@ -11,8 +11,42 @@
 //! strings are not checked as UTF-8 by either), so the two agree; the tests (and the
 //! `scan_reads` fuzz target) hold it to that.
 
-/// Nesting deeper than this is left to serde (whose own limit is 128).
-const DEPTH: usize = 100;
+/// Nesting deeper than this is left to serde (whose own limit is 128). A body the scanner
+/// reads whole nests at most `DEPTH + 1` levels (the top object and its values).
+pub const DEPTH: usize = 100;
+
+/// Whether arrays and objects in `bytes` nest at most `max` levels deep (the top object
+/// is one). Brackets inside strings do not count. One pass, nothing allocated; the
+/// syntax is not checked (the caller's parser does that).
+pub fn nests_within(bytes: &[u8], max: usize) -> bool {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        i += 1;
+        match b {
+            b'"' => loop {
+                // To the closing quote, past escaped characters.
+                match memchr::memchr2(b'"', b'\\', bytes.get(i..).unwrap_or_default()) {
+                    Some(n) if bytes[i + n] == b'\\' => i += n + 2,
+                    Some(n) => {
+                        i += n + 1;
+                        break;
+                    }
+                    None => return true,
+                }
+            },
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return false;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    true
+}
 
 /// "Not certain": the caller falls back to serde_json.
 pub struct Unsure;

@@ -30,8 +30,8 @@ use tracing::Instrument;
 use crate::config::{Config, GatewayKey};
 use crate::dialect::{Dialect, Endpoint};
 use crate::error::GatewayError;
-use crate::headers::ANTHROPIC_VERSION;
 use crate::headers::X_API_KEY;
+use crate::headers::{ANTHROPIC_VERSION, HTTP2_KEEPALIVE_INTERVAL, HTTP2_KEEPALIVE_TIMEOUT};
 use crate::ingress::Ingress;
 use crate::models;
 use crate::optimize::Optimizer;
@@ -345,15 +345,34 @@ pub async fn serve(
         let _ = state.bound.set(addr);
     }
     let ingress = Ingress::new(state.listening());
+    let limits = state.config().server.clone();
+    // Held by each connection; at the cap, new connections wait in the kernel's queue.
+    let connections = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    // Held by each request until its answer starts; past the cap a request gets a 503.
+    let in_flight = Arc::new(tokio::sync::Semaphore::new(limits.max_in_flight));
     let app = router(state.clone());
     let mut builder = auto::Builder::new(TokioExecutor::new());
     // One write per response: header and body go out in one buffer rather than a
     // writev of several slices, which is cheaper for the small bodies most calls have.
     builder.http1().writev(false).timer(TokioTimer::new());
+    // Pings find peers that went away without closing; one that does not answer is dropped.
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(Some(HTTP2_KEEPALIVE_INTERVAL))
+        .keep_alive_timeout(HTTP2_KEEPALIVE_TIMEOUT)
+        .max_concurrent_streams(u32::try_from(limits.max_in_flight).unwrap_or(u32::MAX));
     let workers = Workers::start(state.config().server.workers)?;
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
+        let permit = tokio::select! {
+            permit = connections.clone().acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+            () = &mut shutdown => break,
+        };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -375,9 +394,10 @@ pub async fn serve(
         };
         let app = app.clone();
         let builder = builder.clone();
-        let ingress = ingress;
+        let in_flight = in_flight.clone();
         let watcher = graceful.watcher();
         workers.spawn_connection(move || async move {
+            let _connection = permit;
             let Ok(stream) = tokio::net::TcpStream::from_std(stream) else {
                 return;
             };
@@ -387,11 +407,21 @@ pub async fn serve(
                     if let Some(refused) = ingress.admit(&request) {
                         return Either::Left(std::future::ready(Ok(refused)));
                     }
+                    let Ok(permit) = in_flight.clone().try_acquire_owned() else {
+                        let dialect = guess_dialect(request.headers(), request.uri().path());
+                        let busy = GatewayError::Overloaded.into_response(dialect);
+                        return Either::Left(std::future::ready(Ok(busy)));
+                    };
                     // The peer's address, for the admin API's loopback check.
                     request
                         .extensions_mut()
                         .insert(axum::extract::ConnectInfo(peer));
-                    Either::Right(tower::ServiceExt::oneshot(app.clone(), request))
+                    let answer = tower::ServiceExt::oneshot(app.clone(), request);
+                    Either::Right(async move {
+                        let answer = answer.await;
+                        drop(permit);
+                        answer
+                    })
                 },
             ));
             let connection = builder

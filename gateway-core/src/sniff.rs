@@ -11,7 +11,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::error::GatewayError;
-use crate::scan::{whole_object, Seen, Unsure};
+use crate::headers::{DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_MODEL_BYTES};
+use crate::scan::{nests_within, whole_object, Seen, Unsure, DEPTH};
 
 #[derive(Deserialize)]
 struct Peek<'a> {
@@ -42,9 +43,31 @@ fn span_of(outer: &[u8], inner: &str) -> Range<usize> {
     start..start + inner.len()
 }
 
-/// Reads `model` and `stream` from `body`. A body that is not a JSON object, or whose
-/// `model` is missing or not a string, or whose `stream` is not a boolean, is the client's error.
+/// How much a body may hold of what is sniffed.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Longest `model`, in bytes.
+    pub model_bytes: usize,
+    /// Deepest nesting of arrays and objects (the top object is one level).
+    pub json_depth: usize,
+}
+
+impl Limits {
+    pub const DEFAULT: Limits = Limits {
+        model_bytes: DEFAULT_MAX_MODEL_BYTES,
+        json_depth: DEFAULT_MAX_JSON_DEPTH,
+    };
+}
+
+/// Reads `model` and `stream` from `body`, within the default [`Limits`].
 pub fn sniff(body: &[u8]) -> Result<Sniffed, GatewayError> {
+    sniff_within(body, Limits::DEFAULT)
+}
+
+/// Reads `model` and `stream` from `body`. A body that is not a JSON object, or nests
+/// deeper than `limits` allow, or whose `model` is missing, not a string or too long, or
+/// whose `stream` is not a boolean, is the client's error.
+pub fn sniff_within(body: &[u8], limits: Limits) -> Result<Sniffed, GatewayError> {
     // serde_json skips the fields it ignores without checking their UTF-8, so check the
     // whole body here: JSON is UTF-8, and a provider would reject it anyway.
     let text = match std::str::from_utf8(body) {
@@ -62,7 +85,15 @@ pub fn sniff(body: &[u8]) -> Result<Sniffed, GatewayError> {
             "expected a JSON object at the top level".into(),
         ));
     }
-    let [model, stream, stream_options, temperature] = match spans(body) {
+    let scanned = spans(body);
+    // A body the scanner read nests at most `DEPTH + 1` levels; any other is measured.
+    if (scanned.is_err() || limits.json_depth <= DEPTH) && !nests_within(body, limits.json_depth) {
+        return Err(GatewayError::InvalidJson(format!(
+            "arrays and objects nest deeper than the gateway's limit of {} levels",
+            limits.json_depth
+        )));
+    }
+    let [model, stream, stream_options, temperature] = match scanned {
         Ok(spans) => spans.map(|span| span.and_then(|r| text.get(r))),
         Err(Unsure) => {
             let peek: Peek<'_> = serde_json::from_slice(body)
@@ -95,6 +126,16 @@ pub fn sniff(body: &[u8]) -> Result<Sniffed, GatewayError> {
         return Err(GatewayError::InvalidField {
             param: "model",
             message: "`model` must not be empty".into(),
+        });
+    }
+    if model.len() > limits.model_bytes {
+        return Err(GatewayError::InvalidField {
+            param: "model",
+            message: format!(
+                "`model` is {} bytes, longer than the gateway's limit of {}",
+                model.len(),
+                limits.model_bytes
+            ),
         });
     }
     let stream = match stream {
@@ -241,6 +282,39 @@ mod tests {
             &out[..],
             b"{ \"z\" : 1,\n  \"model\" :  \"gpt-5-mini\" , \"a\":[1,2] }"
         );
+    }
+
+    #[test]
+    fn deep_nesting_and_long_models_are_refused() {
+        let deep = |levels: usize| {
+            let mut body = String::from(r#"{"model":"m","x":"#);
+            body.push_str(&"[".repeat(levels - 1));
+            body.push_str(&"]".repeat(levels - 1));
+            body.push('}');
+            body
+        };
+        assert!(sniff(deep(128).as_bytes()).is_ok());
+        let err = sniff(deep(129).as_bytes()).err().map(|e| e.metric_label());
+        assert_eq!(err, Some("invalid_json"));
+        assert!(sniff(deep(200_000).as_bytes()).is_err());
+        // Brackets in strings do not count, escaped quotes do not end them.
+        let quoted = format!(r#"{{"model":"m","x":"\"{}"}}"#, "[".repeat(500));
+        assert!(sniff(quoted.as_bytes()).is_ok());
+        let tight = Limits {
+            json_depth: 2,
+            ..Limits::DEFAULT
+        };
+        assert!(sniff_within(br#"{"model":"m","x":[1]}"#, tight).is_ok());
+        assert!(sniff_within(br#"{"model":"m","x":[[1]]}"#, tight).is_err());
+
+        let long = format!(r#"{{"model":"{}"}}"#, "m".repeat(257));
+        let err = sniff(long.as_bytes()).err();
+        assert!(matches!(
+            err,
+            Some(GatewayError::InvalidField { param: "model", .. })
+        ));
+        let fits = format!(r#"{{"model":"{}"}}"#, "m".repeat(256));
+        assert!(sniff(fits.as_bytes()).is_ok());
     }
 
     #[test]
