@@ -333,3 +333,57 @@ async fn connections_past_the_cap_wait_until_one_closes() {
         .unwrap();
     assert_eq!(status, 200);
 }
+
+/// A holder of the admin token points a provider at another host and asks for a test
+/// call: the stored key is unbound first, so the other host never sees it.
+#[tokio::test]
+async fn a_new_base_url_host_unbinds_the_key_so_the_test_call_never_sends_it() {
+    let mock = start_mock(MockConfig::default()).await;
+    let other = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
+    let admin = |method: reqwest::Method, path: &str| {
+        client()
+            .request(method, format!("{}/admin/api{path}", gw.url))
+            .bearer_auth(&gw.admin_token)
+    };
+    // The same host, another path: the key stays.
+    let res = admin(reqwest::Method::PUT, "/providers/mock-openai")
+        .json(&serde_json::json!({"base_url": format!("{}/v1/", mock.url)}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let json: Value = res.json().await.unwrap();
+    assert!(json.get("key_removed").is_none(), "{json}");
+
+    let res = admin(reqwest::Method::PUT, "/providers/mock-openai")
+        .json(&serde_json::json!({"base_url": format!("{}/v1", other.url)}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let json: Value = res.json().await.unwrap();
+    assert_eq!(json["key_removed"], true, "{json}");
+
+    let res = admin(reqwest::Method::POST, "/providers/mock-openai/test")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    for request in other.state.requests() {
+        for (name, value) in &request.headers {
+            assert!(
+                !value
+                    .as_bytes()
+                    .windows(OPENAI_KEY.len())
+                    .any(|w| w == OPENAI_KEY.as_bytes()),
+                "the key went to the new host in {name}"
+            );
+        }
+    }
+    // Requests routed there go out without it too.
+    let _ = post_json(&format!("{}/v1/chat/completions", gw.url), CHAT, &[]).await;
+    for request in other.state.requests() {
+        assert!(!format!("{:?}", request.headers).contains(OPENAI_KEY));
+    }
+}

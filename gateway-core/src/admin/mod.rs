@@ -424,16 +424,60 @@ async fn update_provider(
                     "a provider's name cannot change, and its key is set with PUT …/key".into(),
                 ));
             }
-            find(&state.config(), &name)?;
+            let before = find(&state.config(), &name)?.clone();
+            let mut key_removed = false;
             let config = edit_config(&state, |doc| {
                 edit::upsert_provider(doc, &name, &edit);
+                // A key goes only to the host it was entered for: pointed elsewhere, the
+                // provider's key is unbound (and its keychain entry forgotten) before the
+                // change is in force, until it is entered again.
+                let after = Config::from_toml(&doc.to_string(), "edit").ok();
+                let moved = after
+                    .as_ref()
+                    .and_then(|c| c.providers.iter().find(|p| p.name == name))
+                    .is_some_and(|p| !same_hosts(&before, p));
+                if moved && before.key != KeySource::None {
+                    let entry = KeySource::Keychain(name.clone());
+                    if let Err(e) = state.secrets().delete(&entry) {
+                        if before.key == entry {
+                            return Err(AdminError::Unavailable(format!(
+                                "the key stored for the old host cannot be removed, so the host is not changed: {e}"
+                            )));
+                        }
+                        tracing::warn!(provider = %name, error = %e, "cannot clear the provider's keychain entry");
+                    }
+                    edit::use_keychain(doc, &name);
+                    key_removed = true;
+                }
                 Ok(())
             })
             .await?;
-            ok(provider_json(&state, find(&config, &name)?))
+            let mut body = provider_json(&state, find(&config, &name)?);
+            if key_removed {
+                body["key_removed"] = json!(true);
+                body["message"] = json!(
+                    "the provider's address moved to another host: its key was removed; enter it again to use it there"
+                );
+            }
+            ok(body)
         }
         .await,
     )
+}
+
+/// Whether two versions of a provider send to the same hosts (scheme, host and port).
+fn same_hosts(a: &Provider, b: &Provider) -> bool {
+    fn origin(url: &str) -> Option<String> {
+        let uri = url.parse::<http::Uri>().ok()?;
+        Some(format!(
+            "{}://{}",
+            uri.scheme_str()?,
+            uri.authority()?.as_str().to_ascii_lowercase()
+        ))
+    }
+    origin(&a.base_url) == origin(&b.base_url)
+        && a.anthropic_base_url.as_deref().map(origin)
+            == b.anthropic_base_url.as_deref().map(origin)
 }
 
 async fn delete_provider(State(state): State<Arc<AppState>>, Path(name): Path<String>) -> Response {
