@@ -303,6 +303,23 @@ fn describe(config: &Config) {
     }
 }
 
+/// Where the window opens. The admin token is shown only to a person at a terminal (the
+/// fragment never reaches a server, and the window keeps it for the session); when stdout
+/// goes to a log (systemd, a pipe) the token is written to a file only the user can read,
+/// and its path is shown instead.
+fn window_address(local: std::net::SocketAddr, token: &str) -> String {
+    if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return format!("http://{local}/ui/#token={token}");
+    }
+    match gateway_core::admin::write_token_file(token) {
+        Ok(path) => format!("http://{local}/ui/ (admin token in {})", path.display()),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot write the admin token file: the window is unavailable");
+            format!("http://{local}/ui/ (admin token not written: {e})")
+        }
+    }
+}
+
 async fn serve(args: ServeArgs) -> Result<(), String> {
     let mut config = load_config(&args.config)?;
     let traces = init_logging(args.log_json, Some(&config.telemetry));
@@ -329,11 +346,12 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     println!("Trimgate listening on http://{local}");
     println!("  Claude Code:  ANTHROPIC_BASE_URL=http://{local}");
     println!("  OpenAI SDKs, Codex CLI, aider:  OPENAI_BASE_URL=http://{local}/v1");
-    // The fragment never reaches a server or a log; the window keeps it for the session.
-    println!(
-        "  Window: http://{local}/ui/#token={}",
-        gateway.admin_token()
-    );
+    let token = gateway.admin_token();
+    if token.is_empty() {
+        println!("  Window: off ([admin] enabled = false)");
+    } else {
+        println!("  Window: {}", window_address(local, token));
+    }
     memory::release_startup_memory();
     let served = gateway.serve(listener, shutdown_signal()).await;
     if let Some(traces) = traces {

@@ -387,3 +387,56 @@ async fn a_new_base_url_host_unbinds_the_key_so_the_test_call_never_sends_it() {
         assert!(!format!("{:?}", request.headers).contains(OPENAI_KEY));
     }
 }
+
+/// Under systemd or a pipe, stdout is a log: the admin token is not printed there but
+/// written to a file only the user can read, whose path is printed.
+#[tokio::test]
+async fn the_admin_token_goes_to_a_private_file_when_stdout_is_not_a_terminal() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
+    assert_eq!(
+        gw.admin_token.len(),
+        64,
+        "read from the file the gateway names"
+    );
+    let file = files_below(gw.dir.path())
+        .into_iter()
+        .find(|p| p.ends_with("admin-token"))
+        .expect("the token file is in the data dir");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    assert!(!gw.stderr().contains(&gw.admin_token));
+    let res = client()
+        .get(format!("{}/admin/api/status", gw.url))
+        .bearer_auth(&gw.admin_token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+}
+
+/// `[admin] enabled = false`: no admin API, no window; the proxy serves as before.
+#[tokio::test]
+async fn admin_enabled_false_turns_the_admin_api_and_the_window_off() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", "[admin]\nenabled = false\n"));
+    assert!(gw.admin_token.is_empty(), "no token is made or shown");
+    let res = client()
+        .get(format!("{}/admin/api/status", gw.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 503);
+    let res = client()
+        .get(format!("{}/ui/", gw.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+    let res = post_json(&format!("{}/v1/chat/completions", gw.url), CHAT, &[]).await;
+    assert_eq!(res.status(), 200);
+}

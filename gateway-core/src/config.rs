@@ -54,6 +54,16 @@ pub struct GatewayConfig {
     pub pricing: Vec<crate::pricing::PriceConfig>,
     #[serde(default)]
     pub telemetry: TelemetryConfig,
+    #[serde(default)]
+    pub admin: AdminConfig,
+}
+
+/// `[admin]`: the admin API the window uses, and the window at `/ui`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdminConfig {
+    /// `false` turns the admin API and `/ui` off; default `true`.
+    pub enabled: Option<bool>,
 }
 
 /// `[telemetry]`: request traces exported over OTLP/HTTP; nothing is exported without an endpoint.
@@ -475,6 +485,8 @@ pub struct Config {
     pub pricing: Pricing,
     pub cache: crate::cache::Settings,
     pub telemetry: Telemetry,
+    /// The admin API and `/ui` are served (`[admin] enabled`).
+    pub admin_enabled: bool,
 }
 
 /// Where request traces go, and how many.
@@ -638,6 +650,7 @@ impl Config {
             pricing: Pricing::bundled(),
             cache: crate::cache::Settings::default(),
             telemetry: Telemetry::default(),
+            admin_enabled: true,
         })
     }
 }
@@ -698,7 +711,9 @@ impl GatewayConfig {
             cache,
             pricing,
             telemetry,
+            admin,
         } = self;
+        let AdminConfig { enabled } = admin;
         let mut problems = Vec::new();
         let telemetry = validate_telemetry(telemetry, &mut problems);
         let server = validate_server(server, &mut problems);
@@ -814,6 +829,7 @@ impl GatewayConfig {
                 pricing,
                 cache,
                 telemetry,
+                admin_enabled: enabled.unwrap_or(true),
             })
         } else {
             Err(problems)

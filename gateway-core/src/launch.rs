@@ -36,6 +36,7 @@ impl Gateway {
         config_path: Option<PathBuf>,
     ) -> Result<Gateway, std::io::Error> {
         let pricing = Arc::new(config.pricing.clone());
+        let admin_enabled = config.admin_enabled;
         let (recorder, ledger) = open_ledger(
             config.ledger_url.as_deref(),
             pricing,
@@ -48,14 +49,17 @@ impl Gateway {
             state.set_metrics(handle);
         }
         attach_cache(&state, ledger.as_ref().map(|(_, pool)| pool)).await;
-        state.enable_admin(Admin::new(
-            config_path,
-            ledger.as_ref().map(|(_, pool)| pool.clone()),
-        ));
+        if admin_enabled {
+            state.enable_admin(Admin::new(
+                config_path,
+                ledger.as_ref().map(|(_, pool)| pool.clone()),
+            ));
+        }
         Ok(Gateway { state, ledger })
     }
 
-    /// The admin API's token for this launch (the window's key to it).
+    /// The admin API's token for this launch (the window's key to it); empty when the
+    /// admin API is off.
     pub fn admin_token(&self) -> &str {
         self.state.admin().map_or("", |a| a.token.as_str())
     }

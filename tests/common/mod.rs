@@ -157,6 +157,15 @@ impl Gateway {
                 admin_token = token.to_owned();
                 break;
             }
+            // Stdout is a pipe here: the token is in a file only the user can read.
+            if let Some((_, path)) = line.trim().split_once("(admin token in ") {
+                let path = path.trim_end_matches(')');
+                admin_token = std::fs::read_to_string(path).unwrap_or_default();
+                break;
+            }
+            if line.trim().starts_with("Window:") {
+                break;
+            }
         }
         Gateway {
             url,

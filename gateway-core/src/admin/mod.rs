@@ -59,6 +59,30 @@ impl Admin {
     }
 }
 
+/// `<platform data dir>/trimgate/admin-token`, readable by the user only (0600).
+pub fn write_token_file(token: &str) -> std::io::Result<std::path::PathBuf> {
+    use std::io::Write;
+    let dirs = directories::ProjectDirs::from("dev", "trimgate", "trimgate")
+        .ok_or_else(|| std::io::Error::other("no home directory"))?;
+    std::fs::create_dir_all(dirs.data_dir())?;
+    let path = dirs.data_dir().join(ADMIN_TOKEN_FILE);
+    // Made afresh, so a file another user left with wider permissions is not reused.
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&path)?;
+    file.write_all(token.as_bytes())?;
+    Ok(path)
+}
+
+/// The admin token's file name in the data dir, when stdout is not a terminal.
+pub const ADMIN_TOKEN_FILE: &str = "admin-token";
+
 /// 64 hex characters from two random v4 UUIDs (244 random bits).
 fn new_token() -> String {
     format!(
@@ -153,6 +177,7 @@ fn admin(state: &AppState) -> Result<&Admin, AdminError> {
 
 /// The routes under `/admin/api`, behind [`guard`], and the window's files under `/ui`.
 pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
+    let state_has_admin = state.admin().is_some();
     // Each route also takes OPTIONS, so the desktop window's preflight reaches the guard
     // (which answers it) rather than the router's 405.
     let preflight = |m: MethodRouter<Arc<AppState>>| m.options(|| async { StatusCode::NO_CONTENT });
@@ -186,7 +211,13 @@ pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
             AdminError::NotFound("no such admin endpoint".into()).into_response()
         })
         .layer(middleware::from_fn_with_state(state, guard));
-    Router::new().nest("/admin/api", api).merge(ui::router())
+    let router = Router::new().nest("/admin/api", api);
+    // The window has nothing to talk to without the admin API (`[admin] enabled = false`).
+    if state_has_admin {
+        router.merge(ui::router())
+    } else {
+        router
+    }
 }
 
 fn with_cors(mut response: Response, origin: Option<&str>) -> Response {
