@@ -513,7 +513,12 @@ enum Value<'a> {
 fn request_values<'a>(r: &'a RequestRecord, memo: &mut PriceMemo<'a>) -> [Value<'a>; PER_ROW] {
     use Value::{Int, Real, Text};
     let usage = r.usage;
-    let tokens = |f: fn(&crate::usage::Usage) -> u64| Int(usage.as_ref().map(|u| f(u) as i64));
+    // Counts come from the provider: one past what a column holds is stored as its largest.
+    let tokens = |f: fn(&crate::usage::Usage) -> u64| {
+        Int(usage
+            .as_ref()
+            .map(|u| i64::try_from(f(u)).unwrap_or(i64::MAX)))
+    };
     let cost = memo.priced(r);
     [
         Int(Some(r.started_ms())),
