@@ -14,8 +14,8 @@ use serde::Deserialize;
 
 use crate::dialect::Dialect;
 use crate::headers::{
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, DEFAULT_SERVICE_NAME, ENV_ANTHROPIC_KEY,
-    ENV_DEEPSEEK_KEY, ENV_OPENAI_KEY, OTLP_TRACES_PATH,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_STREAM_BYTES, DEFAULT_PORT,
+    DEFAULT_SERVICE_NAME, ENV_ANTHROPIC_KEY, ENV_DEEPSEEK_KEY, ENV_OPENAI_KEY, OTLP_TRACES_PATH,
 };
 use crate::optimize::modes::ModelRule;
 use crate::optimize::{Modes, Plan, PlanPatch};
@@ -166,6 +166,10 @@ pub struct ServerConfig {
     /// `host:port`; defaults to `127.0.0.1:8788`.
     pub listen: Option<String>,
     pub max_body_bytes: Option<usize>,
+    /// Cap on one event of a provider's stream.
+    pub max_event_bytes: Option<usize>,
+    /// Cap on all of one provider stream.
+    pub max_stream_bytes: Option<usize>,
     pub shutdown_grace_secs: Option<f64>,
     /// Serving threads; defaults to one per core.
     pub workers: Option<usize>,
@@ -417,6 +421,10 @@ impl Provider {
 pub struct Server {
     pub listen: SocketAddr,
     pub max_body_bytes: usize,
+    /// A provider's stream event larger than this ends the stream with an error event.
+    pub max_event_bytes: usize,
+    /// A provider's stream larger than this in all is cut with an error event.
+    pub max_stream_bytes: usize,
     pub shutdown_grace: Duration,
     /// Serving threads (see [`crate::workers`]).
     pub workers: usize,
@@ -427,6 +435,8 @@ impl Default for Server {
         Server {
             listen: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), DEFAULT_PORT),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
+            max_stream_bytes: DEFAULT_MAX_STREAM_BYTES,
             shutdown_grace: Duration::from_secs(10),
             workers: crate::workers::default_count(),
         }
@@ -1142,6 +1152,8 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
     let ServerConfig {
         listen,
         max_body_bytes,
+        max_event_bytes,
+        max_stream_bytes,
         shutdown_grace_secs,
         workers,
     } = server;
@@ -1159,17 +1171,24 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
             }
         },
     };
-    let max_body_bytes = match max_body_bytes {
-        Some(0) => {
-            problems.push(ConfigProblem {
-                path: "server.max_body_bytes".into(),
-                message: "must be greater than 0".into(),
-            });
-            defaults.max_body_bytes
-        }
-        Some(n) => n,
-        None => defaults.max_body_bytes,
-    };
+    let max_body_bytes = positive(
+        max_body_bytes,
+        defaults.max_body_bytes,
+        "server.max_body_bytes",
+        problems,
+    );
+    let max_event_bytes = positive(
+        max_event_bytes,
+        defaults.max_event_bytes,
+        "server.max_event_bytes",
+        problems,
+    );
+    let max_stream_bytes = positive(
+        max_stream_bytes,
+        defaults.max_stream_bytes,
+        "server.max_stream_bytes",
+        problems,
+    );
     let shutdown_grace = secs(
         shutdown_grace_secs,
         defaults.shutdown_grace,
@@ -1190,12 +1209,34 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
     Server {
         listen,
         max_body_bytes,
+        max_event_bytes,
+        max_stream_bytes,
         shutdown_grace,
         workers,
     }
 }
 
 const MAX_WORKERS: usize = 256;
+
+/// A size that must be above zero; the default when absent or zero (reported).
+fn positive(
+    value: Option<usize>,
+    default: usize,
+    path: &str,
+    problems: &mut Vec<ConfigProblem>,
+) -> usize {
+    match value {
+        Some(0) => {
+            problems.push(ConfigProblem {
+                path: path.into(),
+                message: "must be greater than 0".into(),
+            });
+            default
+        }
+        Some(n) => n,
+        None => default,
+    }
+}
 
 /// Accepts `host:port`, `:port` or a bare port; a bare port binds loopback.
 pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {

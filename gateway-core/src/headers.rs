@@ -8,6 +8,10 @@ pub const DEFAULT_PORT: u16 = 8788;
 pub const DEFAULT_MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
 /// Default cap on a non-streamed upstream response body that we read whole.
 pub const MAX_UPSTREAM_BODY_BYTES: usize = 256 * 1024 * 1024;
+/// Default cap on one event of a provider's stream (`server.max_event_bytes`).
+pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+/// Default cap on all of one provider stream (`server.max_stream_bytes`).
+pub const DEFAULT_MAX_STREAM_BYTES: usize = MAX_UPSTREAM_BODY_BYTES;
 /// Anthropic version sent when the client did not name one.
 pub const DEFAULT_ANTHROPIC_VERSION: &str = "2023-06-01";
 

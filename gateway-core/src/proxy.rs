@@ -615,6 +615,8 @@ fn stream_out(
         dialect: ctx.dialect(),
         provider: provider.name.clone(),
         idle: provider.timeouts.idle,
+        max_event: ctx.rt.config.server.max_event_bytes,
+        max_stream: ctx.rt.config.server.max_stream_bytes,
         hide_usage: streamed.hide_usage,
         abort: state.abort_streams(),
         translate: streamed.translate,

@@ -1,0 +1,213 @@
+//! What a provider sends is bounded and read the way the SSE spec says: an event that
+//! never ends, or a stream past its total cap, ends with an error event in the client's
+//! dialect; events separated by `\r\r` are events. The provider here is a small hostile
+//! HTTP server on an ephemeral port.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use gateway_core::record::Outcome;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+const CHAT_STREAM: &str =
+    r#"{"model":"gpt-5","stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
+
+/// What the hostile provider does once it has read a request.
+#[derive(Clone, Copy)]
+enum Hostile {
+    /// `data: {` and then filler, never a blank line, until the gateway hangs up.
+    EndlessEvent,
+    /// Small complete events, one after another, until the gateway hangs up.
+    Flood,
+    /// A short chat stream whose events end in `\r\r`, sent one byte at a time.
+    CarriageReturns,
+}
+
+/// Starts the hostile provider; returns its base URL.
+async fn hostile(behaviour: Hostile) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                read_request(&mut socket).await;
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+                if socket.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                match behaviour {
+                    Hostile::EndlessEvent => {
+                        let filler = vec![b'x'; 16 * 1024];
+                        let _ = socket.write_all(b"data: {\"a\":\"").await;
+                        while socket.write_all(&filler).await.is_ok() {}
+                    }
+                    Hostile::Flood => {
+                        let frame = format!(
+                            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"gpt-5\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{}\"}}}}]}}\n\n",
+                            "y".repeat(900)
+                        );
+                        while socket.write_all(frame.as_bytes()).await.is_ok() {}
+                    }
+                    Hostile::CarriageReturns => {
+                        let body = concat!(
+                            "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"gpt-5\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello\"}}]}\r\r",
+                            "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"gpt-5\",\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":3,\"total_tokens\":10}}\r\r",
+                            "data: [DONE]\r\r",
+                        );
+                        for byte in body.as_bytes() {
+                            if socket.write_all(&[*byte]).await.is_err() {
+                                return;
+                            }
+                            socket.flush().await.ok();
+                        }
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+/// Reads one request's head and its `content-length` body.
+async fn read_request(socket: &mut tokio::net::TcpStream) {
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 8192];
+    let head_end = loop {
+        let Ok(n) = socket.read(&mut buf).await else {
+            return;
+        };
+        if n == 0 {
+            return;
+        }
+        seen.extend_from_slice(&buf[..n]);
+        if let Some(at) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&seen[..head_end]).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while seen.len() < head_end + length {
+        match socket.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+fn hostile_config(base_url: &str, server: &str) -> String {
+    format!(
+        r#"
+[server]
+{server}
+
+[providers.hostile]
+kind = "openai"
+base_url = "{base_url}"
+api_key = {{ env = "TG_TEST_OPENAI_KEY" }}
+models = ["gpt-5"]
+"#
+    )
+}
+
+/// Reads a streamed answer to its end, which must come within `limit`.
+async fn read_to_end(res: reqwest::Response, limit: Duration) -> String {
+    let body = tokio::time::timeout(limit, res.bytes())
+        .await
+        .expect("the stream did not end")
+        .unwrap();
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+#[tokio::test]
+async fn an_event_that_never_ends_is_cut_at_max_event_bytes_with_an_error_event() {
+    let upstream = hostile(Hostile::EndlessEvent).await;
+    let gw = Gateway::spawn(&hostile_config(&upstream, "max_event_bytes = 65536"));
+    let res = post_json(&format!("{}/v1/chat/completions", gw.url), CHAT_STREAM, &[]).await;
+    assert_eq!(res.status(), 200);
+    let text = read_to_end(res, Duration::from_secs(20)).await;
+    // Nothing of the endless event reaches the client: only the error, OpenAI's way.
+    assert!(!text.contains("xxxx"), "a partial event was relayed");
+    let data = sse_data(&text);
+    assert_eq!(data.len(), 1, "{text}");
+    let error: serde_json::Value = serde_json::from_str(&data[0]).unwrap();
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("max_event_bytes"), "{message}");
+}
+
+#[tokio::test]
+async fn an_anthropic_client_gets_the_event_cap_as_an_anthropic_error_event() {
+    let upstream = hostile(Hostile::EndlessEvent).await;
+    let gw = Gateway::spawn(&hostile_config(&upstream, "max_event_bytes = 65536"));
+    let res = post_json(
+        &format!("{}/v1/messages", gw.url),
+        r#"{"model":"gpt-5","max_tokens":20,"stream":true,"messages":[{"role":"user","content":"hi"}]}"#,
+        &[],
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    let text = read_to_end(res, Duration::from_secs(20)).await;
+    let events = sse_events(&text);
+    let (event, data) = events.last().expect("an error event");
+    assert_eq!(event.as_deref(), Some("error"), "{text}");
+    assert!(data.contains("max_event_bytes"), "{data}");
+}
+
+#[tokio::test]
+async fn a_stream_past_max_stream_bytes_is_cut_and_recorded_as_failed() {
+    let upstream = hostile(Hostile::Flood).await;
+    let gw = start_inprocess(&hostile_config(&upstream, "max_stream_bytes = 200000")).await;
+    let started = Instant::now();
+    let res = post_json(&format!("{}/v1/chat/completions", gw.url), CHAT_STREAM, &[]).await;
+    assert_eq!(res.status(), 200);
+    let text = read_to_end(res, Duration::from_secs(20)).await;
+    assert!(
+        text.len() <= 200_000 + 1024,
+        "{} bytes relayed past the cap",
+        text.len()
+    );
+    let data = sse_data(&text);
+    assert!(data.len() > 10, "frames before the cap were relayed");
+    let error: serde_json::Value = serde_json::from_str(data.last().unwrap()).unwrap();
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("max_stream_bytes"), "{message}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let records = gw.records.clone();
+    assert!(eventually(Duration::from_secs(5), || !records.records().is_empty()).await);
+    let record = &gw.records.records()[0];
+    assert_eq!(record.outcome, Outcome::UpstreamFailed);
+    assert_eq!(record.error, Some("upstream_broken"));
+}
+
+#[tokio::test]
+async fn events_separated_by_carriage_returns_are_relayed_and_their_usage_read() {
+    let upstream = hostile(Hostile::CarriageReturns).await;
+    let gw = start_inprocess(&hostile_config(&upstream, "")).await;
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        CHAT_STREAM.replace(
+            r#""stream":true"#,
+            r#""stream":true,"stream_options":{"include_usage":true}"#,
+        ),
+        &[],
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    let text = read_to_end(res, Duration::from_secs(20)).await;
+    assert!(text.contains("hello"), "{text}");
+    assert!(text.ends_with("data: [DONE]\r\r"), "{text:?}");
+    let records = gw.records.clone();
+    assert!(eventually(Duration::from_secs(5), || !records.records().is_empty()).await);
+    let record = &gw.records.records()[0];
+    assert_eq!(record.outcome, Outcome::Completed);
+    let usage = record.usage.expect("usage read from `\\r\\r` events");
+    assert_eq!((usage.input, usage.output), (7, 3));
+}
