@@ -26,6 +26,8 @@ enum Hostile {
     Flood,
     /// A short chat stream whose events end in `\r\r`, sent one byte at a time.
     CarriageReturns,
+    /// A whole (non-streamed) Chat answer of a megabyte.
+    LargeAnswer,
 }
 
 /// Starts the hostile provider; returns its base URL.
@@ -36,6 +38,16 @@ async fn hostile(behaviour: Hostile) -> String {
         while let Ok((mut socket, _)) = listener.accept().await {
             tokio::spawn(async move {
                 read_request(&mut socket).await;
+                if let Hostile::LargeAnswer = behaviour {
+                    let body = format!(
+                        r#"{{"id":"c","object":"chat.completion","created":1,"model":"gpt-5","choices":[{{"index":0,"message":{{"role":"assistant","content":"{}"}},"finish_reason":"stop"}}],"usage":{{"prompt_tokens":5,"completion_tokens":9,"total_tokens":14}}}}"#,
+                        "z".repeat(1024 * 1024)
+                    );
+                    let head = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", body.len());
+                    let _ = socket.write_all(head.as_bytes()).await;
+                    let _ = socket.write_all(body.as_bytes()).await;
+                    return;
+                }
                 let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
                 if socket.write_all(head.as_bytes()).await.is_err() {
                     return;
@@ -53,6 +65,7 @@ async fn hostile(behaviour: Hostile) -> String {
                         );
                         while socket.write_all(frame.as_bytes()).await.is_ok() {}
                     }
+                    Hostile::LargeAnswer => {}
                     Hostile::CarriageReturns => {
                         let body = concat!(
                             "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"gpt-5\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello\"}}]}\r\r",
@@ -210,4 +223,28 @@ async fn events_separated_by_carriage_returns_are_relayed_and_their_usage_read()
     assert_eq!(record.outcome, Outcome::Completed);
     let usage = record.usage.expect("usage read from `\\r\\r` events");
     assert_eq!((usage.input, usage.output), (7, 3));
+}
+
+#[tokio::test]
+async fn a_large_whole_answer_is_translated_for_the_client() {
+    let upstream = hostile(Hostile::LargeAnswer).await;
+    let config = hostile_config(&upstream, "").replace(
+        "models = [\"gpt-5\"]",
+        "models = [\"gpt-5\"]\ndialects = [\"chat\"]",
+    );
+    let gw = Gateway::spawn(&config);
+    let res = post_json(
+        &format!("{}/v1/messages", gw.url),
+        r#"{"model":"gpt-5","max_tokens":20,"messages":[{"role":"user","content":"hi"}]}"#,
+        &[],
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    let answer: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(answer["type"], "message");
+    assert_eq!(
+        answer["content"][0]["text"].as_str().unwrap().len(),
+        1024 * 1024
+    );
+    assert_eq!(answer["usage"]["output_tokens"], 9);
 }
