@@ -1,7 +1,9 @@
-//! What a provider sends is bounded and read the way the SSE spec says: an event that
-//! never ends, or a stream past its total cap, ends with an error event in the client's
-//! dialect; events separated by `\r\r` are events. The provider here is a small hostile
-//! HTTP server on an ephemeral port.
+//! The gateway's side of the provider connection, against a hostile client and a hostile
+//! provider. What a provider sends is bounded and read the way the SSE spec says: an
+//! event that never ends, or a stream past its total cap, ends with an error event in the
+//! client's dialect; events separated by `\r\r` are events (the provider here is a small
+//! hostile HTTP server on an ephemeral port). What a client sends reaches the provider
+//! only through each dialect's allow-list of headers.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -10,6 +12,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
+use gateway_core::mock::MockConfig;
 use gateway_core::record::Outcome;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -247,4 +250,84 @@ async fn a_large_whole_answer_is_translated_for_the_client() {
         1024 * 1024
     );
     assert_eq!(answer["usage"]["output_tokens"], 9);
+}
+
+/// Headers a client may send that must never reach a provider.
+const HOSTILE_HEADERS: [(&str, &str); 5] = [
+    ("cookie", "session=stolen"),
+    ("openai-organization", "org-someone-else"),
+    ("openai-project", "proj-someone-else"),
+    ("x-goog-api-key", "AIza-client"),
+    ("x-evil", "1"),
+];
+
+#[tokio::test]
+async fn only_headers_the_providers_api_defines_reach_the_provider() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
+    let mut headers = HOSTILE_HEADERS.to_vec();
+    headers.extend([
+        ("anthropic-beta", "prompt-caching-2024-07-31"),
+        ("session-id", "sess-1"),
+        ("x-stainless-retry-count", "0"),
+    ]);
+    let res = post_json(
+        &format!("{}/v1/messages", gw.url),
+        r#"{"model":"claude-sonnet-5-5","max_tokens":20,"messages":[{"role":"user","content":"hi"}]}"#,
+        &headers,
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        r#"{"model":"gpt-5","messages":[{"role":"user","content":"hi"}]}"#,
+        &headers,
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    let sent = mock.state.requests();
+    assert_eq!(sent.len(), 2);
+    for got in &sent {
+        for (name, _) in HOSTILE_HEADERS {
+            assert!(
+                !got.headers.contains_key(name),
+                "{name} reached the provider"
+            );
+        }
+        assert_eq!(got.headers["session-id"], "sess-1");
+        assert_eq!(got.headers["x-stainless-retry-count"], "0");
+    }
+    assert_eq!(
+        sent[0].headers["anthropic-beta"],
+        "prompt-caching-2024-07-31"
+    );
+    assert_eq!(sent[0].headers["x-api-key"], ANTHROPIC_KEY);
+    // The client's Anthropic headers mean nothing to OpenAI.
+    assert!(!sent[1].headers.contains_key("anthropic-beta"));
+}
+
+#[tokio::test]
+async fn a_provider_with_client_org_lets_the_client_pick_the_organization() {
+    let mock = start_mock(MockConfig::default()).await;
+    let config = mock_config(&mock.url, "", "").replace(
+        "models = [\"gpt-5\", \"gpt-5-mini\"]",
+        "models = [\"gpt-5\", \"gpt-5-mini\"]\nclient_org = true",
+    );
+    let gw = Gateway::spawn(&config);
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        r#"{"model":"gpt-5","messages":[{"role":"user","content":"hi"}]}"#,
+        &HOSTILE_HEADERS,
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    let got = mock.state.requests().pop().unwrap();
+    assert_eq!(got.headers["openai-organization"], "org-someone-else");
+    assert_eq!(got.headers["openai-project"], "proj-someone-else");
+    for name in ["cookie", "x-goog-api-key", "x-evil"] {
+        assert!(
+            !got.headers.contains_key(name),
+            "{name} reached the provider"
+        );
+    }
 }

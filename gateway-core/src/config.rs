@@ -204,6 +204,9 @@ pub struct ProviderConfig {
     /// client's own `Authorization`/`x-api-key`, e.g. a Claude subscription login), `auto`
     /// (the client's when no key is configured and the gateway listens on loopback).
     pub client_auth: Option<String>,
+    /// Let a client's `OpenAI-Organization` and `OpenAI-Project` headers through, so it
+    /// picks which organization the provider's key bills; off by default.
+    pub client_org: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -391,6 +394,8 @@ pub struct Provider {
     pub strict: bool,
     pub max_output_tokens: Option<u64>,
     pub client_auth: ClientAuth,
+    /// Whether a client's `openai-organization`/`openai-project` headers go on.
+    pub client_org: bool,
 }
 
 impl Provider {
@@ -604,6 +609,7 @@ impl Config {
                             strict: None,
                             max_output_tokens: None,
                             client_auth: None,
+                            client_org: None,
                         },
                     );
                 }
@@ -1284,6 +1290,7 @@ fn validate_provider(
         strict,
         max_output_tokens,
         client_auth,
+        client_org,
     } = provider;
     let at = |field: &str| format!("providers.{name}.{field}");
     let before = problems.len();
@@ -1438,6 +1445,7 @@ fn validate_provider(
         strict: strict.unwrap_or(false),
         max_output_tokens: max_output_tokens.or(kind_parsed.default_max_output_tokens()),
         client_auth,
+        client_org: client_org.unwrap_or(false),
     })
 }
 
