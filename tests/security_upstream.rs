@@ -331,3 +331,75 @@ async fn a_provider_with_client_org_lets_the_client_pick_the_organization() {
         );
     }
 }
+
+/// Puts `routes` through the admin API, as the window does.
+async fn put_routes(gw: &Gateway, routes: &str) -> reqwest::Response {
+    client()
+        .put(format!("{}/admin/api/routes", gw.url))
+        .header("authorization", format!("Bearer {}", gw.admin_token))
+        .header("content-type", "application/json")
+        .body(routes.to_owned())
+        .send()
+        .await
+        .unwrap()
+}
+
+#[cfg(unix)]
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn an_edit_from_the_window_keeps_the_configs_mode_and_its_symlink() {
+    use std::os::unix::fs::PermissionsExt;
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", "[ledger]\nenabled = false\n"));
+    // The user keeps the config in a dotfiles folder, owner-only, linked into place.
+    let link = gw.dir.path().join("config.toml");
+    let dotfiles = gw.dir.path().join("dotfiles");
+    std::fs::create_dir(&dotfiles).unwrap();
+    let real = dotfiles.join("trimgate.toml");
+    std::fs::rename(&link, &real).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::symlink("dotfiles/trimgate.toml", &link).unwrap();
+
+    let res = put_routes(
+        &gw,
+        r#"{"routes":[{"match":"fast","provider":"mock-openai","model":"gpt-5-mini"}]}"#,
+    )
+    .await;
+    assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&real)
+        .unwrap()
+        .contains("gpt-5-mini"));
+    assert_eq!(mode(&real), 0o600);
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn the_ledger_and_its_folder_are_created_owner_only() {
+    let mock = start_mock(MockConfig::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("data").join("trimgate");
+    let file = folder.join("ledger.sqlite");
+    let gw = Gateway::spawn(&mock_config(
+        &mock.url,
+        "",
+        &format!("[ledger]\nurl = \"sqlite://{}\"\n", file.display()),
+    ));
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        r#"{"model":"gpt-5","messages":[{"role":"user","content":"hi"}]}"#,
+        &[],
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(mode(&folder), 0o700);
+    assert_eq!(mode(&file), 0o600);
+}

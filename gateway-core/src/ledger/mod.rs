@@ -71,15 +71,25 @@ pub async fn open(url: &str) -> Result<AnyPool, LedgerError> {
     if let Some(path) = url.strip_prefix("sqlite://") {
         let file = path.split('?').next().unwrap_or(path);
         if let Some(dir) = std::path::Path::new(file).parent() {
-            if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir).map_err(|e| LedgerError::Folder {
+            if !dir.as_os_str().is_empty() && !dir.exists() {
+                crate::files::create_private_dir(dir).map_err(|e| LedgerError::Folder {
                     path: dir.display().to_string(),
                     detail: e.to_string(),
                 })?;
             }
         }
     }
-    // A SQLite file is created when missing, unless the URL says otherwise.
+    // A SQLite file is created when missing, unless the URL says otherwise; owner-only,
+    // since it holds cached answers and the words of prompts (SQLite gives its journal
+    // files the same mode).
+    let creates =
+        url.starts_with("sqlite:") && (!url.contains("mode=") || url.contains("mode=rwc"));
+    if let Some(file) = sqlite::file_of(url).filter(|_| creates) {
+        crate::files::create_private_file(&file).map_err(|e| LedgerError::Open {
+            url: shown.clone(),
+            detail: e.to_string(),
+        })?;
+    }
     let url = if url.starts_with("sqlite:") && !url.contains("mode=") {
         let sep = if url.contains('?') { '&' } else { '?' };
         format!("{url}{sep}mode=rwc")
