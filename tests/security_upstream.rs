@@ -403,3 +403,31 @@ async fn the_ledger_and_its_folder_are_created_owner_only() {
     assert_eq!(mode(&folder), 0o700);
     assert_eq!(mode(&file), 0o600);
 }
+
+#[tokio::test]
+async fn passwords_in_ledger_and_provider_urls_never_reach_the_log() {
+    let config = r#"
+[server]
+
+[ledger]
+url = "postgres://tg@127.0.0.1:1/ledger?sslmode=disable&password=s3cret-ledger"
+
+[providers.proxied]
+kind = "openai_compatible"
+base_url = "http://tg:s3cret-base@127.0.0.1:1/v1"
+models = ["local-model"]
+"#;
+    let gw = Gateway::spawn(config);
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        r#"{"model":"local-model","messages":[{"role":"user","content":"hi"}]}"#,
+        &[],
+    )
+    .await;
+    let body = res.text().await.unwrap();
+    assert!(!body.contains("s3cret"), "{body}");
+    let log = gw.stderr();
+    assert!(log.contains("password=…"), "{log}");
+    assert!(log.contains("tg:…@127.0.0.1:1/v1"), "{log}");
+    assert!(!log.contains("s3cret"), "{log}");
+}

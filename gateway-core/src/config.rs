@@ -659,14 +659,17 @@ fn check_url(url: &str, path: String, problems: &mut Vec<ConfigProblem>) -> Stri
         Ok(_) => {
             problems.push(ConfigProblem {
                 path,
-                message: format!("{url:?} must be an http:// or https:// URL with a host"),
+                message: format!(
+                    "{:?} must be an http:// or https:// URL with a host",
+                    crate::secrets::redact_url(url)
+                ),
             });
             String::new()
         }
         Err(e) => {
             problems.push(ConfigProblem {
                 path,
-                message: format!("{url:?} is not a URL: {e}"),
+                message: format!("{:?} is not a URL: {e}", crate::secrets::redact_url(url)),
             });
             String::new()
         }

@@ -52,17 +52,8 @@ pub fn sqlite_url(path: &std::path::Path) -> String {
     format!("sqlite://{}", path.display())
 }
 
-/// Shows a ledger URL without a password.
-pub fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let userinfo = &url[scheme + 3..at];
-            let user = userinfo.split(':').next().unwrap_or("");
-            format!("{}{}:…@{}", &url[..scheme + 3], user, &url[at + 1..])
-        }
-        _ => url.to_owned(),
-    }
-}
+/// Shows a ledger URL without a password (see [`crate::secrets::redact_url`]).
+pub use crate::secrets::redact_url as redact;
 
 /// Opens (creating if needed) and migrates the ledger at `url`.
 pub async fn open(url: &str) -> Result<AnyPool, LedgerError> {
@@ -855,5 +846,9 @@ mod tests {
             "postgres://tg:…@db:5432/ledger"
         );
         assert_eq!(redact("sqlite:///x/l.sqlite"), "sqlite:///x/l.sqlite");
+        assert_eq!(
+            redact("postgres://tg@db/ledger?password=s3cret"),
+            "postgres://tg@db/ledger?password=…"
+        );
     }
 }
