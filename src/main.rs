@@ -268,7 +268,7 @@ fn describe(config: &Config) {
             "provider {}: {} at {} ({dialects}{extra}), key from {}",
             p.name,
             p.kind.as_str(),
-            p.base_url,
+            gateway_core::secrets::redact_url(&p.base_url),
             p.key
         );
     }

@@ -15,9 +15,9 @@ use serde::Deserialize;
 use crate::dialect::Dialect;
 use crate::headers::{
     DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_DISCARD_BYTES, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_JSON_DEPTH,
-    DEFAULT_MAX_MODEL_BYTES, DEFAULT_PORT, DEFAULT_SERVICE_NAME, ENV_ANTHROPIC_KEY,
-    ENV_DEEPSEEK_KEY, ENV_OPENAI_KEY, OTLP_TRACES_PATH,
+    DEFAULT_MAX_DISCARD_BYTES, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_MODEL_BYTES, DEFAULT_MAX_STREAM_BYTES, DEFAULT_PORT,
+    DEFAULT_SERVICE_NAME, ENV_ANTHROPIC_KEY, ENV_DEEPSEEK_KEY, ENV_OPENAI_KEY, OTLP_TRACES_PATH,
 };
 use crate::optimize::modes::ModelRule;
 use crate::optimize::{Modes, Plan, PlanPatch};
@@ -178,6 +178,10 @@ pub struct ServerConfig {
     /// `host:port`; defaults to `127.0.0.1:8788`.
     pub listen: Option<String>,
     pub max_body_bytes: Option<usize>,
+    /// Cap on one event of a provider's stream.
+    pub max_event_bytes: Option<usize>,
+    /// Cap on all of one provider stream.
+    pub max_stream_bytes: Option<usize>,
     pub shutdown_grace_secs: Option<f64>,
     /// Serving threads; defaults to one per core.
     pub workers: Option<usize>,
@@ -225,6 +229,9 @@ pub struct ProviderConfig {
     /// client's own `Authorization`/`x-api-key`, e.g. a Claude subscription login), `auto`
     /// (the client's when no key is configured and the gateway listens on loopback).
     pub client_auth: Option<String>,
+    /// Let a client's `OpenAI-Organization` and `OpenAI-Project` headers through, so it
+    /// picks which organization the provider's key bills; off by default.
+    pub client_org: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -412,6 +419,8 @@ pub struct Provider {
     pub strict: bool,
     pub max_output_tokens: Option<u64>,
     pub client_auth: ClientAuth,
+    /// Whether a client's `openai-organization`/`openai-project` headers go on.
+    pub client_org: bool,
 }
 
 impl Provider {
@@ -442,6 +451,10 @@ impl Provider {
 pub struct Server {
     pub listen: SocketAddr,
     pub max_body_bytes: usize,
+    /// A provider's stream event larger than this ends the stream with an error event.
+    pub max_event_bytes: usize,
+    /// A provider's stream larger than this in all is cut with an error event.
+    pub max_stream_bytes: usize,
     pub shutdown_grace: Duration,
     /// Serving threads (see [`crate::workers`]).
     pub workers: usize,
@@ -458,6 +471,8 @@ impl Default for Server {
         Server {
             listen: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), DEFAULT_PORT),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
+            max_stream_bytes: DEFAULT_MAX_STREAM_BYTES,
             shutdown_grace: Duration::from_secs(10),
             workers: crate::workers::default_count(),
             max_model_bytes: DEFAULT_MAX_MODEL_BYTES,
@@ -633,6 +648,7 @@ impl Config {
                             strict: None,
                             max_output_tokens: None,
                             client_auth: None,
+                            client_org: None,
                         },
                     );
                 }
@@ -683,14 +699,17 @@ fn check_url(url: &str, path: String, problems: &mut Vec<ConfigProblem>) -> Stri
         Ok(_) => {
             problems.push(ConfigProblem {
                 path,
-                message: format!("{url:?} must be an http:// or https:// URL with a host"),
+                message: format!(
+                    "{:?} must be an http:// or https:// URL with a host",
+                    crate::secrets::redact_url(url)
+                ),
             });
             String::new()
         }
         Err(e) => {
             problems.push(ConfigProblem {
                 path,
-                message: format!("{url:?} is not a URL: {e}"),
+                message: format!("{:?} is not a URL: {e}", crate::secrets::redact_url(url)),
             });
             String::new()
         }
@@ -1185,6 +1204,8 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
     let ServerConfig {
         listen,
         max_body_bytes,
+        max_event_bytes,
+        max_stream_bytes,
         shutdown_grace_secs,
         workers,
         max_model_bytes,
@@ -1208,41 +1229,47 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
             }
         },
     };
-    let mut positive = |value: Option<usize>, default: usize, path: &str| match value {
-        Some(0) => {
-            problems.push(ConfigProblem {
-                path: path.into(),
-                message: "must be greater than 0".into(),
-            });
-            default
-        }
-        Some(n) => n,
-        None => default,
-    };
     let max_body_bytes = positive(
         max_body_bytes,
         defaults.max_body_bytes,
         "server.max_body_bytes",
+        problems,
+    );
+    let max_event_bytes = positive(
+        max_event_bytes,
+        defaults.max_event_bytes,
+        "server.max_event_bytes",
+        problems,
+    );
+    let max_stream_bytes = positive(
+        max_stream_bytes,
+        defaults.max_stream_bytes,
+        "server.max_stream_bytes",
+        problems,
     );
     let max_model_bytes = positive(
         max_model_bytes,
         defaults.max_model_bytes,
         "server.max_model_bytes",
+        problems,
     );
     let max_json_depth = positive(
         max_json_depth,
         defaults.max_json_depth,
         "server.max_json_depth",
+        problems,
     );
     let max_connections = positive(
         max_connections,
         defaults.max_connections,
         "server.max_connections",
+        problems,
     );
     let max_in_flight = positive(
         max_in_flight,
         defaults.max_in_flight,
         "server.max_in_flight",
+        problems,
     );
     // Zero is allowed: the connection is closed right after the 413.
     let max_discard_bytes = max_discard_bytes.unwrap_or(defaults.max_discard_bytes);
@@ -1272,6 +1299,8 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
     Server {
         listen,
         max_body_bytes,
+        max_event_bytes,
+        max_stream_bytes,
         shutdown_grace,
         workers,
         max_model_bytes,
@@ -1284,6 +1313,26 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
 }
 
 const MAX_WORKERS: usize = 256;
+
+/// A size that must be above zero; the default when absent or zero (reported).
+fn positive(
+    value: Option<usize>,
+    default: usize,
+    path: &str,
+    problems: &mut Vec<ConfigProblem>,
+) -> usize {
+    match value {
+        Some(0) => {
+            problems.push(ConfigProblem {
+                path: path.into(),
+                message: "must be greater than 0".into(),
+            });
+            default
+        }
+        Some(n) => n,
+        None => default,
+    }
+}
 
 /// Accepts `host:port`, `:port` or a bare port; a bare port binds loopback.
 pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
@@ -1331,6 +1380,7 @@ fn validate_provider(
         strict,
         max_output_tokens,
         client_auth,
+        client_org,
     } = provider;
     let at = |field: &str| format!("providers.{name}.{field}");
     let before = problems.len();
@@ -1485,6 +1535,7 @@ fn validate_provider(
         strict: strict.unwrap_or(false),
         max_output_tokens: max_output_tokens.or(kind_parsed.default_max_output_tokens()),
         client_auth,
+        client_org: client_org.unwrap_or(false),
     })
 }
 

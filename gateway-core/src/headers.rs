@@ -2,6 +2,8 @@
 
 use http::HeaderName;
 
+use crate::dialect::Dialect;
+
 /// The port the gateway listens on when nothing else is configured.
 pub const DEFAULT_PORT: u16 = 8788;
 /// Default cap on an inbound request body.
@@ -25,6 +27,10 @@ pub const HTTP2_KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::fr
 pub const OVERLOAD_RETRY_AFTER_SECS: &str = "1";
 /// Default cap on a non-streamed upstream response body that we read whole.
 pub const MAX_UPSTREAM_BODY_BYTES: usize = 256 * 1024 * 1024;
+/// Default cap on one event of a provider's stream (`server.max_event_bytes`).
+pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+/// Default cap on all of one provider stream (`server.max_stream_bytes`).
+pub const DEFAULT_MAX_STREAM_BYTES: usize = MAX_UPSTREAM_BODY_BYTES;
 /// Anthropic version sent when the client did not name one.
 pub const DEFAULT_ANTHROPIC_VERSION: &str = "2023-06-01";
 
@@ -103,30 +109,104 @@ pub fn retain_headers(headers: &mut http::HeaderMap, keep: fn(&str) -> bool) {
     }
 }
 
-/// Inbound headers that never go upstream: connection-level headers, the client's
-/// own credentials and the account they name (the provider's real key is injected
-/// instead; a provider with `client_auth` gets them back, see `upstream`), and ones the
-/// gateway recomputes.
-pub fn dropped_request_header(name: &str) -> bool {
+/// Which inbound headers go on to a provider speaking `dialect`: the ones its API defines
+/// and agents send, and no others. Connection headers, cookies, the client's credentials
+/// (a provider with `client_auth` gets those back, see `upstream`), the gateway's own
+/// headers and anything unknown stay here. `openai-organization` and `openai-project`
+/// pick who is billed on the provider's key, so they go only where `client_org` says.
+pub fn forwarded_request_header(dialect: Dialect, client_org: bool) -> fn(&str) -> bool {
+    match (dialect, client_org) {
+        (Dialect::AnthropicMessages, _) => forwarded_to_anthropic,
+        (Dialect::OpenAiChat | Dialect::OpenAiResponses, false) => forwarded_to_openai,
+        (Dialect::OpenAiChat | Dialect::OpenAiResponses, true) => forwarded_to_openai_org,
+    }
+}
+
+/// Headers every provider gets: the body's type, the SDKs' own (`x-stainless-*`,
+/// `idempotency-key`), the agents' session and client ids, and the mock provider's
+/// `x-mock-*` controls, which the tests steer it with.
+fn forwarded_to_any(name: &str) -> bool {
     matches!(
         name,
-        "host"
-            | "connection"
-            | "keep-alive"
-            | "proxy-connection"
-            | "proxy-authorization"
-            | "te"
-            | "trailer"
-            | "transfer-encoding"
-            | "upgrade"
-            | "content-length"
-            | "accept-encoding"
-            | "authorization"
-            | "x-api-key"
-            | "chatgpt-account-id"
-            | "x-request-id"
-    ) || name.starts_with(TRIMGATE_PREFIX)
+        "content-type"
+            | "accept"
+            | "user-agent"
+            | "idempotency-key"
+            | "x-app"
+            | "session-id"
+            | "thread-id"
+            | "originator"
+            | "x-claude-code-session-id"
+            | "x-client-request-id"
+    ) || name.starts_with("x-stainless-")
+        || name.starts_with("x-codex-")
+        || name.starts_with("x-mock-")
+}
+
+fn forwarded_to_anthropic(name: &str) -> bool {
+    matches!(
+        name,
+        "anthropic-version" | "anthropic-beta" | "anthropic-dangerous-direct-browser-access"
+    ) || forwarded_to_any(name)
+}
+
+fn forwarded_to_openai(name: &str) -> bool {
+    name == "openai-beta" || forwarded_to_any(name)
+}
+
+fn forwarded_to_openai_org(name: &str) -> bool {
+    matches!(name, "openai-organization" | "openai-project") || forwarded_to_openai(name)
 }
 
 /// OpenAI's own `x-request-id` is relayed under this name, since `x-request-id` carries the gateway's id.
 pub const X_UPSTREAM_REQUEST_ID: HeaderName = HeaderName::from_static("x-upstream-request-id");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_headers_the_providers_define_are_forwarded() {
+        let anthropic = forwarded_request_header(Dialect::AnthropicMessages, false);
+        let openai = forwarded_request_header(Dialect::OpenAiChat, false);
+        let openai_org = forwarded_request_header(Dialect::OpenAiResponses, true);
+        for name in [
+            "content-type",
+            "user-agent",
+            "session-id",
+            "x-stainless-retry-count",
+            "x-codex-turn-metadata",
+        ] {
+            assert!(
+                anthropic(name) && openai(name) && openai_org(name),
+                "{name}"
+            );
+        }
+        assert!(anthropic("anthropic-beta") && !openai("anthropic-beta"));
+        assert!(openai("openai-beta") && !anthropic("openai-beta"));
+        for name in ["openai-organization", "openai-project"] {
+            assert!(
+                !openai(name) && !anthropic(name) && openai_org(name),
+                "{name}"
+            );
+        }
+        for name in [
+            "cookie",
+            "authorization",
+            "x-api-key",
+            "chatgpt-account-id",
+            "x-goog-api-key",
+            "host",
+            "content-length",
+            "accept-encoding",
+            "x-request-id",
+            "x-trimgate-optimize",
+            "x-evil",
+        ] {
+            assert!(
+                !anthropic(name) && !openai(name) && !openai_org(name),
+                "{name}"
+            );
+        }
+    }
+}

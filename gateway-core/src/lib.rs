@@ -17,6 +17,7 @@
 //! - [`secrets`]  — where provider keys come from ([`secrets::SecretStore`]).
 //! - [`models`]   — `GET /v1/models` in OpenAI or Anthropic shape.
 //! - [`headers`]  — header names and other constants, in one place.
+//! - [`files`]    — the gateway's own files: replaced whole, owner-only when it creates them.
 //! - [`launch`]   — starting a gateway from a config (ledger, metrics, cache) and closing it in order.
 //! - [`ledger`]   — one row per request in SQLite or PostgreSQL, written off the request path.
 //! - [`pricing`]  — what a request cost, per usage bucket, from a dated price table.
@@ -32,6 +33,7 @@ pub mod cache;
 pub mod config;
 pub mod dialect;
 pub mod error;
+pub mod files;
 pub mod headers;
 pub mod ingress;
 pub mod launch;

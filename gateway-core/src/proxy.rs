@@ -682,6 +682,8 @@ fn stream_out(
         dialect: ctx.dialect(),
         provider: provider.name.clone(),
         idle: provider.timeouts.idle,
+        max_event: ctx.rt.config.server.max_event_bytes,
+        max_stream: ctx.rt.config.server.max_stream_bytes,
         hide_usage: streamed.hide_usage,
         abort: state.abort_streams(),
         translate: streamed.translate,
@@ -779,16 +781,16 @@ async fn translated(
     let (upstream_headers, bytes) = whole_body(provider, response).await?;
     let body_at = Instant::now();
     let out_body = if status.is_success() {
-        let decoded = translate::decode_response(provider_dialect, &bytes).map_err(|e| {
-            GatewayError::UpstreamBroken {
-                provider: provider.name.clone(),
-                detail: format!("its response could not be read: {e}"),
-            }
-        })?;
+        let (decoded, out) = translate_answer(
+            &provider.name,
+            provider_dialect,
+            client_dialect,
+            bytes,
+            ir.freeform_tools(),
+        )
+        .await?;
         pending.record().usage = Some(decoded.usage);
         pending.record().model_served = Some(decoded.model.clone());
-        let out =
-            translate::encode_response(client_dialect, &decoded, unix_now(), &ir.freeform_tools())?;
         if let (Some(store), http::StatusCode::OK) = (&store, status) {
             let entry = cache::whole_entry(
                 Bytes::from(out.clone()),
@@ -816,6 +818,38 @@ async fn translated(
     stamp(&mut out, ctx);
     pending.record().overhead = ctx.overhead;
     Ok(out)
+}
+
+/// A provider's whole answer rewritten in the client's dialect: the decoded answer and
+/// the client's bytes. A large answer is parsed on a blocking thread, so the other
+/// requests of this serving thread go on meanwhile.
+async fn translate_answer(
+    provider: &str,
+    from: Dialect,
+    to: Dialect,
+    bytes: Bytes,
+    freeform_tools: Vec<String>,
+) -> Result<(translate::ir::Response, Vec<u8>), GatewayError> {
+    let small = bytes.len() < OFF_THREAD_BYTES;
+    let name = provider.to_owned();
+    let work = move || {
+        let decoded =
+            translate::decode_response(from, &bytes).map_err(|e| GatewayError::UpstreamBroken {
+                provider: name,
+                detail: format!("its response could not be read: {e}"),
+            })?;
+        let out = translate::encode_response(to, &decoded, unix_now(), &freeform_tools)?;
+        Ok((decoded, out))
+    };
+    if small {
+        return work();
+    }
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|_| GatewayError::UpstreamBroken {
+            provider: provider.to_owned(),
+            detail: "its response could not be translated".into(),
+        })?
 }
 
 /// Logs each dropped field once per client program (its `user-agent` product, version

@@ -1,6 +1,10 @@
 //! Relays a provider's response to the client. Event streams go frame by frame as they
 //! arrive (a frame is never held back waiting for the next one); usage is read on the
 //! way; an upstream failure after the 200 becomes an error event in the client's dialect.
+//!
+//! What a provider sends is bounded: one event within `max_event`, a whole stream within
+//! `max_stream`, a whole body within the limit [`read_whole`] is given. Past a bound the
+//! client gets an error event and the stream ends.
 
 use std::pin::Pin;
 use std::time::{Duration, Instant};
@@ -27,6 +31,10 @@ pub struct RelayParams {
     pub dialect: Dialect,
     pub provider: String,
     pub idle: Duration,
+    /// The largest event the provider may send; a larger one ends the stream.
+    pub max_event: usize,
+    /// The most bytes the provider may send in all; past it the stream is cut.
+    pub max_stream: usize,
     /// Drop the usage-only chunk and `"usage":null` fields the gateway asked an OpenAI Chat
     /// stream for, so the client sees the stream it asked for.
     pub hide_usage: bool,
@@ -93,25 +101,56 @@ pub async fn read_whole(
     Ok(first.unwrap_or_else(|| rest.freeze()))
 }
 
-/// Where the next frame ends (just past its blank line), searching from `from`.
-pub fn frame_end(buf: &[u8], from: usize) -> Option<usize> {
+/// Where a scan for the end of the next frame stopped.
+#[derive(Debug, PartialEq, Eq)]
+enum Scan {
+    /// Just past the blank line that ends the frame.
+    End(usize),
+    /// No end yet: with more bytes, the scan resumes here.
+    More(usize),
+}
+
+/// Scans for the end of the next frame from `from`, the start of a line or of a line
+/// ending. Lines end in `\r\n`, `\n` or `\r`, as the SSE spec says; a frame ends with an
+/// empty line. A scan that finds no end says where to resume, so bytes already looked
+/// at are not looked at again.
+fn scan(buf: &[u8], from: usize) -> Scan {
     let mut at = from;
-    while let Some(i) = memchr::memchr(b'\n', &buf[at..]) {
-        let nl = at + i;
-        match buf.get(nl + 1) {
-            Some(b'\n') => return Some(nl + 2),
-            Some(b'\r') if buf.get(nl + 2) == Some(&b'\n') => return Some(nl + 3),
-            _ => at = nl + 1,
+    while let Some(i) = memchr::memchr2(b'\n', b'\r', &buf[at..]) {
+        let eol = at + i;
+        // Where the next line starts; a `\r` last in the buffer may be half of a `\r\n`.
+        let next = match (buf[eol], buf.get(eol + 1)) {
+            (b'\r', None) => return Scan::More(eol),
+            (b'\r', Some(b'\n')) => eol + 2,
+            _ => eol + 1,
+        };
+        match buf.get(next) {
+            None => return Scan::More(eol),
+            Some(b'\n') => return Scan::End(next + 1),
+            // A `\r` that ends the buffer ends the frame: it is not held back for a `\n`
+            // that may never come (one that does starts the next frame as an empty line).
+            Some(b'\r') if buf.get(next + 1) == Some(&b'\n') => return Scan::End(next + 2),
+            Some(b'\r') => return Scan::End(next + 1),
+            Some(_) => at = next,
         }
     }
-    None
+    Scan::More(buf.len())
+}
+
+/// Where the next frame ends (just past its blank line), searching from `from`.
+pub fn frame_end(buf: &[u8], from: usize) -> Option<usize> {
+    match scan(buf, from) {
+        Scan::End(end) => Some(end),
+        Scan::More(_) => None,
+    }
 }
 
 /// The `data` payload of one frame (single-line data borrows; multi-line data is joined).
 pub fn frame_data(frame: &[u8]) -> Option<std::borrow::Cow<'_, [u8]>> {
     let mut found: Option<std::borrow::Cow<'_, [u8]>> = None;
-    for line in frame.split(|b| *b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+    // Splitting at `\r` and `\n` alike cuts each line out whatever its ending; the empty
+    // pieces a `\r\n` leaves carry no field.
+    for line in frame.split(|b| *b == b'\n' || *b == b'\r') {
         if let Some(rest) = line.strip_prefix(b"data:") {
             let rest = rest.strip_prefix(b" ").unwrap_or(rest);
             found = Some(match found {
@@ -133,12 +172,18 @@ const USAGE_NULL: &[u8] = b",\"usage\":null";
 struct Relay {
     chunks: Chunks,
     buf: BytesMut,
+    /// Where the scan of `buf` for a frame's end resumes.
+    scanned: usize,
+    /// Bytes the provider has sent so far.
+    received: usize,
     usage: StreamUsage,
     params: RelayParams,
     pending: Option<Pending>,
     done: bool,
     /// The end of the stream or a failure met while gathering a burst, handled next.
     stashed: Option<Option<Result<Bytes, hyper::Error>>>,
+    /// A bound the provider went past while gathering a burst, handled next.
+    failed: Option<GatewayError>,
 }
 
 /// At most this many further upstream chunks, or this many bytes, go into one write.
@@ -147,24 +192,62 @@ const BURST_BYTES: usize = 64 * 1024;
 const HANDOVER_TURNS: usize = 3;
 
 impl Relay {
-    /// Takes one upstream chunk and returns the complete frames it finishes (possibly none).
-    fn process(&mut self, chunk: Bytes) -> Bytes {
-        if self.buf.is_empty() && chunk.ends_with(b"\n\n") {
-            return self.filter(chunk);
+    /// Takes one upstream chunk and returns the complete frames it finishes (possibly
+    /// none), or the bound the provider went past.
+    fn process(&mut self, chunk: Bytes) -> Result<Bytes, GatewayError> {
+        self.received = self.received.saturating_add(chunk.len());
+        if self.received > self.params.max_stream {
+            return Err(self.too_large(format!(
+                "the stream exceeds {} bytes (server.max_stream_bytes)",
+                self.params.max_stream
+            )));
+        }
+        if self.buf.is_empty()
+            && chunk.len() <= self.params.max_event
+            && (chunk.ends_with(b"\n\n") || chunk.ends_with(b"\r\n\r\n"))
+        {
+            return Ok(self.filter(chunk));
         }
         self.buf.extend_from_slice(&chunk);
-        let mut end = None;
-        let mut from = 0;
-        while let Some(e) = frame_end(&self.buf, from) {
-            end = Some(e);
-            from = e;
-        }
-        match end {
-            Some(end) => {
-                let complete = self.buf.split_to(end).freeze();
-                self.filter(complete)
+        // The buffer starts at a frame's start; frames end one after the other.
+        let mut start = 0;
+        let mut from = self.scanned;
+        loop {
+            match scan(&self.buf, from) {
+                Scan::End(end) => {
+                    if end - start > self.params.max_event {
+                        return Err(self.event_too_large());
+                    }
+                    start = end;
+                    from = end;
+                }
+                Scan::More(resume) => {
+                    if self.buf.len() - start > self.params.max_event {
+                        return Err(self.event_too_large());
+                    }
+                    self.scanned = resume - start;
+                    break;
+                }
             }
-            None => Bytes::new(),
+        }
+        if start == 0 {
+            return Ok(Bytes::new());
+        }
+        let complete = self.buf.split_to(start).freeze();
+        Ok(self.filter(complete))
+    }
+
+    fn event_too_large(&self) -> GatewayError {
+        self.too_large(format!(
+            "a stream event exceeds {} bytes (server.max_event_bytes)",
+            self.params.max_event
+        ))
+    }
+
+    fn too_large(&self, detail: String) -> GatewayError {
+        GatewayError::UpstreamBroken {
+            provider: self.params.provider.clone(),
+            detail,
         }
     }
 
@@ -256,7 +339,15 @@ impl Relay {
                 break;
             };
             let started = Instant::now();
-            let more = self.process(chunk);
+            let more = match self.process(chunk) {
+                Ok(more) => more,
+                Err(e) => {
+                    // Written after what the burst gathered so far: the relay's next turn
+                    // sends the error event and ends the stream.
+                    self.failed = Some(e);
+                    break;
+                }
+            };
             if !more.is_empty() {
                 burst
                     .get_or_insert_with(|| BytesMut::from(&out[..]))
@@ -300,6 +391,7 @@ impl Relay {
     fn fail(&mut self, err: GatewayError) -> Bytes {
         // A partial frame cannot be completed; the error event replaces it.
         self.buf.clear();
+        self.scanned = 0;
         tracing::warn!(provider = %self.params.provider, error = %err, "stream ended early");
         let label = err.metric_label();
         let frame = err.sse_frame(self.params.dialect, None);
@@ -328,16 +420,23 @@ pub fn relay_stream(body: Incoming, params: RelayParams, pending: Pending) -> Bo
     let relay = Relay {
         chunks: Box::pin(BodyDataStream::new(body)),
         buf: BytesMut::new(),
+        scanned: 0,
+        received: 0,
         usage: StreamUsage::default(),
         params,
         pending: Some(pending),
         done: false,
         stashed: None,
+        failed: None,
     };
     let stream = futures_util::stream::unfold(relay, |mut relay| async move {
         loop {
             if relay.done {
                 return None;
+            }
+            if let Some(err) = relay.failed.take() {
+                let out = relay.fail(err);
+                return Some((Ok(out), relay));
             }
             let idle = relay.params.idle;
             let next = if let Some(stashed) = relay.stashed.take() {
@@ -395,7 +494,13 @@ pub fn relay_stream(body: Incoming, params: RelayParams, pending: Pending) -> Bo
                 }
                 Next::Chunk(Some(Ok(chunk))) => {
                     let started = Instant::now();
-                    let out = relay.process(chunk);
+                    let out = match relay.process(chunk) {
+                        Ok(out) => out,
+                        Err(err) => {
+                            let out = relay.fail(err);
+                            return Some((Ok(out), relay));
+                        }
+                    };
                     let spent = started.elapsed();
                     let (out, more_spent) = relay.gather_burst(out).await;
                     let spent = spent + more_spent;
@@ -425,6 +530,35 @@ mod tests {
         assert_eq!(frame_end(b"data: a\n\ndata: b\n\n", 0), Some(9));
         assert_eq!(frame_end(b"data: a\r\n\r\nx", 0), Some(11));
         assert_eq!(frame_end(b"data: a\n", 0), None);
+    }
+
+    #[test]
+    fn frame_ends_follow_every_line_ending_the_sse_spec_allows() {
+        assert_eq!(frame_end(b"data: a\r\rdata: b\r\r", 0), Some(9));
+        assert_eq!(frame_end(b"data: a\r\n\ndata: b", 0), Some(10));
+        assert_eq!(frame_end(b"data: a\n\r\ndata: b", 0), Some(10));
+        assert_eq!(frame_end(b"data: a\r\n\r\n", 0), Some(11));
+        // A lone `\r` is a line ending, not yet an event's end.
+        assert_eq!(frame_end(b"data: a\rdata: b\r", 0), None);
+        assert_eq!(
+            frame_data(b"event: x\rdata: 1\r\r").as_deref(),
+            Some(&b"1"[..])
+        );
+        assert_eq!(
+            frame_data(b"data: 1\r\ndata: 2\r\n\r\n").as_deref(),
+            Some(&b"1\n2"[..])
+        );
+    }
+
+    #[test]
+    fn a_scan_without_an_end_resumes_where_it_stopped() {
+        assert_eq!(scan(b"data: abc", 0), Scan::More(9));
+        // The ending may go on in the next chunk: the scan resumes at its start.
+        assert_eq!(scan(b"data: a\n", 0), Scan::More(7));
+        assert_eq!(scan(b"data: a\r", 0), Scan::More(7));
+        assert_eq!(scan(b"data: a\r\n", 0), Scan::More(7));
+        assert_eq!(scan(b"data: a\r\ndata: b", 0), Scan::More(16));
+        assert_eq!(scan(b"data: a\r\n\r\n", 7), Scan::End(11));
     }
 
     #[test]

@@ -91,6 +91,54 @@ pub fn mask(key: &str) -> String {
     format!("{head}…{tail}")
 }
 
+/// Query parameters whose values are secrets (PostgreSQL's `password`, `sslpassword`;
+/// the keys some APIs take in the URL).
+const SECRET_PARAMS: [&str; 8] = [
+    "password",
+    "passwd",
+    "pwd",
+    "sslpassword",
+    "key",
+    "api_key",
+    "access_token",
+    "token",
+];
+
+/// A URL as it may be shown — in logs, the admin API, errors: the password in its
+/// userinfo and the values of secret query parameters become `…`. The one place URLs
+/// are redacted (ledger and PostgreSQL URLs, providers' base URLs, collectors).
+pub fn redact_url(url: &str) -> String {
+    // The last `@` ends the userinfo even when a password holds `/` or `?`; one in the
+    // query only hides more than needed.
+    let shown = match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{user}:…@{}", &url[..scheme + 3], &url[at + 1..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    };
+    let Some((base, query)) = shown.split_once('?') else {
+        return shown;
+    };
+    let params: Vec<String> = query
+        .split('&')
+        .map(|param| match param.split_once('=') {
+            Some((name, _))
+                if SECRET_PARAMS
+                    .iter()
+                    .any(|secret| name.eq_ignore_ascii_case(secret)) =>
+            {
+                format!("{name}=…")
+            }
+            _ => param.to_owned(),
+        })
+        .collect();
+    format!("{base}?{}", params.join("&"))
+}
+
 /// Reads env vars and files each time, so a rotated container secret is picked up
 /// without a restart.
 #[derive(Debug, Default)]
@@ -299,6 +347,34 @@ impl SecretStore for MemoryStore {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn passwords_in_urls_never_show() {
+        assert_eq!(
+            redact_url("postgres://tg:s3cret@db:5432/ledger"),
+            "postgres://tg:…@db:5432/ledger"
+        );
+        assert_eq!(
+            redact_url("postgres://tg@db/ledger?sslmode=require&password=s3cret"),
+            "postgres://tg@db/ledger?sslmode=require&password=…"
+        );
+        assert_eq!(
+            redact_url("postgres://tg:pa/ss?w@db/l?PassWord=x&key=k"),
+            "postgres://tg:…@db/l?PassWord=…&key=…"
+        );
+        assert_eq!(
+            redact_url("https://user:hunter2@proxy.example/v1"),
+            "https://user:…@proxy.example/v1"
+        );
+        assert_eq!(
+            redact_url("sqlite:///x/l.sqlite?mode=rwc"),
+            "sqlite:///x/l.sqlite?mode=rwc"
+        );
+        assert_eq!(
+            redact_url("https://api.openai.com/v1"),
+            "https://api.openai.com/v1"
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -72,7 +72,11 @@ impl UsageWire {
                 let cache_read = self.cache_read_input_tokens.unwrap_or(0);
                 let cache_write = self.cache_creation_input_tokens.unwrap_or(0);
                 Usage {
-                    input: self.input_tokens.unwrap_or(0) + cache_read + cache_write,
+                    input: self
+                        .input_tokens
+                        .unwrap_or(0)
+                        .saturating_add(cache_read)
+                        .saturating_add(cache_write),
                     output: self.output_tokens.unwrap_or(0),
                     cache_read,
                     cache_write,
@@ -264,7 +268,7 @@ impl StreamUsage {
                         let read = u.cache_read_input_tokens.unwrap_or(merged.cache_read);
                         let write = u.cache_creation_input_tokens.unwrap_or(merged.cache_write);
                         if let Some(input) = u.input_tokens {
-                            merged.input = input + read + write;
+                            merged.input = input.saturating_add(read).saturating_add(write);
                         }
                         merged.cache_read = read;
                         merged.cache_write = write;
@@ -312,6 +316,27 @@ mod tests {
         assert!(u.observe(Dialect::OpenAiChat, last), "a usage-only chunk");
         let usage = u.usage.expect("usage read");
         assert_eq!((usage.input, usage.output), (3, 4));
+    }
+
+    #[test]
+    fn huge_provider_counts_saturate_instead_of_overflowing() {
+        let max = u64::MAX;
+        let body = format!(
+            r#"{{"usage":{{"input_tokens":{max},"cache_read_input_tokens":{max},"cache_creation_input_tokens":{max},"output_tokens":1}}}}"#
+        );
+        let (u, _) = from_response(Dialect::AnthropicMessages, body.as_bytes());
+        assert_eq!(u.map(|u| u.input), Some(max));
+        let mut stream = StreamUsage::default();
+        stream.observe(
+            Dialect::AnthropicMessages,
+            br#"{"type":"message_start","message":{"model":"m","usage":{"input_tokens":1}}}"#,
+        );
+        stream.observe(
+            Dialect::AnthropicMessages,
+            body.replace("{\"usage\"", "{\"type\":\"message_delta\",\"usage\"")
+                .as_bytes(),
+        );
+        assert_eq!(stream.usage.map(|u| u.input), Some(max));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! written (atomically) and put in force. Keys never go in it: a key set from the window
 //! lives in the keychain and the file says `api_key = { keychain = "<provider>" }`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use toml_edit::{value, Array, ArrayOfTables, DocumentMut, InlineTable, Item, Table};
@@ -61,12 +61,9 @@ pub fn read(path: &Path, running: &Config) -> Result<DocumentMut, EditError> {
 pub fn write(path: &Path, doc: &DocumentMut) -> Result<Config, EditError> {
     let text = doc.to_string();
     let config = Config::from_toml(&text, &path.display().to_string())?;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| EditError::Io(e.to_string()))?;
-    }
-    let tmp: PathBuf = path.with_extension("toml.tmp");
-    std::fs::write(&tmp, text).map_err(|e| EditError::Io(e.to_string()))?;
-    std::fs::rename(&tmp, path).map_err(|e| EditError::Io(e.to_string()))?;
+    // The file keeps its mode (a new one is owner-only), and a link stays a link.
+    crate::files::replace(path, text.as_bytes())
+        .map_err(|e| EditError::Io(format!("{}: {e}", path.display())))?;
     Ok(config)
 }
 

@@ -52,17 +52,8 @@ pub fn sqlite_url(path: &std::path::Path) -> String {
     format!("sqlite://{}", path.display())
 }
 
-/// Shows a ledger URL without a password.
-pub fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let userinfo = &url[scheme + 3..at];
-            let user = userinfo.split(':').next().unwrap_or("");
-            format!("{}{}:…@{}", &url[..scheme + 3], user, &url[at + 1..])
-        }
-        _ => url.to_owned(),
-    }
-}
+/// Shows a ledger URL without a password (see [`crate::secrets::redact_url`]).
+pub use crate::secrets::redact_url as redact;
 
 /// Opens (creating if needed) and migrates the ledger at `url`.
 pub async fn open(url: &str) -> Result<AnyPool, LedgerError> {
@@ -71,15 +62,25 @@ pub async fn open(url: &str) -> Result<AnyPool, LedgerError> {
     if let Some(path) = url.strip_prefix("sqlite://") {
         let file = path.split('?').next().unwrap_or(path);
         if let Some(dir) = std::path::Path::new(file).parent() {
-            if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir).map_err(|e| LedgerError::Folder {
+            if !dir.as_os_str().is_empty() && !dir.exists() {
+                crate::files::create_private_dir(dir).map_err(|e| LedgerError::Folder {
                     path: dir.display().to_string(),
                     detail: e.to_string(),
                 })?;
             }
         }
     }
-    // A SQLite file is created when missing, unless the URL says otherwise.
+    // A SQLite file is created when missing, unless the URL says otherwise; owner-only,
+    // since it holds cached answers and the words of prompts (SQLite gives its journal
+    // files the same mode).
+    let creates =
+        url.starts_with("sqlite:") && (!url.contains("mode=") || url.contains("mode=rwc"));
+    if let Some(file) = sqlite::file_of(url).filter(|_| creates) {
+        crate::files::create_private_file(&file).map_err(|e| LedgerError::Open {
+            url: shown.clone(),
+            detail: e.to_string(),
+        })?;
+    }
     let url = if url.starts_with("sqlite:") && !url.contains("mode=") {
         let sep = if url.contains('?') { '&' } else { '?' };
         format!("{url}{sep}mode=rwc")
@@ -513,7 +514,12 @@ enum Value<'a> {
 fn request_values<'a>(r: &'a RequestRecord, memo: &mut PriceMemo<'a>) -> [Value<'a>; PER_ROW] {
     use Value::{Int, Real, Text};
     let usage = r.usage;
-    let tokens = |f: fn(&crate::usage::Usage) -> u64| Int(usage.as_ref().map(|u| f(u) as i64));
+    // Counts come from the provider: one past what a column holds is stored as its largest.
+    let tokens = |f: fn(&crate::usage::Usage) -> u64| {
+        Int(usage
+            .as_ref()
+            .map(|u| i64::try_from(f(u)).unwrap_or(i64::MAX)))
+    };
     let cost = memo.priced(r);
     [
         Int(Some(r.started_ms())),
@@ -840,5 +846,9 @@ mod tests {
             "postgres://tg:…@db:5432/ledger"
         );
         assert_eq!(redact("sqlite:///x/l.sqlite"), "sqlite:///x/l.sqlite");
+        assert_eq!(
+            redact("postgres://tg@db/ledger?password=s3cret"),
+            "postgres://tg@db/ledger?password=…"
+        );
     }
 }

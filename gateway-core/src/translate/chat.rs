@@ -624,7 +624,7 @@ pub fn encode_response(resp: &Response, created: u64) -> Vec<u8> {
         "usage": {
             "prompt_tokens": u.input,
             "completion_tokens": u.output,
-            "total_tokens": u.input + u.output,
+            "total_tokens": u.input.saturating_add(u.output),
             "prompt_tokens_details": {"cached_tokens": u.cache_read},
             "completion_tokens_details": {"reasoning_tokens": u.reasoning},
         },

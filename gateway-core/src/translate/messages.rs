@@ -610,7 +610,7 @@ pub fn encode_response(resp: &Response) -> Result<Vec<u8>, GatewayError> {
         "stop_reason": stop_reason,
         "stop_sequence": stop_sequence,
         "usage": {
-            "input_tokens": u.input.saturating_sub(u.cache_read + u.cache_write),
+            "input_tokens": u.input.saturating_sub(u.cache_read.saturating_add(u.cache_write)),
             "cache_creation_input_tokens": u.cache_write,
             "cache_read_input_tokens": u.cache_read,
             "output_tokens": u.output,

@@ -610,7 +610,7 @@ pub fn usage_json(u: &crate::usage::Usage) -> Value {
         "input_tokens_details": {"cached_tokens": u.cache_read},
         "output_tokens": u.output,
         "output_tokens_details": {"reasoning_tokens": u.reasoning},
-        "total_tokens": u.input + u.output,
+        "total_tokens": u.input.saturating_add(u.output),
     })
 }
 

@@ -317,7 +317,7 @@ impl Decoder {
                         .and_then(Value::as_u64)
                         .unwrap_or(self.usage.cache_write);
                     if let Some(input) = u.get("input_tokens").and_then(Value::as_u64) {
-                        self.usage.input = input + read + write;
+                        self.usage.input = input.saturating_add(read).saturating_add(write);
                     }
                     self.usage.cache_read = read;
                     self.usage.cache_write = write;
@@ -920,7 +920,7 @@ impl Encoder {
                     &json!({"type": "message_delta",
                     "delta": {"stop_reason": reason, "stop_sequence": sequence},
                     "usage": {
-                        "input_tokens": u.input.saturating_sub(u.cache_read + u.cache_write),
+                        "input_tokens": u.input.saturating_sub(u.cache_read.saturating_add(u.cache_write)),
                         "cache_creation_input_tokens": u.cache_write,
                         "cache_read_input_tokens": u.cache_read,
                         "output_tokens": u.output,
@@ -945,7 +945,7 @@ impl Encoder {
                         &json!({
                             "id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
                             "choices": [],
-                            "usage": {"prompt_tokens": u.input, "completion_tokens": u.output, "total_tokens": u.input + u.output,
+                            "usage": {"prompt_tokens": u.input, "completion_tokens": u.output, "total_tokens": u.input.saturating_add(u.output),
                                 "prompt_tokens_details": {"cached_tokens": u.cache_read},
                                 "completion_tokens_details": {"reasoning_tokens": u.reasoning}},
                         }),

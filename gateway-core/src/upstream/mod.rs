@@ -20,7 +20,7 @@ use crate::config::{ClientAuth, Config, Provider};
 use crate::dialect::{Dialect, Endpoint};
 use crate::error::GatewayError;
 use crate::headers::{
-    dropped_request_header, retain_headers, ANTHROPIC_VERSION, CLIENT_CREDENTIAL_HEADERS,
+    forwarded_request_header, retain_headers, ANTHROPIC_VERSION, CLIENT_CREDENTIAL_HEADERS,
     DEFAULT_ANTHROPIC_VERSION, X_API_KEY,
 };
 use crate::secrets::{Secret, SecretError, SecretStore};
@@ -199,7 +199,10 @@ impl Upstream {
         // Taken before the client's credentials are stripped, and only for a provider
         // configured to receive them.
         let client = ClientCredentials::take(provider, &out);
-        retain_headers(&mut out, |name| !dropped_request_header(name));
+        retain_headers(
+            &mut out,
+            forwarded_request_header(dialect, provider.client_org),
+        );
         for (name, value) in &provider.headers {
             out.insert(name.clone(), value.clone());
         }
