@@ -431,3 +431,48 @@ models = ["local-model"]
     assert!(log.contains("tg:…@127.0.0.1:1/v1"), "{log}");
     assert!(!log.contains("s3cret"), "{log}");
 }
+
+#[tokio::test]
+async fn the_admin_api_shows_a_base_urls_password_masked_and_keeps_it_on_a_round_trip() {
+    let config = r#"
+[ledger]
+enabled = false
+
+[providers.proxied]
+kind = "openai_compatible"
+base_url = "http://tg:s3cret-base@127.0.0.1:1/v1"
+models = ["local-model"]
+"#;
+    let gw = Gateway::spawn(config);
+    let listed = client()
+        .get(format!("{}/admin/api/providers", gw.url))
+        .header("authorization", format!("Bearer {}", gw.admin_token))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!listed.contains("s3cret"), "{listed}");
+    assert!(listed.contains("http://tg:…@127.0.0.1:1/v1"), "{listed}");
+
+    // The window sends the form back as it was shown: the password must survive.
+    let res = client()
+        .put(format!("{}/admin/api/providers/proxied", gw.url))
+        .header("authorization", format!("Bearer {}", gw.admin_token))
+        .header("content-type", "application/json")
+        .body(r#"{"base_url":"http://tg:…@127.0.0.1:1/v1","models":["local-model","other"]}"#)
+        .send()
+        .await
+        .unwrap();
+    let status = res.status();
+    let answer = res.text().await.unwrap();
+    assert_eq!(status, 200, "{answer}");
+    assert!(!answer.contains("s3cret"), "{answer}");
+    let file = std::fs::read_to_string(gw.dir.path().join("config.toml")).unwrap();
+    assert!(
+        file.contains("http://tg:s3cret-base@127.0.0.1:1/v1"),
+        "{file}"
+    );
+    assert!(file.contains("\"other\""), "{file}");
+}

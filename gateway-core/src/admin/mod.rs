@@ -332,7 +332,8 @@ fn provider_json(state: &AppState, p: &Provider) -> Value {
     json!({
         "name": p.name,
         "kind": p.kind.as_str(),
-        "base_url": p.base_url,
+        // A password in the URL stays in the config file; the window gets it masked.
+        "base_url": crate::secrets::redact_url(&p.base_url),
         "dialects": p.dialects.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
         "models": p.models,
         "client_auth": p.client_auth.as_str(),
@@ -449,13 +450,20 @@ async fn update_provider(
 ) -> Response {
     answer(
         async {
-            let edit: ProviderEdit = parse(&body)?;
+            let mut edit: ProviderEdit = parse(&body)?;
             if edit.name.is_some() || edit.key.is_some() {
                 return Err(AdminError::BadRequest(
                     "a provider's name cannot change, and its key is set with PUT …/key".into(),
                 ));
             }
             let before = find(&state.config(), &name)?.clone();
+            // The window shows a URL's password masked; the masked URL sent back unchanged
+            // keeps the password rather than writing the mask into the file.
+            if let Some(Some(url)) = &edit.base_url {
+                if url.trim() != before.base_url && url.trim() == crate::secrets::redact_url(&before.base_url) {
+                    edit.base_url = Some(Some(before.base_url.clone()));
+                }
+            }
             let mut key_removed = false;
             let config = edit_config(&state, |doc| {
                 edit::upsert_provider(doc, &name, &edit);
