@@ -440,3 +440,148 @@ async fn admin_enabled_false_turns_the_admin_api_and_the_window_off() {
     let res = post_json(&format!("{}/v1/chat/completions", gw.url), CHAT, &[]).await;
     assert_eq!(res.status(), 200);
 }
+
+/// Past `max_header_count` headers or `max_header_bytes` of them, a request gets a 431
+/// in its client's shape and nothing goes upstream.
+#[tokio::test]
+async fn headers_past_the_limits_get_a_431_in_the_clients_shape() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
+    let many: Vec<(String, String)> = (0..70)
+        .map(|i| (format!("x-filler-{i}"), "1".to_owned()))
+        .collect();
+    let many: Vec<(&str, &str)> = many.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+    let res = post_json(&format!("{}/v1/chat/completions", gw.url), CHAT, &many).await;
+    assert_eq!(res.status(), 431);
+    let json: Value = res.json().await.unwrap();
+    assert_eq!(json["error"]["code"], "headers_too_large", "{json}");
+
+    let big = "b".repeat(40 * 1024);
+    let res = post_json(
+        &format!("{}/v1/messages", gw.url),
+        MESSAGES,
+        &[("x-big", &big), ("anthropic-version", "2023-06-01")],
+    )
+    .await;
+    assert_eq!(res.status(), 431);
+    let json: Value = res.json().await.unwrap();
+    assert_eq!(json["type"], "error", "{json}");
+    assert_eq!(json["error"]["type"], "invalid_request_error", "{json}");
+    assert!(mock.state.requests().is_empty(), "nothing went upstream");
+
+    // Just under both limits is served.
+    let under: Vec<(&str, &str)> = many[..40].to_vec();
+    let res = post_json(&format!("{}/v1/chat/completions", gw.url), CHAT, &under).await;
+    assert_eq!(res.status(), 200);
+}
+
+/// An HTTP/2 (h2c) connection: the handshake's sender, and the connection's task, which
+/// ends when the gateway closes the connection.
+async fn h2c(
+    addr: &str,
+) -> (
+    hyper::client::conn::http2::SendRequest<http_body_util::Full<bytes::Bytes>>,
+    tokio::task::JoinHandle<()>,
+) {
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (sender, connection) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(tcp),
+    )
+    .await
+    .unwrap();
+    let task = tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    (sender, task)
+}
+
+fn h2_chat(
+    addr: &str,
+    body: &str,
+    headers: &[(&str, &str)],
+) -> http::Request<http_body_util::Full<bytes::Bytes>> {
+    let mut request = http::Request::post(format!("http://{addr}/v1/chat/completions"))
+        .header("content-type", "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request
+        .body(http_body_util::Full::new(bytes::Bytes::from(
+            body.to_owned(),
+        )))
+        .unwrap()
+}
+
+async fn h2_text(response: http::Response<hyper::body::Incoming>) -> String {
+    use http_body_util::BodyExt;
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+/// An HTTP/2 connection that carries no request for `idle_timeout_secs` is closed, but
+/// one with a stream open longer than that is not cut.
+#[tokio::test]
+async fn an_idle_http2_connection_is_closed_but_a_long_stream_is_not() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "idle_timeout_secs = 1", ""));
+    let addr = gw.url.strip_prefix("http://").unwrap().to_owned();
+
+    // A stream that takes about three idle timeouts, frame by frame.
+    let (mut sender, task) = h2c(&addr).await;
+    let stream = r#"{"model":"gpt-5","stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
+    let response = sender
+        .send_request(h2_chat(
+            &addr,
+            stream,
+            &[
+                ("x-mock-frame-interval-ms", "300"),
+                (
+                    "x-mock-reply",
+                    "one two three four five six seven eight nine ten",
+                ),
+            ],
+        ))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let started = std::time::Instant::now();
+    let text = h2_text(response).await;
+    assert!(
+        started.elapsed() > std::time::Duration::from_secs(2),
+        "the stream outlived the timeout"
+    );
+    assert!(text.contains("[DONE]"), "the stream was not cut: {text}");
+
+    // Then nothing: the gateway closes the connection.
+    let closed = tokio::time::timeout(std::time::Duration::from_secs(10), task).await;
+    assert!(closed.is_ok(), "the idle connection was closed");
+}
+
+/// At most `max_streams_per_connection` requests are open on one HTTP/2 connection: with
+/// one, three requests of 400 ms each sent at once are served one after another.
+#[tokio::test]
+async fn requests_on_one_http2_connection_are_capped() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(
+        &mock.url,
+        "max_streams_per_connection = 1",
+        "",
+    ));
+    let addr = gw.url.strip_prefix("http://").unwrap().to_owned();
+    let (mut sender, _task) = h2c(&addr).await;
+    // One request first, so the client has the gateway's SETTINGS before it opens more
+    // (a stream opened past the cap before that is refused, as HTTP/2 says).
+    let first = sender.send_request(h2_chat(&addr, CHAT, &[])).await.unwrap();
+    assert_eq!(first.status(), 200);
+    let started = std::time::Instant::now();
+    let requests = (0..3).map(|_| {
+        let mut sender = sender.clone();
+        let request = h2_chat(&addr, CHAT, &[("x-mock-delay-ms", "400")]);
+        async move { sender.send_request(request).await.unwrap().status() }
+    });
+    let statuses = futures_util::future::join_all(requests).await;
+    assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
+    // A lower bound only: three 400 ms answers in turn cannot take less than 1.2 s.
+    assert!(started.elapsed() >= std::time::Duration::from_millis(1200));
+}

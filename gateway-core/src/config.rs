@@ -14,10 +14,12 @@ use serde::Deserialize;
 
 use crate::dialect::Dialect;
 use crate::headers::{
-    DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_DISCARD_BYTES, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_IN_FLIGHT,
-    DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_MODEL_BYTES, DEFAULT_MAX_STREAM_BYTES, DEFAULT_PORT,
-    DEFAULT_SERVICE_NAME, ENV_ANTHROPIC_KEY, ENV_DEEPSEEK_KEY, ENV_OPENAI_KEY, OTLP_TRACES_PATH,
+    DEFAULT_BODY_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_DISCARD_BYTES, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_HEADER_BYTES,
+    DEFAULT_MAX_HEADER_COUNT, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_JSON_DEPTH,
+    DEFAULT_MAX_MODEL_BYTES, DEFAULT_MAX_STREAMS_PER_CONNECTION, DEFAULT_MAX_STREAM_BYTES,
+    DEFAULT_PORT, DEFAULT_SERVICE_NAME, ENV_ANTHROPIC_KEY, ENV_DEEPSEEK_KEY, ENV_OPENAI_KEY,
+    OTLP_TRACES_PATH,
 };
 use crate::optimize::modes::ModelRule;
 use crate::optimize::{Modes, Plan, PlanPatch};
@@ -198,6 +200,13 @@ pub struct ServerConfig {
     pub max_connections: Option<usize>,
     /// Requests being served at once; more get a 503 with `retry-after`.
     pub max_in_flight: Option<usize>,
+    /// Headers one request may carry, and their names and values in bytes.
+    pub max_header_count: Option<usize>,
+    pub max_header_bytes: Option<usize>,
+    /// A connection with no request open for this long is closed.
+    pub idle_timeout_secs: Option<f64>,
+    /// Requests open at once on one HTTP/2 connection.
+    pub max_streams_per_connection: Option<usize>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -464,6 +473,10 @@ pub struct Server {
     pub max_discard_bytes: usize,
     pub max_connections: usize,
     pub max_in_flight: usize,
+    pub max_header_count: usize,
+    pub max_header_bytes: usize,
+    pub idle_timeout: Duration,
+    pub max_streams_per_connection: usize,
 }
 
 impl Default for Server {
@@ -481,6 +494,10 @@ impl Default for Server {
             max_discard_bytes: DEFAULT_MAX_DISCARD_BYTES,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            max_header_count: DEFAULT_MAX_HEADER_COUNT,
+            max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_streams_per_connection: DEFAULT_MAX_STREAMS_PER_CONNECTION,
         }
     }
 }
@@ -1214,6 +1231,10 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
         max_discard_bytes,
         max_connections,
         max_in_flight,
+        max_header_count,
+        max_header_bytes,
+        idle_timeout_secs,
+        max_streams_per_connection,
     } = server;
     let defaults = Server::default();
     let listen = match listen {
@@ -1271,6 +1292,30 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
         "server.max_in_flight",
         problems,
     );
+    let max_header_count = positive(
+        max_header_count,
+        defaults.max_header_count,
+        "server.max_header_count",
+        problems,
+    );
+    let max_header_bytes = positive(
+        max_header_bytes,
+        defaults.max_header_bytes,
+        "server.max_header_bytes",
+        problems,
+    );
+    let max_streams_per_connection = positive(
+        max_streams_per_connection,
+        defaults.max_streams_per_connection,
+        "server.max_streams_per_connection",
+        problems,
+    );
+    let idle_timeout = secs(
+        idle_timeout_secs,
+        defaults.idle_timeout,
+        "server.idle_timeout_secs".into(),
+        problems,
+    );
     // Zero is allowed: the connection is closed right after the 413.
     let max_discard_bytes = max_discard_bytes.unwrap_or(defaults.max_discard_bytes);
     let body_timeout = secs(
@@ -1309,6 +1354,10 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
         max_discard_bytes,
         max_connections,
         max_in_flight,
+        max_header_count,
+        max_header_bytes,
+        idle_timeout,
+        max_streams_per_connection,
     }
 }
 

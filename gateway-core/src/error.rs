@@ -39,6 +39,10 @@ pub enum GatewayError {
     UnsupportedMediaType(String),
     #[error("request body exceeds the gateway's limit of {limit} bytes")]
     BodyTooLarge { limit: usize },
+    #[error(
+        "the request's headers exceed the gateway's limit of {count} headers and {bytes} bytes"
+    )]
+    HeadersTooLarge { count: usize, bytes: usize },
     #[error("the request body did not arrive within {secs} seconds")]
     BodyTimeout { secs: f64 },
     #[error("the gateway is serving as many requests as it may at once; retry shortly")]
@@ -108,6 +112,7 @@ impl GatewayError {
             | GatewayError::GatewayKeyInvalid
             | GatewayError::InvalidOptimizeHeader(_)
             | GatewayError::BodyTooLarge { .. }
+            | GatewayError::HeadersTooLarge { .. }
             | GatewayError::BodyTimeout { .. }
             | GatewayError::UnknownModel { .. }
             | GatewayError::NoSuchEndpoint { .. }
@@ -133,6 +138,7 @@ impl GatewayError {
             GatewayError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             GatewayError::Forbidden(_) => StatusCode::FORBIDDEN,
             GatewayError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            GatewayError::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             GatewayError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             GatewayError::UnknownModel { .. } | GatewayError::NoSuchEndpoint { .. } => {
                 StatusCode::NOT_FOUND
@@ -166,6 +172,7 @@ impl GatewayError {
             GatewayError::GatewayKeyInvalid => "gateway_key_invalid",
             GatewayError::InvalidOptimizeHeader(_) => "invalid_optimize_header",
             GatewayError::BodyTooLarge { .. } => "body_too_large",
+            GatewayError::HeadersTooLarge { .. } => "headers_too_large",
             GatewayError::BodyTimeout { .. } => "body_timeout",
             GatewayError::Overloaded => "overloaded",
             GatewayError::UnknownModel { .. } => "unknown_model",

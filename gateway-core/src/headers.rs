@@ -20,6 +20,15 @@ pub const DEFAULT_MAX_DISCARD_BYTES: usize = 64 * 1024 * 1024;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// Default cap on requests served at once.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
+/// Default cap on the headers of one request: how many, and their bytes in all. The
+/// agents send about 20 headers and 2 KiB.
+pub const DEFAULT_MAX_HEADER_COUNT: usize = 64;
+pub const DEFAULT_MAX_HEADER_BYTES: usize = 32 * 1024;
+/// Default time a connection may stay open with no request on it.
+pub const DEFAULT_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+/// Default cap on requests open at once on one HTTP/2 connection (the least the
+/// HTTP/2 spec advises a peer to allow).
+pub const DEFAULT_MAX_STREAMS_PER_CONNECTION: usize = 100;
 /// How often an HTTP/2 connection is pinged, and how long the answer may take.
 pub const HTTP2_KEEPALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
 pub const HTTP2_KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);

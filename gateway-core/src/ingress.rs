@@ -76,18 +76,25 @@ pub fn host_of<B>(request: &http::Request<B>) -> Option<&str> {
 pub struct Ingress {
     /// `Host` must name loopback.
     loopback_listener: bool,
+    max_header_count: usize,
+    max_header_bytes: usize,
 }
 
 impl Ingress {
-    pub fn new(listening: SocketAddr) -> Ingress {
+    pub fn new(listening: SocketAddr, server: &crate::config::Server) -> Ingress {
         Ingress {
             loopback_listener: is_loopback(listening.ip()),
+            max_header_count: server.max_header_count,
+            max_header_bytes: server.max_header_bytes,
         }
     }
 
     /// `None` to let the request in, else the refusal to answer with.
     pub fn admit<B>(&self, request: &http::Request<B>) -> Option<Response> {
         let path = request.uri().path();
+        if let Some(refused) = self.headers_within_limits(request) {
+            return Some(refused);
+        }
         // The admin API guards itself (loopback peer, Host, Origin, token).
         if path == "/admin/api" || path.starts_with("/admin/api/") {
             return None;
@@ -108,6 +115,28 @@ impl Ingress {
             }
         }
         None
+    }
+}
+
+impl Ingress {
+    /// A 431 in the client's shape past the configured header count or bytes. HTTP/1
+    /// parsing has its own, higher ceiling (see `server::serve`); past that the answer
+    /// is a bare 431.
+    fn headers_within_limits<B>(&self, request: &http::Request<B>) -> Option<Response> {
+        let headers = request.headers();
+        let over = headers.len() > self.max_header_count
+            || headers
+                .iter()
+                .map(|(name, value)| name.as_str().len() + value.len())
+                .sum::<usize>()
+                > self.max_header_bytes;
+        over.then(|| {
+            GatewayError::HeadersTooLarge {
+                count: self.max_header_count,
+                bytes: self.max_header_bytes,
+            }
+            .into_response(guess_dialect(headers, request.uri().path()))
+        })
     }
 }
 
@@ -187,7 +216,7 @@ mod tests {
 
     #[test]
     fn a_loopback_listener_refuses_other_hosts_and_origins() {
-        let ingress = Ingress::new(SocketAddr::from(([127, 0, 0, 1], 8788)));
+        let ingress = Ingress::new(SocketAddr::from(([127, 0, 0, 1], 8788)), &Default::default());
         let admitted =
             |path: &str, headers: &[(&str, &str)]| ingress.admit(&request(path, headers)).is_none();
         assert!(admitted(
@@ -208,7 +237,7 @@ mod tests {
                 ("origin", "https://evil.example")
             ]
         ));
-        let wide = Ingress::new(SocketAddr::from(([0, 0, 0, 0], 8788)));
+        let wide = Ingress::new(SocketAddr::from(([0, 0, 0, 0], 8788)), &Default::default());
         assert!(wide
             .admit(&request("/v1/models", &[("host", "gateway.lan:8788")]))
             .is_none());

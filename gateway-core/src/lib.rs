@@ -35,6 +35,7 @@ pub mod dialect;
 pub mod error;
 pub mod files;
 pub mod headers;
+pub mod idle;
 pub mod ingress;
 pub mod launch;
 pub mod ledger;

@@ -32,6 +32,7 @@ use crate::dialect::{Dialect, Endpoint};
 use crate::error::GatewayError;
 use crate::headers::X_API_KEY;
 use crate::headers::{ANTHROPIC_VERSION, HTTP2_KEEPALIVE_INTERVAL, HTTP2_KEEPALIVE_TIMEOUT};
+use crate::idle::{self, Activity, Tracked};
 use crate::ingress::Ingress;
 use crate::models;
 use crate::optimize::Optimizer;
@@ -344,8 +345,8 @@ pub async fn serve(
     if let Ok(addr) = listener.local_addr() {
         let _ = state.bound.set(addr);
     }
-    let ingress = Ingress::new(state.listening());
     let limits = state.config().server.clone();
+    let ingress = Ingress::new(state.listening(), &limits);
     // Held by each connection; at the cap, new connections wait in the kernel's queue.
     let connections = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     // Held by each request until its answer starts; past the cap a request gets a 503.
@@ -354,14 +355,29 @@ pub async fn serve(
     let mut builder = auto::Builder::new(TokioExecutor::new());
     // One write per response: header and body go out in one buffer rather than a
     // writev of several slices, which is cheaper for the small bodies most calls have.
-    builder.http1().writev(false).timer(TokioTimer::new());
+    // The parser's ceilings sit above the configured header limits, so a request past
+    // those gets the gateway's 431 in its own shape; past the ceilings, hyper's bare 431.
+    // Up to 100 headers hyper parses into a buffer on the stack.
+    let header_ceiling = limits.max_header_bytes.saturating_mul(2);
+    let mut http1 = builder.http1();
+    http1
+        .writev(false)
+        .timer(TokioTimer::new())
+        .max_headers((limits.max_header_count + limits.max_header_count / 2).max(100));
+    if header_ceiling > HYPER_DEFAULT_MAX_BUF {
+        http1.max_buf_size(header_ceiling);
+    }
     // Pings find peers that went away without closing; one that does not answer is dropped.
     builder
         .http2()
         .timer(TokioTimer::new())
         .keep_alive_interval(Some(HTTP2_KEEPALIVE_INTERVAL))
         .keep_alive_timeout(HTTP2_KEEPALIVE_TIMEOUT)
-        .max_concurrent_streams(u32::try_from(limits.max_in_flight).unwrap_or(u32::MAX));
+        .max_header_list_size(u32::try_from(header_ceiling).unwrap_or(u32::MAX))
+        .max_concurrent_streams(
+            u32::try_from(limits.max_streams_per_connection).unwrap_or(u32::MAX),
+        );
+    let idle_timeout = limits.idle_timeout;
     let workers = Workers::start(state.config().server.workers)?;
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
@@ -401,15 +417,20 @@ pub async fn serve(
             let Ok(stream) = tokio::net::TcpStream::from_std(stream) else {
                 return;
             };
+            let activity = Activity::new();
+            let requests = activity.clone();
             let service = TowerToHyperService::new(tower::service_fn(
                 move |mut request: http::Request<hyper::body::Incoming>| {
+                    let open = requests.begin();
                     // Refused at the door: the router never sees it, nothing goes upstream.
                     if let Some(refused) = ingress.admit(&request) {
+                        let refused = refused.map(|body| Tracked::new(body, open));
                         return Either::Left(std::future::ready(Ok(refused)));
                     }
                     let Ok(permit) = in_flight.clone().try_acquire_owned() else {
                         let dialect = guess_dialect(request.headers(), request.uri().path());
                         let busy = GatewayError::Overloaded.into_response(dialect);
+                        let busy = busy.map(|body| Tracked::new(body, open));
                         return Either::Left(std::future::ready(Ok(busy)));
                     };
                     // The peer's address, for the admin API's loopback check.
@@ -420,15 +441,19 @@ pub async fn serve(
                     Either::Right(async move {
                         let answer = answer.await;
                         drop(permit);
-                        answer
+                        answer.map(|response| response.map(|body| Tracked::new(body, open)))
                     })
                 },
             ));
             let connection = builder
                 .serve_connection_with_upgrades(TokioIo::new(stream), service)
                 .into_owned();
-            // A client that resets the connection is not the gateway's error.
-            let _ = watcher.watch(connection).await;
+            // A client that resets the connection is not the gateway's error. One that
+            // holds the connection with nothing open on it is let go.
+            tokio::select! {
+                _ = watcher.watch(connection) => {}
+                () = idle::idle_for(&activity, idle_timeout) => {}
+            }
         });
     }
     drop(listener);
@@ -453,6 +478,9 @@ pub async fn serve(
         .ok();
     Ok(())
 }
+
+/// hyper's HTTP/1 read buffer when not set: 8 KiB and 4 KiB for each of 100 headers.
+const HYPER_DEFAULT_MAX_BUF: usize = 8192 + 4096 * 100;
 
 /// Binds `addr`, with a message that says what to do when the port is taken.
 pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
