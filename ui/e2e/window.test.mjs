@@ -11,7 +11,7 @@
 // CHROMIUM (default /usr/bin/chromium), E2E_GATEWAY=fake to drive dev/fake-gateway.mjs
 // instead of the binary (no mock then), E2E_VERBOSE=1 to see the processes' stderr.
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -125,7 +125,9 @@ describe('the window against the real gateway', () => {
     env.XDG_DATA_HOME = join(tmp, 'data');
     env.XDG_CONFIG_HOME = join(tmp, 'config');
     env.TRIMGATE_LOG = process.env.E2E_VERBOSE ? 'info' : 'warn';
-    const windowLine = /Window:\s+(http:\/\/\S+\/ui\/#token=[0-9A-Za-z]+)/;
+    // The token is in the printed link on a terminal; otherwise (as here, stdout a pipe)
+    // in a private file whose path is printed.
+    const windowLine = /Window:\s+(http:\/\/\S+\/ui\/)(?:#token=([0-9A-Za-z]+)| \(admin token in (\S+)\))/;
 
     if (FAKE) {
       mockUrl = 'http://127.0.0.1:9';
@@ -139,7 +141,8 @@ describe('the window against the real gateway', () => {
       await writeFile(config, '[server]\nlisten = "127.0.0.1:0"\n');
       gateway = await startUntil(bin, ['serve', '--config', config], { env, pattern: windowLine, name: 'trimgate serve' });
     }
-    windowUrl = gateway.match[1];
+    const token = gateway.match[2] ?? (await readFile(gateway.match[3], 'utf8')).trim();
+    windowUrl = `${gateway.match[1]}#token=${token}`;
     origin = new URL(windowUrl).origin;
 
     // The browser needs no session bus (the gateway's keychain does); without it Chromium
