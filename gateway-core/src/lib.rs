@@ -3,7 +3,8 @@
 //! A request flows one way through these rooms:
 //!
 //! - [`server`]   — the listener, the axum router and graceful shutdown.
-//! - [`ingress`]  — who may send a request at all: `Host` on loopback, a browser's `Origin`.
+//! - [`ingress`]  — who may send a request at all: `Host` on loopback, a browser's `Origin`, header limits.
+//! - [`idle`]     — when a connection counts as idle (no request open), so it can be closed.
 //! - [`proxy`]    — the request stages: ingress → route → prepare body → upstream → relay → record.
 //! - [`dialect`]  — the closed set of wire dialects (OpenAI Chat, OpenAI Responses, Anthropic Messages).
 //! - [`sniff`]    — reads `model` and `stream` from the inbound bytes and splices the few edits passthrough needs.
