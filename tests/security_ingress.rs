@@ -572,7 +572,10 @@ async fn requests_on_one_http2_connection_are_capped() {
     let (mut sender, _task) = h2c(&addr).await;
     // One request first, so the client has the gateway's SETTINGS before it opens more
     // (a stream opened past the cap before that is refused, as HTTP/2 says).
-    let first = sender.send_request(h2_chat(&addr, CHAT, &[])).await.unwrap();
+    let first = sender
+        .send_request(h2_chat(&addr, CHAT, &[]))
+        .await
+        .unwrap();
     assert_eq!(first.status(), 200);
     let started = std::time::Instant::now();
     let requests = (0..3).map(|_| {

@@ -13,6 +13,18 @@ pub enum Dialect {
     AnthropicMessages,
 }
 
+impl Dialect {
+    /// The dialect to answer in when the path does not say: Anthropic clients send
+    /// `anthropic-version`.
+    pub fn guess(headers: &http::HeaderMap, path: &str) -> Dialect {
+        if headers.contains_key("anthropic-version") || path.contains("/messages") {
+            Dialect::AnthropicMessages
+        } else {
+            Dialect::OpenAiChat
+        }
+    }
+}
+
 /// What an inbound request asks for: a dialect and, within it, an operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Endpoint {

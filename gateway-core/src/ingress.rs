@@ -17,8 +17,8 @@ use axum::body::Body;
 use axum::response::Response;
 use http::{header, HeaderValue, StatusCode};
 
+use crate::dialect::Dialect;
 use crate::error::GatewayError;
-use crate::server::guess_dialect;
 
 /// The desktop window's origins (Linux and macOS, then Windows).
 pub const WINDOW_ORIGINS: [&str; 2] = ["tauri://localhost", "http://tauri.localhost"];
@@ -135,7 +135,7 @@ impl Ingress {
                 count: self.max_header_count,
                 bytes: self.max_header_bytes,
             }
-            .into_response(guess_dialect(headers, request.uri().path()))
+            .into_response(Dialect::guess(headers, request.uri().path()))
         })
     }
 }
@@ -156,7 +156,7 @@ fn refusal<B>(request: &http::Request<B>, why: &'static str) -> Response {
         );
         return response;
     }
-    GatewayError::Forbidden(why).into_response(guess_dialect(request.headers(), path))
+    GatewayError::Forbidden(why).into_response(Dialect::guess(request.headers(), path))
 }
 
 #[cfg(test)]
@@ -216,7 +216,10 @@ mod tests {
 
     #[test]
     fn a_loopback_listener_refuses_other_hosts_and_origins() {
-        let ingress = Ingress::new(SocketAddr::from(([127, 0, 0, 1], 8788)), &Default::default());
+        let ingress = Ingress::new(
+            SocketAddr::from(([127, 0, 0, 1], 8788)),
+            &Default::default(),
+        );
         let admitted =
             |path: &str, headers: &[(&str, &str)]| ingress.admit(&request(path, headers)).is_none();
         assert!(admitted(

@@ -213,15 +213,6 @@ fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
     response
 }
 
-/// The dialect to answer in when the path does not say: Anthropic clients send `anthropic-version`.
-pub(crate) fn guess_dialect(headers: &HeaderMap, path: &str) -> Dialect {
-    if headers.contains_key(ANTHROPIC_VERSION) || path.contains("/messages") {
-        Dialect::AnthropicMessages
-    } else {
-        Dialect::OpenAiChat
-    }
-}
-
 async fn list_models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
     let config = state.config();
     let body = if headers.contains_key(ANTHROPIC_VERSION) {
@@ -275,7 +266,7 @@ async fn readyz(State(state): State<Arc<AppState>>) -> Response {
 }
 
 async fn not_found(request: Request) -> Response {
-    let dialect = guess_dialect(request.headers(), request.uri().path());
+    let dialect = Dialect::guess(request.headers(), request.uri().path());
     GatewayError::NoSuchEndpoint {
         method: request.method().to_string(),
         path: request.uri().path().to_owned(),
@@ -284,7 +275,7 @@ async fn not_found(request: Request) -> Response {
 }
 
 async fn method_not_allowed(request: Request) -> Response {
-    let dialect = guess_dialect(request.headers(), request.uri().path());
+    let dialect = Dialect::guess(request.headers(), request.uri().path());
     let mut response = GatewayError::NoSuchEndpoint {
         method: request.method().to_string(),
         path: request.uri().path().to_owned(),
@@ -428,7 +419,7 @@ pub async fn serve(
                         return Either::Left(std::future::ready(Ok(refused)));
                     }
                     let Ok(permit) = in_flight.clone().try_acquire_owned() else {
-                        let dialect = guess_dialect(request.headers(), request.uri().path());
+                        let dialect = Dialect::guess(request.headers(), request.uri().path());
                         let busy = GatewayError::Overloaded.into_response(dialect);
                         let busy = busy.map(|body| Tracked::new(body, open));
                         return Either::Left(std::future::ready(Ok(busy)));
