@@ -24,7 +24,7 @@ use crate::headers::{
 use crate::optimize::modes::ModelRule;
 use crate::optimize::{Modes, Plan, PlanPatch};
 use crate::pricing::Pricing;
-use crate::routing::{RouteSpec, RouteTable};
+use crate::routing::{Destination, RouteSpec, RouteTable};
 use crate::secrets::KeySource;
 
 // ---------------------------------------------------------------------------------------------
@@ -432,6 +432,19 @@ pub struct Provider {
     pub client_org: bool,
 }
 
+/// The route table over this config's providers.
+pub type Routes = RouteTable<Provider>;
+
+impl Destination for Provider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn models(&self) -> &[String] {
+        &self.models
+    }
+}
+
 impl Provider {
     pub fn speaks(&self, dialect: Dialect) -> bool {
         self.dialects.contains(&dialect)
@@ -507,7 +520,7 @@ impl Default for Server {
 pub struct Config {
     pub server: Server,
     pub providers: Vec<Arc<Provider>>,
-    pub routes: RouteTable,
+    pub routes: Routes,
     pub optimize: Modes,
     pub gateway_keys: Vec<GatewayKey>,
     /// The ledger's URL; `None` when there is no ledger.
@@ -852,7 +865,11 @@ impl GatewayConfig {
                 found
             }
         };
-        let routes = RouteTable::build(specs, built.clone(), default, &mut problems);
+        let (routes, bad) = RouteTable::build(specs, built.clone(), default);
+        problems.extend(bad.into_iter().map(|b| ConfigProblem {
+            path: b.path,
+            message: b.message,
+        }));
         if problems.is_empty() {
             Ok(Config {
                 server,

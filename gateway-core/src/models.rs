@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use crate::routing::RouteTable;
+use crate::config::Routes;
 
 /// Fixed creation time for listed models: the gateway does not know when a provider made them.
 const LISTED_CREATED: u64 = 1_700_000_000;
@@ -72,7 +72,7 @@ pub fn stand_in(pattern: &str, model: &str) -> Option<String> {
     Some(pattern.replace('*', &model))
 }
 
-fn listed(routes: &RouteTable) -> Vec<Listed> {
+fn listed(routes: &Routes) -> Vec<Listed> {
     let mut names: Vec<(String, Option<&str>)> = Vec::new();
     for route in routes.routes() {
         match (route.glob, route.model) {
@@ -112,7 +112,7 @@ fn listed(routes: &RouteTable) -> Vec<Listed> {
     out
 }
 
-pub fn openai_list(routes: &RouteTable) -> Value {
+pub fn openai_list(routes: &Routes) -> Value {
     let data: Vec<Value> = listed(routes)
         .into_iter()
         .map(|l| {
@@ -123,7 +123,7 @@ pub fn openai_list(routes: &RouteTable) -> Value {
     json!({"object": "list", "data": data})
 }
 
-pub fn anthropic_list(routes: &RouteTable) -> Value {
+pub fn anthropic_list(routes: &Routes) -> Value {
     let all = listed(routes);
     let data: Vec<Value> = all
         .iter()

@@ -8,25 +8,39 @@ use std::sync::Arc;
 
 use globset::{Glob, GlobMatcher};
 
-use crate::config::{ConfigProblem, Provider};
+/// What the table needs of a provider: routing is a pure decision over names, so it does
+/// not know the config's provider type (which is `config::Provider`).
+pub trait Destination {
+    /// The name `provider/model` uses.
+    fn name(&self) -> &str;
+    /// Models it serves by name, for listings.
+    fn models(&self) -> &[String];
+}
 
 /// A route as validated from config, before its pattern is compiled.
 #[derive(Debug)]
-pub struct RouteSpec {
+pub struct RouteSpec<P> {
     pub pattern: String,
-    pub provider: Arc<Provider>,
+    pub provider: Arc<P>,
     pub model: Option<String>,
 }
 
+/// A route whose pattern is not a valid glob: where it is in the config, and why.
 #[derive(Debug)]
-struct Route {
+pub struct BadPattern {
+    pub path: String,
+    pub message: String,
+}
+
+#[derive(Debug)]
+struct Route<P> {
     pattern: String,
     matcher: Option<GlobMatcher>,
-    provider: Arc<Provider>,
+    provider: Arc<P>,
     model: Option<String>,
 }
 
-impl Route {
+impl<P> Route<P> {
     fn matches(&self, model: &str) -> bool {
         match &self.matcher {
             Some(m) => m.is_match(model),
@@ -37,48 +51,60 @@ impl Route {
 
 /// Where a request goes.
 #[derive(Debug, Clone)]
-pub struct Target<'a> {
-    pub provider: &'a Arc<Provider>,
+pub struct Target<'a, P> {
+    pub provider: &'a Arc<P>,
     /// The model name to send upstream, when it differs from the one the client sent.
     pub rewrite: Option<&'a str>,
 }
 
 /// A route as the table holds it, for listing what is served.
 #[derive(Debug, Clone, Copy)]
-pub struct RouteView<'a> {
+pub struct RouteView<'a, P> {
     pub pattern: &'a str,
     pub glob: bool,
-    pub provider: &'a Arc<Provider>,
+    pub provider: &'a Arc<P>,
     /// The provider's model, when the route renames.
     pub model: Option<&'a str>,
 }
 
-#[derive(Debug, Default)]
-pub struct RouteTable {
-    routes: Vec<Route>,
-    providers: Vec<Arc<Provider>>,
-    default: Option<Arc<Provider>>,
+#[derive(Debug)]
+pub struct RouteTable<P> {
+    routes: Vec<Route<P>>,
+    providers: Vec<Arc<P>>,
+    default: Option<Arc<P>>,
     served: Vec<String>,
+}
+
+impl<P> Default for RouteTable<P> {
+    fn default() -> Self {
+        RouteTable {
+            routes: Vec::new(),
+            providers: Vec::new(),
+            default: None,
+            served: Vec::new(),
+        }
+    }
 }
 
 fn is_glob(pattern: &str) -> bool {
     pattern.contains(['*', '?', '[', '{'])
 }
 
-impl RouteTable {
+impl<P: Destination> RouteTable<P> {
+    /// The table, and the routes left out because their pattern is not a valid glob.
     pub fn build(
-        specs: Vec<(String, RouteSpec)>,
-        providers: Vec<Arc<Provider>>,
-        default: Option<Arc<Provider>>,
-        problems: &mut Vec<ConfigProblem>,
-    ) -> RouteTable {
+        specs: Vec<(String, RouteSpec<P>)>,
+        providers: Vec<Arc<P>>,
+        default: Option<Arc<P>>,
+    ) -> (RouteTable<P>, Vec<BadPattern>) {
+        let mut problems = Vec::new();
         let mut routes = Vec::with_capacity(specs.len());
         for (path, spec) in specs {
             let matcher = if is_glob(&spec.pattern) {
                 match Glob::new(&spec.pattern) {
                     Ok(glob) => Some(glob.compile_matcher()),
                     Err(e) => {
-                        problems.push(ConfigProblem {
+                        problems.push(BadPattern {
                             path: format!("{path}.match"),
                             message: format!(
                                 "{:?} is not a valid glob: {}",
@@ -111,23 +137,24 @@ impl RouteTable {
             }
         }
         for provider in &providers {
-            for model in &provider.models {
+            for model in provider.models() {
                 push(model.clone());
             }
         }
-        RouteTable {
+        let table = RouteTable {
             routes,
             providers,
             default,
             served,
-        }
+        };
+        (table, problems)
     }
 
     /// Resolves the client's model name to a provider, or `None` when nothing serves it.
-    pub fn resolve<'a>(&'a self, model: &'a str) -> Option<Target<'a>> {
+    pub fn resolve<'a>(&'a self, model: &'a str) -> Option<Target<'a, P>> {
         if let Some((prefix, rest)) = model.split_once('/') {
             if !rest.is_empty() {
-                if let Some(provider) = self.providers.iter().find(|p| p.name == prefix) {
+                if let Some(provider) = self.providers.iter().find(|p| p.name() == prefix) {
                     return Some(Target {
                         provider,
                         rewrite: Some(rest),
@@ -153,7 +180,7 @@ impl RouteTable {
     }
 
     /// Every route in the order it is tried: the config's own, then the providers' families.
-    pub fn routes(&self) -> impl Iterator<Item = RouteView<'_>> {
+    pub fn routes(&self) -> impl Iterator<Item = RouteView<'_, P>> {
         self.routes.iter().map(|r| RouteView {
             pattern: &r.pattern,
             glob: r.matcher.is_some(),
@@ -174,7 +201,7 @@ impl RouteTable {
     }
 
     /// The provider that serves `model` when listed, for `GET /v1/models`.
-    pub fn owner_of<'a>(&'a self, model: &'a str) -> Option<&'a Arc<Provider>> {
+    pub fn owner_of<'a>(&'a self, model: &'a str) -> Option<&'a Arc<P>> {
         self.resolve(model).map(|t| t.provider)
     }
 }
