@@ -384,7 +384,7 @@ async fn mock(args: MockArgs) -> Result<(), String> {
 async fn stats(args: StatsArgs) -> Result<(), String> {
     let config = load_config(&args.config)?;
     let by = By::parse(&args.by)?;
-    let since = ledger::stats::parse_since(&args.since, gateway_core::record::now_ms())?;
+    let since = ledger::stats::parse_since(&args.since, gateway_core::clock::now_ms())?;
     let url = config
         .ledger_url
         .ok_or("the ledger is off in this config ([ledger] enabled = false)")?;

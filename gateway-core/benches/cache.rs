@@ -84,7 +84,7 @@ fn full_cache() -> (ResponseCache, Vec<Vec<String>>) {
 
 fn lookups(c: &mut Criterion) {
     let (cache, texts) = full_cache();
-    let now = cache::now_ms();
+    let now = gateway_core::clock::now_ms();
 
     let unrelated: Vec<String> = (0..13).map(|i| word(10_000_000 + i)).collect();
     let miss = prepare(&cache, &body(&unrelated)).unwrap();

@@ -12,7 +12,10 @@
 //! - [`upstream`] — the pooled HTTP client and the provider's URL, auth and headers.
 //! - [`relay`]    — SSE frames relayed as they arrive, with usage captured on the way.
 //! - [`usage`]    — provider-reported token usage, per dialect.
-//! - [`record`]   — the record stage: one [`record::RequestRecord`] per request, success or failure.
+//! - [`record`]   — the record stage: one [`record::RequestRecord`] per request, success or failure (plain data).
+//! - [`pending`]  — a request on its way to its record: closes its span and hands the record over once.
+//! - [`clock`]    — the wall clock in Unix milliseconds, as the ledger, cache and window count it.
+//! - [`db`]       — what the stores sharing one database both need from its pool.
 //! - [`error`]    — typed errors, turned into the client's own error shape in one place.
 //! - [`config`]   — TOML config parsed into raw types, validated into runtime types.
 //! - [`secrets`]  — where provider keys come from ([`secrets::SecretStore`]).
@@ -31,7 +34,9 @@
 
 pub mod admin;
 pub mod cache;
+pub mod clock;
 pub mod config;
+pub mod db;
 pub mod dialect;
 pub mod error;
 pub mod files;
@@ -43,6 +48,7 @@ pub mod ledger;
 pub mod mock;
 pub mod models;
 pub mod optimize;
+pub mod pending;
 pub mod pricing;
 pub mod proxy;
 pub mod record;

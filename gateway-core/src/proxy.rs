@@ -30,7 +30,8 @@ use crate::headers::{
     X_SAVED_TOKENS, X_UPSTREAM_REQUEST_ID,
 };
 use crate::optimize::{PassTokens, Plan, PlanPatch};
-use crate::record::{Outcome, Pending, RequestRecord};
+use crate::pending::Pending;
+use crate::record::{Outcome, RequestRecord};
 use crate::relay::{read_whole, relay_stream, RelayParams, Translator};
 use crate::server::{AppState, Runtime};
 use crate::sniff::{sniff_within, Edits, Limits};
@@ -601,7 +602,7 @@ async fn cached(
     let Some(prepared) = state.cache.prepare(request, headers) else {
         return Cached::Store(None);
     };
-    let Some(hit) = state.cache.get(&prepared, cache::now_ms()) else {
+    let Some(hit) = state.cache.get(&prepared, crate::clock::now_ms()) else {
         ctx.cache = Some(cache::Status::Miss);
         pending.record().cache = ctx.cache;
         metrics::counter!("trimgate_cache_lookups_total", "result" => "miss").increment(1);

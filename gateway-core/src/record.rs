@@ -6,10 +6,35 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use tracing::Span;
-
 use crate::dialect::Dialect;
 use crate::usage::Usage;
+
+/// How a request went through the response cache, for the record and `x-trimgate-cache`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheStatus {
+    Hit,
+    /// Answered by a stored request of other, close enough words.
+    Similar,
+    Miss,
+}
+
+impl CacheStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheStatus::Hit => "hit",
+            CacheStatus::Similar => "similar",
+            CacheStatus::Miss => "miss",
+        }
+    }
+
+    /// What `x-trimgate-cache` says: a hit either way.
+    pub fn header(self) -> &'static str {
+        match self {
+            CacheStatus::Hit | CacheStatus::Similar => "hit",
+            CacheStatus::Miss => "miss",
+        }
+    }
+}
 
 /// How a request ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,7 +88,7 @@ pub struct RequestRecord {
     /// Exact o200k tokens of what each pass changed, before and after.
     pub passes: Vec<crate::optimize::PassTokens>,
     /// How the response cache answered, when it applied to this request.
-    pub cache: Option<crate::cache::Status>,
+    pub cache: Option<CacheStatus>,
     /// What the provider reported for the answer a cache hit replayed: the usage it spared.
     pub avoided: Option<Usage>,
     /// Request fields a translation left out, comma-separated (`x-trimgate-dropped`).
@@ -72,21 +97,10 @@ pub struct RequestRecord {
     pub session: Option<String>,
 }
 
-/// A time as Unix milliseconds (the ledger's and the window's unit); 0 before 1970.
-pub fn unix_ms(at: SystemTime) -> i64 {
-    at.duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
-/// Now, as Unix milliseconds.
-pub fn now_ms() -> i64 {
-    unix_ms(SystemTime::now())
-}
-
 impl RequestRecord {
     /// When the request arrived, as Unix milliseconds.
     pub fn started_ms(&self) -> i64 {
-        unix_ms(self.started_at)
+        crate::clock::unix_ms(self.started_at)
     }
 
     /// A record of a request that has just arrived.
@@ -149,7 +163,7 @@ impl Recorder for LogRecorder {
             applied = %r.applied,
             saved_tokens = r.saved_tokens,
             saved_bytes = r.saved_bytes,
-            cache = r.cache.map_or("-", crate::cache::Status::as_str),
+            cache = r.cache.map_or("-", CacheStatus::as_str),
             "request"
         );
     }
@@ -192,87 +206,5 @@ impl Recorder for MemoryRecorder {
             records.pop_front();
         }
         records.push_back(record);
-    }
-}
-
-/// A request on its way: stages fill in its record, and the record goes to the recorder
-/// exactly once — by [`Pending::finish`], or on drop when the client went away first
-/// (a dropped handler future or response body drops its `Pending`). It also holds the
-/// request's span (the current span when it was created), which the record fills in
-/// and closes.
-pub struct Pending {
-    recorder: std::sync::Arc<dyn Recorder>,
-    record: RequestRecord,
-    started: std::time::Instant,
-    span: Span,
-    done: bool,
-}
-
-impl Pending {
-    pub fn new(
-        recorder: std::sync::Arc<dyn Recorder>,
-        record: RequestRecord,
-        started: std::time::Instant,
-    ) -> Self {
-        Pending {
-            recorder,
-            record,
-            started,
-            span: Span::current(),
-            done: false,
-        }
-    }
-
-    /// The record so far, for stages that fill in fields.
-    pub fn record(&mut self) -> &mut RequestRecord {
-        &mut self.record
-    }
-
-    pub fn add_overhead(&mut self, spent: Duration) {
-        self.record.overhead += spent;
-    }
-
-    pub fn finish(mut self, outcome: Outcome, error: Option<&'static str>) {
-        self.emit(outcome, error);
-    }
-
-    /// Moves the record into a new `Pending`, for a response body that outlives the
-    /// handler; this one then records nothing.
-    pub fn hand_over(&mut self) -> Pending {
-        self.done = true;
-        Pending {
-            recorder: self.recorder.clone(),
-            record: self.take_record(),
-            started: self.started,
-            span: std::mem::replace(&mut self.span, Span::none()),
-            done: false,
-        }
-    }
-
-    /// Moves the record out rather than cloning it: a finished record is not read again.
-    fn take_record(&mut self) -> RequestRecord {
-        let placeholder = RequestRecord::new(String::new(), self.record.dialect);
-        std::mem::replace(&mut self.record, placeholder)
-    }
-
-    fn emit(&mut self, outcome: Outcome, error: Option<&'static str>) {
-        if std::mem::replace(&mut self.done, true) {
-            return;
-        }
-        let mut record = self.take_record();
-        record.outcome = outcome;
-        record.error = record.error.or(error);
-        record.latency = self.started.elapsed();
-        crate::telemetry::end_request_span(
-            std::mem::replace(&mut self.span, Span::none()),
-            &record,
-        );
-        self.recorder.record(Arc::new(record));
-    }
-}
-
-impl Drop for Pending {
-    fn drop(&mut self) {
-        self.emit(Outcome::ClientCancelled, Some("client_cancelled"));
     }
 }

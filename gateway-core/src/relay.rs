@@ -19,7 +19,8 @@ use tokio::sync::watch;
 
 use crate::dialect::Dialect;
 use crate::error::GatewayError;
-use crate::record::{Outcome, Pending};
+use crate::pending::Pending;
+use crate::record::Outcome;
 use crate::translate::stream::{Decoder, Encoder};
 use crate::upstream::classify;
 use crate::usage::StreamUsage;

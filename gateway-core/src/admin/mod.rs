@@ -801,7 +801,7 @@ async fn savings(State(state): State<Arc<AppState>>, Query(q): Query<SavingsQuer
             let admin = admin(&state)?;
             let by_text = q.by.unwrap_or_else(|| "model".into());
             let by = By::parse(&by_text).map_err(AdminError::BadRequest)?;
-            let now = crate::cache::now_ms();
+            let now = crate::clock::now_ms();
             let since = stats::parse_since(q.since.as_deref().unwrap_or("7d"), now)
                 .map_err(AdminError::BadRequest)?;
             let Some(pool) = &admin.ledger else {

@@ -194,32 +194,8 @@ pub struct Prepared {
     pub lookup: bool,
 }
 
-/// How a request went through the cache, for the record and `x-trimgate-cache`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
-    Hit,
-    /// Answered by a stored request of other, close enough words.
-    Similar,
-    Miss,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Hit => "hit",
-            Status::Similar => "similar",
-            Status::Miss => "miss",
-        }
-    }
-
-    /// What `x-trimgate-cache` says: a hit either way.
-    pub fn header(self) -> &'static str {
-        match self {
-            Status::Hit | Status::Similar => "hit",
-            Status::Miss => "miss",
-        }
-    }
-}
+/// How a request went through the cache (plain data, so it lives with the record).
+pub use crate::record::CacheStatus as Status;
 
 /// A stored answer: the bytes the client received and what the provider reported.
 #[derive(Clone, Debug, PartialEq)]
@@ -263,7 +239,7 @@ pub struct ResponseCache {
     sink: OnceLock<mpsc::Sender<persist::Op>>,
 }
 
-pub use crate::record::now_ms;
+use crate::clock::now_ms;
 
 fn cache_control(headers: &HeaderMap) -> (bool, bool) {
     let mut no_cache = false;

@@ -12,7 +12,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::similar::Words;
-use super::{now_ms, Entry, Key, ResponseCache};
+use super::{Entry, Key, ResponseCache};
+use crate::clock::now_ms;
 use crate::usage::Usage;
 
 /// A change to persist.
@@ -171,7 +172,7 @@ async fn write_loop(pool: AnyPool, mut rx: mpsc::Receiver<Op>) {
 async fn write(pool: &AnyPool, ops: &[Op]) -> Result<(), sqlx::Error> {
     let mut conn = pool.acquire().await?;
     let result = write_on(&mut conn, ops).await;
-    crate::ledger::discard_if_failed(conn, &result).await;
+    crate::db::discard_if_failed(conn, &result).await;
     result
 }
 

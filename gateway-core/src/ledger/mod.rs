@@ -233,7 +233,7 @@ pub fn spawn_retention(pool: AnyPool, keep: Duration) -> JoinHandle<()> {
 
 /// Deletes rows that started more than `keep` ago; returns how many.
 pub async fn prune_older_than(pool: &AnyPool, keep: Duration) -> Result<u64, sqlx::Error> {
-    let cutoff = crate::record::now_ms() - keep.as_millis() as i64;
+    let cutoff = crate::clock::now_ms() - keep.as_millis() as i64;
     let done = sqlx::query("DELETE FROM requests WHERE ts_ms < $1")
         .bind(cutoff)
         .execute(pool)
@@ -490,18 +490,6 @@ impl<'a> PriceMemo<'a> {
     }
 }
 
-/// Closes a connection whose write failed instead of returning it to the pool: a COMMIT
-/// that failed (a full disk) can leave SQLite inside the transaction, and every later
-/// one would nest in it and never be committed.
-pub(crate) async fn discard_if_failed<T>(
-    conn: sqlx::pool::PoolConnection<sqlx::Any>,
-    result: &Result<T, sqlx::Error>,
-) {
-    if result.is_err() {
-        let _ = sqlx::Connection::close(conn.detach()).await;
-    }
-}
-
 /// One column's value, as both write paths bind it.
 #[derive(Clone, Copy, Debug)]
 enum Value<'a> {
@@ -589,7 +577,7 @@ async fn write(
 ) -> Result<(), sqlx::Error> {
     let mut conn = pool.acquire().await?;
     let result = write_on(&mut conn, rows, pricing).await;
-    discard_if_failed(conn, &result).await;
+    crate::db::discard_if_failed(conn, &result).await;
     result
 }
 
