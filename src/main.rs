@@ -19,13 +19,13 @@ use gateway_core::headers::{
 use gateway_core::launch::Gateway;
 use gateway_core::ledger;
 use gateway_core::ledger::stats::{By, Totals};
-use gateway_core::mock::{MockConfig, MockState};
 use gateway_core::secrets::KeyringStore;
 use gateway_core::server;
 use gateway_core::telemetry::SPAN_TARGET;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
+use trimgate_mock::{MockConfig, MockState};
 
 // glibc's malloc contends across the runtime's threads; mimalloc keeps per-thread heaps.
 #[global_allocator]
@@ -122,7 +122,7 @@ struct MockArgs {
     #[arg(long, default_value = "sk-ant-mock")]
     anthropic_key: String,
     /// The Claude subscription login (OAuth access token) Anthropic endpoints accept.
-    #[arg(long, default_value = gateway_core::mock::MOCK_OAUTH_TOKEN)]
+    #[arg(long, default_value = trimgate_mock::MOCK_OAUTH_TOKEN)]
     anthropic_oauth_token: String,
     /// Accept any key.
     #[arg(long)]
@@ -376,7 +376,7 @@ async fn mock(args: MockArgs) -> Result<(), String> {
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     println!("mock provider listening on http://{local}");
-    gateway_core::mock::serve(listener, state, shutdown_signal())
+    trimgate_mock::serve(listener, state, shutdown_signal())
         .await
         .map_err(|e| e.to_string())
 }

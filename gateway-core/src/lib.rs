@@ -30,7 +30,9 @@
 //! - [`optimize`] — the passes that rewrite requests to spend fewer tokens.
 //! - [`translate`] — the canonical IR and a codec per dialect, for requests across dialects.
 //! - [`telemetry`] — Prometheus metrics from the record stage and the ledger; the request spans an OTLP exporter sends.
-//! - [`mock`]     — a mock provider that speaks each provider's wire format, for tests and benchmarks.
+//!
+//! With the `test-util` feature, `mock` re-exports the mock provider (crate `trimgate-mock`)
+//! and the in-memory doubles are built, for tests.
 
 pub mod admin;
 pub mod cache;
@@ -45,7 +47,6 @@ pub mod idle;
 pub mod ingress;
 pub mod launch;
 pub mod ledger;
-pub mod mock;
 pub mod models;
 pub mod optimize;
 pub mod pending;
@@ -63,3 +64,6 @@ pub mod translate;
 pub mod upstream;
 pub mod usage;
 pub mod workers;
+
+#[cfg(feature = "test-util")]
+pub use trimgate_mock as mock;

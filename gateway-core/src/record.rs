@@ -2,8 +2,7 @@
 //! handed to a [`Recorder`]. Recorders must not block: the ledger (a later stage of the
 //! project) queues records and writes them off the hot path.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::dialect::Dialect;
@@ -169,18 +168,22 @@ impl Recorder for LogRecorder {
     }
 }
 
-/// Keeps the last `capacity` records in memory, newest last.
+/// Keeps the last `capacity` records in memory, newest last (a test double).
+#[cfg(any(test, feature = "test-util"))]
 #[derive(Debug)]
 pub struct MemoryRecorder {
     capacity: usize,
-    records: Mutex<VecDeque<Arc<RequestRecord>>>,
+    records: std::sync::Mutex<std::collections::VecDeque<Arc<RequestRecord>>>,
 }
 
+#[cfg(any(test, feature = "test-util"))]
 impl MemoryRecorder {
     pub fn new(capacity: usize) -> Self {
         MemoryRecorder {
             capacity,
-            records: Mutex::new(VecDeque::with_capacity(capacity.min(1024))),
+            records: std::sync::Mutex::new(std::collections::VecDeque::with_capacity(
+                capacity.min(1024),
+            )),
         }
     }
 
@@ -192,13 +195,14 @@ impl MemoryRecorder {
     }
 
     /// The records, read past a panic of another holder (a test's assertion).
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Arc<RequestRecord>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::VecDeque<Arc<RequestRecord>>> {
         self.records
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
+#[cfg(any(test, feature = "test-util"))]
 impl Recorder for MemoryRecorder {
     fn record(&self, record: Arc<RequestRecord>) {
         let mut records = self.lock();

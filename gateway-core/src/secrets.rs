@@ -289,11 +289,13 @@ impl SecretStore for Remembered {
     }
 }
 
-/// Keys held in memory: for tests and for embedding the core in-process. Env-var and
-/// keychain entries are kept by name; keychain entries can be set and deleted.
+/// Keys held in memory, a test double. Env-var and keychain entries are kept by name;
+/// keychain entries can be set and deleted.
+#[cfg(any(test, feature = "test-util"))]
 #[derive(Debug, Default)]
 pub struct MemoryStore(std::sync::Mutex<HashMap<String, Secret>>);
 
+#[cfg(any(test, feature = "test-util"))]
 impl MemoryStore {
     /// Keys by env-var name, standing in for the environment.
     pub fn with_env(self, var: &str, value: &str) -> Self {
@@ -312,6 +314,7 @@ impl MemoryStore {
     }
 }
 
+#[cfg(any(test, feature = "test-util"))]
 impl SecretStore for MemoryStore {
     fn get(&self, source: &KeySource) -> Result<Option<Secret>, SecretError> {
         if *source == KeySource::None {
