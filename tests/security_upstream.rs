@@ -252,6 +252,23 @@ async fn a_large_whole_answer_is_translated_for_the_client() {
     assert_eq!(answer["usage"]["output_tokens"], 9);
 }
 
+#[tokio::test]
+async fn a_whole_answer_past_max_answer_bytes_is_a_502_in_the_clients_shape() {
+    let upstream = hostile(Hostile::LargeAnswer).await;
+    let gw = Gateway::spawn(&hostile_config(&upstream, "max_answer_bytes = 65536"));
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        r#"{"model":"gpt-5","messages":[{"role":"user","content":"hi"}]}"#,
+        &[],
+    )
+    .await;
+    assert_eq!(res.status(), 502);
+    let answer: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(answer["error"]["code"], "upstream_broken", "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("max_answer_bytes"), "{message}");
+}
+
 /// Headers a client may send that must never reach a provider.
 const HOSTILE_HEADERS: [(&str, &str); 5] = [
     ("cookie", "session=stolen"),

@@ -14,12 +14,12 @@ use serde::Deserialize;
 
 use crate::dialect::Dialect;
 use crate::headers::{
-    DEFAULT_BODY_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_DISCARD_BYTES, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_HEADER_BYTES,
-    DEFAULT_MAX_HEADER_COUNT, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_JSON_DEPTH,
-    DEFAULT_MAX_MODEL_BYTES, DEFAULT_MAX_STREAMS_PER_CONNECTION, DEFAULT_MAX_STREAM_BYTES,
-    DEFAULT_PORT, DEFAULT_SERVICE_NAME, ENV_ANTHROPIC_KEY, ENV_DEEPSEEK_KEY, ENV_OPENAI_KEY,
-    OTLP_TRACES_PATH,
+    DEFAULT_BODY_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_DISCARD_BYTES, DEFAULT_MAX_EVENT_BYTES,
+    DEFAULT_MAX_HEADER_BYTES, DEFAULT_MAX_HEADER_COUNT, DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_MODEL_BYTES, DEFAULT_MAX_STREAMS_PER_CONNECTION,
+    DEFAULT_MAX_STREAM_BYTES, DEFAULT_PORT, DEFAULT_SERVICE_NAME, ENV_ANTHROPIC_KEY,
+    ENV_DEEPSEEK_KEY, ENV_OPENAI_KEY, OTLP_TRACES_PATH,
 };
 use crate::optimize::modes::ModelRule;
 use crate::optimize::{Modes, Plan, PlanPatch};
@@ -184,6 +184,8 @@ pub struct ServerConfig {
     pub max_event_bytes: Option<usize>,
     /// Cap on all of one provider stream.
     pub max_stream_bytes: Option<usize>,
+    /// Cap on a provider's whole (non-streamed) answer.
+    pub max_answer_bytes: Option<usize>,
     pub shutdown_grace_secs: Option<f64>,
     /// Serving threads; defaults to one per core.
     pub workers: Option<usize>,
@@ -477,6 +479,8 @@ pub struct Server {
     pub max_event_bytes: usize,
     /// A provider's stream larger than this in all is cut with an error event.
     pub max_stream_bytes: usize,
+    /// A provider's whole answer larger than this is a 502.
+    pub max_answer_bytes: usize,
     pub shutdown_grace: Duration,
     /// Serving threads (see [`crate::workers`]).
     pub workers: usize,
@@ -499,6 +503,7 @@ impl Default for Server {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
             max_stream_bytes: DEFAULT_MAX_STREAM_BYTES,
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
             shutdown_grace: Duration::from_secs(10),
             workers: crate::workers::default_count(),
             max_model_bytes: DEFAULT_MAX_MODEL_BYTES,
@@ -1240,6 +1245,7 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
         max_body_bytes,
         max_event_bytes,
         max_stream_bytes,
+        max_answer_bytes,
         shutdown_grace_secs,
         workers,
         max_model_bytes,
@@ -1283,6 +1289,12 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
         max_stream_bytes,
         defaults.max_stream_bytes,
         "server.max_stream_bytes",
+        problems,
+    );
+    let max_answer_bytes = positive(
+        max_answer_bytes,
+        defaults.max_answer_bytes,
+        "server.max_answer_bytes",
         problems,
     );
     let max_model_bytes = positive(
@@ -1363,6 +1375,7 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
         max_body_bytes,
         max_event_bytes,
         max_stream_bytes,
+        max_answer_bytes,
         shutdown_grace,
         workers,
         max_model_bytes,

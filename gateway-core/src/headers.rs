@@ -15,7 +15,8 @@ pub const DEFAULT_MAX_JSON_DEPTH: usize = 128;
 /// Default time a client has to send a request body.
 pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 /// Default bytes of an over-limit body read and dropped after the 413.
-pub const DEFAULT_MAX_DISCARD_BYTES: usize = 64 * 1024 * 1024;
+/// Loopback carries a GiB in well under a second; the body timeout bounds a slow sender.
+pub const DEFAULT_MAX_DISCARD_BYTES: usize = 1024 * 1024 * 1024;
 /// Default cap on open connections.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// Default cap on requests served at once.
@@ -34,12 +35,13 @@ pub const HTTP2_KEEPALIVE_INTERVAL: std::time::Duration = std::time::Duration::f
 pub const HTTP2_KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
 /// `retry-after` on a 503 for too many requests at once, in seconds.
 pub const OVERLOAD_RETRY_AFTER_SECS: &str = "1";
-/// Default cap on a non-streamed upstream response body that we read whole.
-pub const MAX_UPSTREAM_BODY_BYTES: usize = 256 * 1024 * 1024;
+/// Default cap on a non-streamed answer, which is read whole (`server.max_answer_bytes`).
+/// The largest real ones are images in base64, tens of MiB.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
 /// Default cap on one event of a provider's stream (`server.max_event_bytes`).
 pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 /// Default cap on all of one provider stream (`server.max_stream_bytes`).
-pub const DEFAULT_MAX_STREAM_BYTES: usize = MAX_UPSTREAM_BODY_BYTES;
+pub const DEFAULT_MAX_STREAM_BYTES: usize = 256 * 1024 * 1024;
 /// Anthropic version sent when the client did not name one.
 pub const DEFAULT_ANTHROPIC_VERSION: &str = "2023-06-01";
 

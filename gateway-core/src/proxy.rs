@@ -25,8 +25,8 @@ use crate::config::{GatewayKey, Provider};
 use crate::dialect::{Dialect, Endpoint};
 use crate::error::{Culprit, GatewayError};
 use crate::headers::{
-    relayed_response_header, retain_headers, MAX_UPSTREAM_BODY_BYTES, SESSION_HEADERS, X_APPLIED,
-    X_CACHE, X_CACHE_SIMILARITY, X_DROPPED, X_OPTIMIZE, X_OVERHEAD_MS, X_REQUEST_ID, X_SAVED_BYTES,
+    relayed_response_header, retain_headers, SESSION_HEADERS, X_APPLIED, X_CACHE,
+    X_CACHE_SIMILARITY, X_DROPPED, X_OPTIMIZE, X_OVERHEAD_MS, X_REQUEST_ID, X_SAVED_BYTES,
     X_SAVED_TOKENS, X_UPSTREAM_REQUEST_ID,
 };
 use crate::optimize::{PassTokens, Plan, PlanPatch};
@@ -563,7 +563,8 @@ async fn run(
         ));
     }
 
-    let (upstream_headers, bytes) = whole_body(&provider, response).await?;
+    let limit = ctx.rt.config.server.max_answer_bytes;
+    let (upstream_headers, bytes) = whole_body(&provider, response, limit).await?;
     let body_at = Instant::now();
     if status.is_success() {
         let (usage, served) = crate::usage::from_response(ctx.dialect(), &bytes);
@@ -640,13 +641,20 @@ async fn cached(
 async fn whole_body(
     provider: &Provider,
     response: http::Response<hyper::body::Incoming>,
+    limit: usize,
 ) -> Result<(HeaderMap, Bytes), GatewayError> {
     let (parts, body) = response.into_parts();
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
     let body = read_whole(
         body,
         &provider.name,
         provider.timeouts.idle,
-        MAX_UPSTREAM_BODY_BYTES,
+        limit,
+        declared,
     )
     .await?;
     Ok((parts.headers, body))
@@ -779,7 +787,8 @@ async fn translated(
             state, ctx, pending, provider, response, streamed,
         ));
     }
-    let (upstream_headers, bytes) = whole_body(provider, response).await?;
+    let limit = ctx.rt.config.server.max_answer_bytes;
+    let (upstream_headers, bytes) = whole_body(provider, response, limit).await?;
     let body_at = Instant::now();
     let out_body = if status.is_success() {
         let (decoded, out) = translate_answer(

@@ -59,10 +59,21 @@ pub async fn read_whole(
     provider: &str,
     idle: Duration,
     limit: usize,
+    declared: Option<usize>,
 ) -> Result<Bytes, GatewayError> {
+    let too_large = || GatewayError::UpstreamBroken {
+        provider: provider.to_owned(),
+        detail: format!("response body exceeds {limit} bytes (server.max_answer_bytes)"),
+    };
+    // A declared length past the cap is refused before a byte of it is held.
+    if declared.is_some_and(|n| n > limit) {
+        return Err(too_large());
+    }
     let mut chunks = BodyDataStream::new(body);
-    let mut first: Option<Bytes> = None;
-    let mut rest = BytesMut::new();
+    // Chunks are kept as they come and joined once at the end, into a buffer of the
+    // declared size when there is one: never a buffer that grows by doubling.
+    let mut parts: Vec<Bytes> = Vec::new();
+    let mut total = 0usize;
     loop {
         match tokio::time::timeout(idle, chunks.next()).await {
             Err(_) => {
@@ -79,27 +90,26 @@ pub async fn read_whole(
                 })
             }
             Ok(Some(Ok(chunk))) => {
-                let total = first.as_ref().map_or(0, Bytes::len) + rest.len() + chunk.len();
+                total += chunk.len();
                 if total > limit {
-                    return Err(GatewayError::UpstreamBroken {
-                        provider: provider.to_owned(),
-                        detail: format!("response body exceeds {limit} bytes"),
-                    });
+                    return Err(too_large());
                 }
-                match &first {
-                    // Most bodies arrive in one chunk: keep it without copying.
-                    None if rest.is_empty() => first = Some(chunk),
-                    _ => {
-                        if let Some(f) = first.take() {
-                            rest.extend_from_slice(&f);
-                        }
-                        rest.extend_from_slice(&chunk);
-                    }
-                }
+                parts.push(chunk);
             }
         }
     }
-    Ok(first.unwrap_or_else(|| rest.freeze()))
+    // Most bodies arrive in one chunk: that one is kept without copying.
+    Ok(match parts.len() {
+        0 => Bytes::new(),
+        1 => parts.swap_remove(0),
+        _ => {
+            let mut joined = BytesMut::with_capacity(total);
+            for part in parts.drain(..) {
+                joined.extend_from_slice(&part);
+            }
+            joined.freeze()
+        }
+    })
 }
 
 /// Where a scan for the end of the next frame stopped.
