@@ -198,6 +198,9 @@ pub struct ServerConfig {
     pub max_connections: Option<usize>,
     /// Requests being served at once; more get a 503 with `retry-after`.
     pub max_in_flight: Option<usize>,
+    /// Clients must present the gateway's local key (made on the first start and kept in
+    /// an owner-only file next to the config), so other users of the machine cannot.
+    pub local_key: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -464,6 +467,8 @@ pub struct Server {
     pub max_discard_bytes: usize,
     pub max_connections: usize,
     pub max_in_flight: usize,
+    /// Clients must present the local key (see [`crate::local_key`]).
+    pub local_key: bool,
 }
 
 impl Default for Server {
@@ -481,6 +486,7 @@ impl Default for Server {
             max_discard_bytes: DEFAULT_MAX_DISCARD_BYTES,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            local_key: false,
         }
     }
 }
@@ -1214,6 +1220,7 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
         max_discard_bytes,
         max_connections,
         max_in_flight,
+        local_key,
     } = server;
     let defaults = Server::default();
     let listen = match listen {
@@ -1309,6 +1316,7 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
         max_discard_bytes,
         max_connections,
         max_in_flight,
+        local_key: local_key.unwrap_or(defaults.local_key),
     }
 }
 
@@ -1604,6 +1612,16 @@ mod tests {
         let err = err.unwrap_or_default();
         assert!(err.contains("line 3"), "{err}");
         assert!(!err.contains("sk-live-123"), "{err}");
+    }
+
+    #[test]
+    fn the_local_key_is_off_unless_the_server_asks_for_it() {
+        let off = Config::from_toml("", "t.toml").map(|c| c.server.local_key);
+        assert_eq!(off.ok(), Some(false));
+        let on = Config::from_toml("[server]\nlocal_key = true\n", "t.toml");
+        assert_eq!(on.map(|c| c.server.local_key).ok(), Some(true));
+        let wrong = Config::from_toml("[server]\nlocal_key = \"yes\"\n", "t.toml");
+        assert!(wrong.is_err());
     }
 
     #[test]
