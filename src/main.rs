@@ -340,7 +340,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         .or_else(config::default_config_path);
     let gateway = Gateway::start(config, Arc::new(KeyringStore), config_path)
         .await
-        .map_err(|e| format!("cannot start the HTTP client: {e}"))?;
+        .map_err(|e| format!("cannot start the gateway: {e}"))?;
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     println!("Trimgate listening on http://{local}");
