@@ -340,7 +340,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         .or_else(config::default_config_path);
     let gateway = Gateway::start(config, Arc::new(KeyringStore), config_path)
         .await
-        .map_err(|e| format!("cannot start the HTTP client: {e}"))?;
+        .map_err(|e| format!("cannot start the gateway: {e}"))?;
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     println!("Trimgate listening on http://{local}");
@@ -466,17 +466,26 @@ fn format_ms(ms: i64) -> String {
 }
 
 fn wrap_agent(args: WrapArgs) -> Result<i32, String> {
+    // The config says where the gateway listens and whether it wants its local key.
+    let named = args.config.config.clone();
+    let config_path = named
+        .clone()
+        .or_else(|| config::default_config_path().filter(|p| p.exists()));
+    let config = match &config_path {
+        None => None,
+        Some(path) => match Config::load(path) {
+            Ok(config) => Some(config),
+            // Given the address, a broken default config only costs the local key.
+            Err(_) if named.is_none() && args.gateway.is_some() => None,
+            Err(e) => return Err(e.to_string()),
+        },
+    };
     let base = match args.gateway {
         Some(url) => url,
         None => {
-            let listen = match &args.config.config {
-                Some(path) => Config::load(path).map_err(|e| e.to_string())?.server.listen,
-                None => config::default_config_path()
-                    .filter(|p| p.exists())
-                    .map(|p| Config::load(&p).map_err(|e| e.to_string()))
-                    .transpose()?
-                    .map_or_else(|| config::Server::default().listen, |c| c.server.listen),
-            };
+            let listen = config
+                .as_ref()
+                .map_or_else(|| config::Server::default().listen, |c| c.server.listen);
             let host = if listen.ip().is_unspecified() {
                 "127.0.0.1".to_owned()
             } else {
@@ -485,7 +494,11 @@ fn wrap_agent(args: WrapArgs) -> Result<i32, String> {
             format!("http://{host}:{}", listen.port())
         }
     };
-    wrap::run(&base, &args.agent, &args.args)
+    let local_key = config
+        .filter(|c| c.server.local_key)
+        .and(config_path)
+        .map(|path| gateway_core::local_key::path_for(&path));
+    wrap::run(&base, &args.agent, &args.args, local_key.as_deref())
 }
 
 fn check(args: ConfigArgs) -> Result<(), String> {

@@ -80,6 +80,11 @@ async fn only_the_windows_own_requests_get_through() {
     let body: Value = res.json().await.unwrap();
     assert_eq!(body["providers"], 2);
     assert_eq!(body["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        body["local_key"],
+        Value::Null,
+        "no local key unless the config asks"
+    );
 
     // DNS rebinding: a page at evil.example resolved to 127.0.0.1 sends its own Host.
     let res = get(vec![

@@ -209,6 +209,9 @@ pub struct ServerConfig {
     pub idle_timeout_secs: Option<f64>,
     /// Requests open at once on one HTTP/2 connection.
     pub max_streams_per_connection: Option<usize>,
+    /// Clients must present the gateway's local key (made on the first start and kept in
+    /// an owner-only file next to the config), so other users of the machine cannot.
+    pub local_key: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -494,6 +497,8 @@ pub struct Server {
     pub max_header_bytes: usize,
     pub idle_timeout: Duration,
     pub max_streams_per_connection: usize,
+    /// Clients must present the local key (see [`crate::local_key`]).
+    pub local_key: bool,
 }
 
 impl Default for Server {
@@ -516,6 +521,7 @@ impl Default for Server {
             max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_streams_per_connection: DEFAULT_MAX_STREAMS_PER_CONNECTION,
+            local_key: false,
         }
     }
 }
@@ -1258,6 +1264,7 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
         max_header_bytes,
         idle_timeout_secs,
         max_streams_per_connection,
+        local_key,
     } = server;
     let defaults = Server::default();
     let listen = match listen {
@@ -1388,6 +1395,7 @@ fn validate_server(server: ServerConfig, problems: &mut Vec<ConfigProblem>) -> S
         max_header_bytes,
         idle_timeout,
         max_streams_per_connection,
+        local_key: local_key.unwrap_or(defaults.local_key),
     }
 }
 
@@ -1683,6 +1691,16 @@ mod tests {
         let err = err.unwrap_or_default();
         assert!(err.contains("line 3"), "{err}");
         assert!(!err.contains("sk-live-123"), "{err}");
+    }
+
+    #[test]
+    fn the_local_key_is_off_unless_the_server_asks_for_it() {
+        let off = Config::from_toml("", "t.toml").map(|c| c.server.local_key);
+        assert_eq!(off.ok(), Some(false));
+        let on = Config::from_toml("[server]\nlocal_key = true\n", "t.toml");
+        assert_eq!(on.map(|c| c.server.local_key).ok(), Some(true));
+        let wrong = Config::from_toml("[server]\nlocal_key = \"yes\"\n", "t.toml");
+        assert!(wrong.is_err());
     }
 
     #[test]

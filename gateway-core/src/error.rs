@@ -33,6 +33,10 @@ pub enum GatewayError {
     GatewayKeyMissing,
     #[error("the gateway key sent is not one this gateway knows")]
     GatewayKeyInvalid,
+    #[error("this gateway requires its local key: send it as `x-trimgate-key: <key>` or as the API key (`trimgate wrap` and the window's Agents page include it)")]
+    LocalKeyMissing,
+    #[error("the x-trimgate-key sent is not this gateway's local key")]
+    LocalKeyInvalid,
     #[error("invalid x-trimgate-optimize header: {0}")]
     InvalidOptimizeHeader(String),
     #[error("unsupported content type {0:?}: send application/json")]
@@ -110,6 +114,8 @@ impl GatewayError {
             | GatewayError::UnsupportedMediaType(_)
             | GatewayError::GatewayKeyMissing
             | GatewayError::GatewayKeyInvalid
+            | GatewayError::LocalKeyMissing
+            | GatewayError::LocalKeyInvalid
             | GatewayError::InvalidOptimizeHeader(_)
             | GatewayError::BodyTooLarge { .. }
             | GatewayError::HeadersTooLarge { .. }
@@ -145,7 +151,9 @@ impl GatewayError {
             }
             GatewayError::MissingKey { .. }
             | GatewayError::GatewayKeyMissing
-            | GatewayError::GatewayKeyInvalid => StatusCode::UNAUTHORIZED,
+            | GatewayError::GatewayKeyInvalid
+            | GatewayError::LocalKeyMissing
+            | GatewayError::LocalKeyInvalid => StatusCode::UNAUTHORIZED,
             GatewayError::UpstreamUnreachable { .. } | GatewayError::UpstreamBroken { .. } => {
                 StatusCode::BAD_GATEWAY
             }
@@ -170,6 +178,8 @@ impl GatewayError {
             GatewayError::UnsupportedMediaType(_) => "unsupported_media_type",
             GatewayError::GatewayKeyMissing => "gateway_key_missing",
             GatewayError::GatewayKeyInvalid => "gateway_key_invalid",
+            GatewayError::LocalKeyMissing => "local_key_missing",
+            GatewayError::LocalKeyInvalid => "local_key_invalid",
             GatewayError::InvalidOptimizeHeader(_) => "invalid_optimize_header",
             GatewayError::BodyTooLarge { .. } => "body_too_large",
             GatewayError::HeadersTooLarge { .. } => "headers_too_large",
@@ -213,7 +223,9 @@ impl GatewayError {
             GatewayError::UnknownModel { .. } => "model_not_found",
             GatewayError::MissingKey { .. }
             | GatewayError::GatewayKeyMissing
-            | GatewayError::GatewayKeyInvalid => "invalid_api_key",
+            | GatewayError::GatewayKeyInvalid
+            | GatewayError::LocalKeyMissing
+            | GatewayError::LocalKeyInvalid => "invalid_api_key",
             other => other.metric_label(),
         }
     }

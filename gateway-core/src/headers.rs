@@ -65,6 +65,9 @@ pub const DEFAULT_SERVICE_NAME: &str = "trimgate";
 
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 pub const X_OVERHEAD_MS: HeaderName = HeaderName::from_static("x-trimgate-overhead-ms");
+/// Where a client presents the gateway's local key (`[server] local_key`), apart from the
+/// credential headers its own login may use.
+pub const X_TRIMGATE_KEY: HeaderName = HeaderName::from_static("x-trimgate-key");
 /// Request header: turn passes off or pick their modes (`off`, `tool_output=aggressive terse=off`).
 pub const X_OPTIMIZE: HeaderName = HeaderName::from_static("x-trimgate-optimize");
 /// Response headers: what the optimizer did to the request.

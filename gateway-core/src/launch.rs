@@ -13,6 +13,7 @@ use crate::admin::Admin;
 use crate::cache;
 use crate::config::Config;
 use crate::ledger::{self, AnyPool, Ledger};
+use crate::local_key::{self, LocalKey};
 use crate::pricing::Pricing;
 use crate::record::{LogRecorder, Recorder};
 use crate::secrets::SecretStore;
@@ -37,6 +38,12 @@ impl Gateway {
     ) -> Result<Gateway, std::io::Error> {
         let pricing = Arc::new(config.pricing.clone());
         let admin_enabled = config.admin_enabled;
+        // Read or made before anything serves, so no request is ever let in without it.
+        let local_key = if config.server.local_key {
+            Some(open_local_key(config_path.as_deref())?)
+        } else {
+            None
+        };
         let (recorder, ledger) = open_ledger(
             config.ledger_url.as_deref(),
             pricing,
@@ -45,6 +52,9 @@ impl Gateway {
         .await;
         let recorder = Arc::new(MetricsRecorder::new(recorder));
         let state = AppState::new(config, secrets, recorder)?;
+        if let Some(key) = local_key {
+            state.set_local_key(key);
+        }
         if let Some(handle) = telemetry::install() {
             state.set_metrics(handle);
         }
@@ -77,6 +87,18 @@ impl Gateway {
         }
         served
     }
+}
+
+/// The local key beside the config file, made on the first start. Unlike a broken ledger,
+/// a key that cannot be had stops the start: serving without it would let every local user in.
+fn open_local_key(config_path: Option<&std::path::Path>) -> Result<LocalKey, std::io::Error> {
+    let config_path = config_path.ok_or_else(|| {
+        std::io::Error::other("local_key is on, but there is no config folder to keep the key in")
+    })?;
+    let path = local_key::path_for(config_path);
+    let key = LocalKey::load_or_create(&path).map_err(std::io::Error::other)?;
+    eprintln!("local key: required, kept in {}", path.display());
+    Ok(key)
 }
 
 /// The ledger, or — when it cannot be opened — a loud warning and the log line alone: a

@@ -21,6 +21,7 @@
 //! - [`secrets`]  — where provider keys come from ([`secrets::SecretStore`]).
 //! - [`models`]   — `GET /v1/models` in OpenAI or Anthropic shape.
 //! - [`headers`]  — header names and other constants, in one place.
+//! - [`local_key`] — the optional local client key: made once, kept owner-only, checked on every client route.
 //! - [`files`]    — the gateway's own files: replaced whole, owner-only when it creates them.
 //! - [`launch`]   — starting a gateway from a config (ledger, metrics, cache) and closing it in order.
 //! - [`ledger`]   — one row per request in SQLite or PostgreSQL, written off the request path.
@@ -47,6 +48,7 @@ pub mod idle;
 pub mod ingress;
 pub mod launch;
 pub mod ledger;
+pub mod local_key;
 pub mod models;
 pub mod optimize;
 pub mod pending;

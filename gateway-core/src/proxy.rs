@@ -427,8 +427,9 @@ async fn run(
     request: Request,
 ) -> Result<Response, GatewayError> {
     // 1. ingress
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let key = state.gateway_key(&parts.headers)?;
+    state.strip_local_key(&mut parts.headers);
     pending.record().gateway_key = key.as_ref().map(|k| k.name.clone());
     pending.record().session = session_id(&parts.headers);
     is_json(&parts.headers)?;

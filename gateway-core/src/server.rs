@@ -30,10 +30,11 @@ use tracing::Instrument;
 use crate::config::{Config, GatewayKey};
 use crate::dialect::{Dialect, Endpoint};
 use crate::error::GatewayError;
-use crate::headers::X_API_KEY;
 use crate::headers::{ANTHROPIC_VERSION, HTTP2_KEEPALIVE_INTERVAL, HTTP2_KEEPALIVE_TIMEOUT};
+use crate::headers::{X_API_KEY, X_TRIMGATE_KEY};
 use crate::idle::{self, Activity, Tracked};
 use crate::ingress::Ingress;
+use crate::local_key::LocalKey;
 use crate::models;
 use crate::optimize::Optimizer;
 use crate::proxy;
@@ -51,6 +52,16 @@ pub struct Runtime {
     pub config: Arc<Config>,
     pub upstream: Upstream,
     pub optimizer: Arc<Optimizer>,
+}
+
+/// What a request's headers say about the local key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LocalKeyCheck {
+    NotRequired,
+    Presented,
+    /// `x-trimgate-key` holds something else.
+    Wrong,
+    Missing,
 }
 
 /// Everything a request handler can reach.
@@ -72,6 +83,8 @@ pub struct AppState {
     metrics: std::sync::OnceLock<PrometheusHandle>,
     abort: watch::Sender<bool>,
     draining: AtomicBool,
+    /// Set at launch when `[server] local_key` is on.
+    local_key: std::sync::OnceLock<LocalKey>,
 }
 
 impl AppState {
@@ -106,6 +119,7 @@ impl AppState {
             recorder,
             abort: watch::Sender::new(false),
             draining: AtomicBool::new(false),
+            local_key: std::sync::OnceLock::new(),
         }))
     }
 
@@ -127,8 +141,10 @@ impl AppState {
     /// The response cache, the ledger, the listen address and traces keep what they
     /// started with.
     pub fn reload(&self, mut config: Config) -> Result<(), std::io::Error> {
-        // The listener is bound: a new address in the file waits for the next start.
+        // The listener is bound: a new address in the file waits for the next start. So does
+        // the local key, which is read or made at launch; until then it stays as it was.
         config.server.listen = self.config().server.listen;
+        config.server.local_key = self.config().server.local_key;
         let upstream = Upstream::new(&config, self.secrets.clone())?;
         let optimizer = Arc::new(
             self.runtime
@@ -165,13 +181,77 @@ impl AppState {
         &self.secrets
     }
 
-    /// The gateway key a request presents (`Authorization: Bearer` or `x-api-key`), when
-    /// the config lists any: `Ok(None)` when none are required.
+    /// Who a request is from, checked before anything else is read: the gateway key it
+    /// presents (`Authorization: Bearer` or `x-api-key`) when the config lists any, and
+    /// the local key when `[server] local_key` is on. With both, either lets a request in;
+    /// one let in by the local key alone has no gateway key's overrides. `Ok(None)` when
+    /// no gateway key applies.
     pub fn gateway_key(&self, headers: &HeaderMap) -> Result<Option<GatewayKey>, GatewayError> {
         let config = self.config();
+        let local = self.local_key_presented(&config, headers);
         if config.gateway_keys.is_empty() {
-            return Ok(None);
+            return match local {
+                LocalKeyCheck::NotRequired | LocalKeyCheck::Presented => Ok(None),
+                LocalKeyCheck::Wrong => Err(GatewayError::LocalKeyInvalid),
+                LocalKeyCheck::Missing => Err(GatewayError::LocalKeyMissing),
+            };
         }
+        match self.matching_gateway_key(&config, headers) {
+            Err(_) if local == LocalKeyCheck::Presented => Ok(None),
+            found => found.map(Some),
+        }
+    }
+
+    /// Refuses a request to `/v1/models` or `/metrics` when the local key is on and the
+    /// request presents neither it nor a gateway key.
+    pub fn check_local_key(&self, headers: &HeaderMap) -> Result<(), GatewayError> {
+        if self.config().server.local_key {
+            self.gateway_key(headers)?;
+        }
+        Ok(())
+    }
+
+    /// Takes the local key off a request that was let in, before anything reads its
+    /// credentials for the provider or the cache.
+    pub fn strip_local_key(&self, headers: &mut HeaderMap) {
+        if let Some(key) = self.local_key.get() {
+            key.strip(headers);
+        }
+    }
+
+    /// The local key in force, when `[server] local_key` is on.
+    pub fn local_key(&self) -> Option<&LocalKey> {
+        self.local_key.get()
+    }
+
+    /// Puts the local key in force (once, at launch).
+    pub fn set_local_key(&self, key: LocalKey) {
+        let _ = self.local_key.set(key);
+    }
+
+    fn local_key_presented(&self, config: &Config, headers: &HeaderMap) -> LocalKeyCheck {
+        if !config.server.local_key {
+            return LocalKeyCheck::NotRequired;
+        }
+        // On in the config but never loaded (a gateway built without `launch`): nobody is let in.
+        let Some(key) = self.local_key.get() else {
+            tracing::error!("local_key is on but no local key was loaded: refusing requests");
+            return LocalKeyCheck::Missing;
+        };
+        if key.presented_in(headers) {
+            LocalKeyCheck::Presented
+        } else if headers.contains_key(X_TRIMGATE_KEY) {
+            LocalKeyCheck::Wrong
+        } else {
+            LocalKeyCheck::Missing
+        }
+    }
+
+    fn matching_gateway_key(
+        &self,
+        config: &Config,
+        headers: &HeaderMap,
+    ) -> Result<GatewayKey, GatewayError> {
         let presented = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
@@ -191,7 +271,7 @@ impl AppState {
                 continue;
             };
             if Sha256::digest(secret.expose().as_bytes()) == digest {
-                return Ok(Some(key.clone()));
+                return Ok(key.clone());
             }
         }
         Err(GatewayError::GatewayKeyInvalid)
@@ -214,6 +294,9 @@ fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
 }
 
 async fn list_models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Err(e) = state.check_local_key(&headers) {
+        return e.into_response(Dialect::guess(&headers, "/v1/models"));
+    }
     let config = state.config();
     let body = if headers.contains_key(ANTHROPIC_VERSION) {
         models::anthropic_list(&config.routes)
@@ -223,7 +306,10 @@ async fn list_models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> 
     json_response(StatusCode::OK, &body)
 }
 
-async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+async fn metrics(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Err(e) = state.check_local_key(&headers) {
+        return e.into_response(Dialect::OpenAiChat);
+    }
     match state.metrics.get() {
         Some(handle) => {
             let mut response = Response::new(Body::from(handle.render()));

@@ -169,6 +169,7 @@ function admin(method, path, url, body) {
         cache: { entries: 0, bytes: 0 },
         optimizer_paused: state.paused,
         requests: state.requests.length,
+        local_key: null,
       },
     ];
   }

@@ -169,6 +169,7 @@ describe('Api against a fake admin server', () => {
               cache: { entries: 0, bytes: 0 },
               optimizer_paused: false,
               requests: 0,
+              local_key: null,
             });
           case 'GET /admin/api/providers':
             return json(200, { providers: [] });

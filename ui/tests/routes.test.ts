@@ -25,6 +25,23 @@ describe('agent setup lines', () => {
     expect(byId.openai).toBe(`export OPENAI_BASE_URL=http://127.0.0.1:9123/v1 OPENAI_API_KEY=${PLACEHOLDER_KEY}`);
     expect(byId.python).toContain('base_url="http://127.0.0.1:9123/v1"');
   });
+  it('carry the local key: Claude Code in its own header, other clients as their key', () => {
+    const key = 'tg-local-0123abcd';
+    const byId = Object.fromEntries(setupLines('127.0.0.1:9123', key).map((l) => [l.id, l.text]));
+    expect(byId.claude).toBe(
+      `export ANTHROPIC_BASE_URL=http://127.0.0.1:9123 ANTHROPIC_CUSTOM_HEADERS='x-trimgate-key: ${key}'`,
+    );
+    expect(byId.openai).toBe(`export OPENAI_BASE_URL=http://127.0.0.1:9123/v1 OPENAI_API_KEY=${key}`);
+    expect(byId.python).toContain(`api_key="${key}"`);
+    expect(byId['anthropic-sdk']).toContain(`api_key="${key}"`);
+    for (const text of Object.values(byId)) expect(text).not.toContain(PLACEHOLDER_KEY);
+  });
+  it('leave the local key out when the gateway does not ask for one', () => {
+    for (const line of setupLines('127.0.0.1:9123', null)) {
+      expect(line.text).not.toContain('x-trimgate-key');
+      expect(line.text).not.toContain('tg-local-');
+    }
+  });
   it('offers trimgate wrap for each agent', () => {
     expect(WRAP_LINES.map((l) => l.text.split(' ').slice(0, 3).join(' '))).toEqual([
       'trimgate wrap claude',

@@ -314,6 +314,8 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
             "cache": {"entries": state.cache.len(), "bytes": state.cache.bytes()},
             "optimizer_paused": state.paused.load(Ordering::Relaxed),
             "requests": state.recent.total(),
+            // The window's setup lines carry it; this API answers only the token's holder.
+            "local_key": state.local_key().map(|k| k.expose()),
         }))
     })())
 }

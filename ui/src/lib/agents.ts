@@ -12,30 +12,44 @@ export interface SetupLine {
 /** Any key works on the loopback default: the gateway adds the provider's real key. */
 export const PLACEHOLDER_KEY = 'sk-trimgate';
 
-export function setupLines(listen: string): SetupLine[] {
+/** The header a client presents the gateway's local key in, apart from its own login. */
+export const LOCAL_KEY_HEADER = 'x-trimgate-key';
+
+/**
+ * The lines for a gateway at `listen`. With a local key (`[server] local_key`), Claude Code
+ * gets it in a header of its own (its login stays in `Authorization`), and clients whose
+ * key would be a placeholder send it as their key instead.
+ */
+export function setupLines(listen: string, localKey: string | null = null): SetupLine[] {
   const base = baseUrlFromListen(listen);
+  const key = localKey ?? PLACEHOLDER_KEY;
+  const claudeHeader = localKey ? ` ANTHROPIC_CUSTOM_HEADERS='${LOCAL_KEY_HEADER}: ${localKey}'` : '';
   return [
     {
       id: 'claude',
       label: 'Claude Code setup',
-      text: `export ANTHROPIC_BASE_URL=${base}`,
-      note: 'Claude Code keeps its own login or key; the gateway puts the provider key in.',
+      text: `export ANTHROPIC_BASE_URL=${base}${claudeHeader}`,
+      note: localKey
+        ? "Claude Code keeps its own login or key; the header carries this gateway's local key."
+        : 'Claude Code keeps its own login or key; the gateway puts the provider key in.',
     },
     {
       id: 'openai',
       label: 'Codex CLI, OpenAI SDKs and aider setup',
-      text: `export OPENAI_BASE_URL=${base}/v1 OPENAI_API_KEY=${PLACEHOLDER_KEY}`,
-      note: 'The key is a placeholder: the client must send one, and the gateway never forwards it.',
+      text: `export OPENAI_BASE_URL=${base}/v1 OPENAI_API_KEY=${key}`,
+      note: localKey
+        ? "The key is this gateway's local key: it lets the client in, and the gateway never forwards it."
+        : 'The key is a placeholder: the client must send one, and the gateway never forwards it.',
     },
     {
       id: 'python',
       label: 'Python OpenAI SDK',
-      text: `OpenAI(base_url="${base}/v1", api_key="${PLACEHOLDER_KEY}")`,
+      text: `OpenAI(base_url="${base}/v1", api_key="${key}")`,
     },
     {
       id: 'anthropic-sdk',
       label: 'Anthropic SDKs',
-      text: `Anthropic(base_url="${base}", api_key="${PLACEHOLDER_KEY}")`,
+      text: `Anthropic(base_url="${base}", api_key="${key}")`,
     },
   ];
 }

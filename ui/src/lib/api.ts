@@ -33,6 +33,8 @@ export interface Status {
   optimizer_paused: boolean;
   /** Requests since launch. */
   requests: number;
+  /** The key clients must present (`[server] local_key`), or null when none is required. */
+  local_key: string | null;
 }
 
 export interface ProviderKey {
