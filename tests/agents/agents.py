@@ -35,8 +35,10 @@ def _clean_env(home):
     return env
 
 
-def run_claude(gateway_url, model, prompt, headers=None, oauth_token=None, timeout=120):
-    """`claude -p PROMPT --output-format json`; returns (exit code, parsed result or None, stderr)."""
+def run_claude(gateway_url, model, prompt, headers=None, oauth_token=None, timeout=120, wrap=None):
+    """`claude -p PROMPT --output-format json`; returns (exit code, parsed result or None, stderr).
+    With `wrap` (a `trimgate wrap …` argv), the agent is started by it, which sets its
+    gateway variables."""
     home = tempfile.mkdtemp(prefix="trimgate-claude-home-")
     env = _clean_env(home)
     env.update({
@@ -60,9 +62,12 @@ def run_claude(gateway_url, model, prompt, headers=None, oauth_token=None, timeo
     if headers:
         env["ANTHROPIC_CUSTOM_HEADERS"] = "\n".join(f"{k}: {v}" for k, v in headers.items())
     work = tempfile.mkdtemp(prefix="trimgate-claude-work-")
+    argv = [os.path.join(BIN_DIR, "claude"), "-p", prompt, "--output-format", "json",
+            "--allowedTools", "Bash", "--max-turns", "4"]
+    if wrap:
+        argv = [*wrap, argv[0], "--", *argv[1:]]
     out = subprocess.run(
-        [os.path.join(BIN_DIR, "claude"), "-p", prompt, "--output-format", "json",
-         "--allowedTools", "Bash", "--max-turns", "4"],
+        argv,
         capture_output=True, text=True, env=env, cwd=work, timeout=timeout, stdin=subprocess.DEVNULL)
     result = None
     for line in reversed(out.stdout.strip().splitlines()):
@@ -91,16 +96,20 @@ def _chatgpt_login(codex_home, access_token, account_id):
                    "last_refresh": time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(now))}, f)
 
 
-def run_codex(gateway_url, model, prompt, headers=None, chatgpt_token=None, work=None, timeout=120):
+def run_codex(gateway_url, model, prompt, headers=None, chatgpt_token=None, work=None, timeout=120,
+              wrap=None):
     """`codex exec --json PROMPT` with a custom Responses provider; returns (exit code,
     the events, stderr). With `chatgpt_token`, Codex is signed in with ChatGPT and the
-    provider entry asks for that login (`requires_openai_auth`)."""
+    provider entry asks for that login (`requires_openai_auth`). With `wrap` (a `trimgate
+    wrap …` argv), the agent is started by it and its key is the OPENAI_API_KEY wrap sets."""
     home = tempfile.mkdtemp(prefix="trimgate-codex-home-")
     codex_home = os.path.join(home, ".codex")
     os.makedirs(codex_home)
     if chatgpt_token:
         _chatgpt_login(codex_home, chatgpt_token, CHATGPT_ACCOUNT)
         auth = "requires_openai_auth = true"
+    elif wrap:
+        auth = 'env_key = "OPENAI_API_KEY"'
     else:
         auth = 'env_key = "TRIMGATE_AGENT_KEY"'
 
@@ -126,9 +135,12 @@ http_headers = {{ {header_lines} }}
     env = _clean_env(home)
     env.update({"CODEX_HOME": codex_home, "TRIMGATE_AGENT_KEY": PLACEHOLDER_KEY})
     work = work or tempfile.mkdtemp(prefix="trimgate-codex-work-")
+    argv = [os.path.join(BIN_DIR, "codex"), "exec", "--json", "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox", prompt]
+    if wrap:
+        argv = [*wrap, argv[0], "--", *argv[1:]]
     out = subprocess.run(
-        [os.path.join(BIN_DIR, "codex"), "exec", "--json", "--skip-git-repo-check",
-         "--dangerously-bypass-approvals-and-sandbox", prompt],
+        argv,
         capture_output=True, text=True, env=env, cwd=work, timeout=timeout, stdin=subprocess.DEVNULL)
     events = []
     for line in out.stdout.splitlines():

@@ -294,6 +294,61 @@ def test_codex_chatgpt_login_reaches_its_backend_and_no_other(gateway, mock, cha
         assert CHATGPT_TOKEN not in seen and agents.CHATGPT_ACCOUNT not in seen, routing
 
 
+@pytest.fixture(scope="module")
+def locked_gateway(mock_url):
+    """A gateway with `[server] local_key = true`: (its URL, its config path, the key)."""
+    d = tempfile.mkdtemp(prefix="trimgate-agents-locked-")
+    path = os.path.join(d, "config.toml")
+    with open(path, "w") as f:
+        f.write(f"""
+[server]
+local_key = true
+
+[providers.openai]
+kind = "openai"
+base_url = "{mock_url}/v1"
+api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
+
+[providers.anthropic]
+kind = "anthropic"
+base_url = "{mock_url}/v1"
+api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
+""")
+    serving = _serving(
+        ["serve", "--config", path, "--listen", "127.0.0.1:0"], "Trimgate listening on ",
+        env={"AGENT_TEST_PROVIDER_KEY": PROVIDER_KEY,
+             "ANTHROPIC_API_KEY": "", "TRIMGATE_LOG": "warn", "XDG_DATA_HOME": d})
+    url = next(serving)
+    with open(os.path.join(d, "local-key")) as f:
+        key = f.read().strip()
+    yield url, path, key
+    next(serving, None)
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_with_a_local_key_only_agents_started_by_wrap_get_through(agent, locked_gateway, mock):
+    """With the local key on, an agent pointed at the gateway by hand is refused and nothing
+    reaches the provider; the same agent started by `trimgate wrap` gets through, and the
+    key never reaches the provider."""
+    url, config, key = locked_gateway
+    model = "claude-sonnet-4-6" if agent == "claude" else "gpt-5.5"
+    reply = f"locked-{uuid.uuid4().hex[:12]}"
+    try:
+        ok, _, _ = _run(agent, url, model, "Say hello.", agents.plain_headers(reply), timeout=20)
+    except subprocess.TimeoutExpired:
+        ok = False  # Claude Code retries a 401 for minutes before it gives up.
+    assert not ok, "an agent without the local key got an answer"
+    assert not mock.requests(), "a request without the local key reached the provider"
+
+    wrap = [BIN, "wrap", "--config", config, "--gateway", url]
+    ok, text, log = _run(agent, url, model, "Say hello.", agents.plain_headers(reply), wrap=wrap)
+    assert ok, log
+    assert reply in text, text
+    sent = mock.requests()
+    assert sent, "nothing reached the provider"
+    assert key not in json.dumps(sent), "the local key reached the provider"
+
+
 def test_readme_shows_this_runs_agent_matrix():
     """README's agent × provider table is the one this run produced."""
     if len(RESULTS) < 16:
