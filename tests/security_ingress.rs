@@ -588,3 +588,38 @@ async fn requests_on_one_http2_connection_are_capped() {
     // A lower bound only: three 400 ms answers in turn cannot take less than 1.2 s.
     assert!(started.elapsed() >= std::time::Duration::from_millis(1200));
 }
+
+/// With gateway keys, what is served (`/v1/models`) and the traffic's counts (`/metrics`)
+/// need a key too; the health checks do not.
+#[tokio::test]
+async fn with_gateway_keys_models_and_metrics_need_a_key() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn_with_env(
+        &mock_config(
+            &mock.url,
+            "",
+            "[[gateway_keys]]\nname = \"ci\"\nkey = { env = \"TG_TEST_GATEWAY_KEY\" }\n",
+        ),
+        &[("TG_TEST_GATEWAY_KEY", "gk-ci-123")],
+    );
+    for path in ["/v1/models", "/metrics"] {
+        let url = format!("{}{path}", gw.url);
+        let refused = client().get(&url).send().await.unwrap();
+        assert_eq!(refused.status(), 401, "{path}");
+        let json: Value = refused.json().await.unwrap();
+        assert_eq!(json["error"]["code"], "invalid_api_key", "{path}: {json}");
+        let served = client()
+            .get(&url)
+            .header("authorization", "Bearer gk-ci-123")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(served.status(), 200, "{path}");
+    }
+    let health = client()
+        .get(format!("{}/healthz", gw.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+}

@@ -202,13 +202,11 @@ impl AppState {
         }
     }
 
-    /// Refuses a request to `/v1/models` or `/metrics` when the local key is on and the
-    /// request presents neither it nor a gateway key.
-    pub fn check_local_key(&self, headers: &HeaderMap) -> Result<(), GatewayError> {
-        if self.config().server.local_key {
-            self.gateway_key(headers)?;
-        }
-        Ok(())
+    /// Refuses a request to `/v1/models` or `/metrics` that presents neither a gateway
+    /// key nor the local key when either is required: what is served, and the traffic's
+    /// counts, are not for anyone who can reach the port.
+    pub fn check_client(&self, headers: &HeaderMap) -> Result<(), GatewayError> {
+        self.gateway_key(headers).map(|_| ())
     }
 
     /// Takes the local key off a request that was let in, before anything reads its
@@ -294,7 +292,7 @@ fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
 }
 
 async fn list_models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Err(e) = state.check_local_key(&headers) {
+    if let Err(e) = state.check_client(&headers) {
         return e.into_response(Dialect::guess(&headers, "/v1/models"));
     }
     let config = state.config();
@@ -307,7 +305,7 @@ async fn list_models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> 
 }
 
 async fn metrics(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Err(e) = state.check_local_key(&headers) {
+    if let Err(e) = state.check_client(&headers) {
         return e.into_response(Dialect::OpenAiChat);
     }
     match state.metrics.get() {
