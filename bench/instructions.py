@@ -9,6 +9,14 @@ worth in time. It counts user-space instructions only (no kernel time, no cache 
 in every thread of the process (Trimgate's ledger thread included), after a warm-up.
 
     python3 bench/instructions.py [--bin PATH] [--seconds S] [--top N]
+    python3 bench/instructions.py --gate [--record]
+
+--gate measures Trimgate alone (the mock outside valgrind) and compares its instructions
+per request with the figure kept in bench/instructions-gate.json: more than `tolerance`
+(3 %) above it fails (exit 1), so CI stops a change that makes every request dearer. To
+accept a deliberate increase (or keep a saving), run with --record and commit the file
+with a line in its `why` saying what changed. The figure is only comparable on the
+toolchain and the build profile it was recorded with, which the file names.
 
 Needs valgrind (`apt-get install valgrind`) and the binaries bench/campaign.sh builds
 (the trimgate binary and the driver). Output: a table on stdout and
@@ -32,7 +40,7 @@ from types import SimpleNamespace
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import campaign  # noqa: E402
-from campaign import KEY, Proc, bodies, free_port, nginx_conf, nginx_hop, wait_listening  # noqa: E402
+from campaign import KEY, ROOT, Proc, bodies, free_port, nginx_conf, nginx_hop, wait_listening  # noqa: E402
 from optimize_matrix import wait_up  # noqa: E402
 
 
@@ -85,16 +93,15 @@ def parse(path):
     return total, own
 
 
-def dumped(out):
-    """The dump file callgrind_control wrote (`<out>.1` for the first dump)."""
-    for _ in range(100):
-        parts = sorted(p for p in os.listdir(os.path.dirname(out)) if p.startswith(os.path.basename(out) + "."))
-        if parts:
-            path = os.path.join(os.path.dirname(out), parts[-1])
-            time.sleep(0.3)
+def dumped(out, number=1):
+    """The dump file callgrind_control wrote: `<out>.<number>` for the number-th dump."""
+    path = f"{out}.{number}"
+    for _ in range(200):
+        if os.path.exists(path):
+            time.sleep(0.3)  # callgrind_control returns as the tool starts writing
             return path
         time.sleep(0.1)
-    raise SystemExit(f"no callgrind dump at {out}.*")
+    raise SystemExit(f"no callgrind dump at {path}")
 
 
 def drive(url, body, seconds):
@@ -107,32 +114,124 @@ def drive(url, body, seconds):
     return r["counts"]["ok"]
 
 
-def measure(name, proc, out, url, body, args):
+def measure(name, proc, out, url, body, args, idle=False):
+    """Instructions per request over `args.seconds` of driving. With `idle`, what the
+    process spends over the same time with no request (timers, the ledger's wake-ups) is
+    measured first and taken off, so the figure does not move with how many requests a
+    busy machine lets through."""
     drive(url, body, args.warmup)
+    spent_idle, dumps = 0, 0
+    if idle:
+        control(proc, "zero")
+        time.sleep(args.seconds)
+        control(proc, "dump")
+        dumps += 1
+        spent_idle, _ = parse(dumped(out, dumps))
     control(proc, "zero")
+    started = time.monotonic()
     n = drive(url, body, args.seconds)
+    elapsed = time.monotonic() - started
     control(proc, "dump")
-    total, own = parse(dumped(out))
+    total, own = parse(dumped(out, dumps + 1))
     proc.stop()
-    log(f"{name}: {n} requests, {total / n:,.0f} instructions each")
-    return {"requests": n, "instructions": total, "per_request": round(total / n),
+    spent = total - round(spent_idle * elapsed / args.seconds)
+    log(f"{name}: {n} requests, {spent / n:,.0f} instructions each"
+        + (f" ({spent_idle:,} idle over {args.seconds:.0f} s taken off)" if idle else ""))
+    return {"requests": n, "instructions": total, "idle_instructions": spent_idle, "per_request": round(spent / n),
             "top": [(f, round(c / n)) for f, c in own.most_common(args.top)]}
+
+
+GATE_FILE = os.path.join(HERE, "instructions-gate.json")
+
+
+def rustc_version():
+    return subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
+
+
+def gate_once(args):
+    """One measurement of Trimgate alone, the mock outside valgrind."""
+    tmp = tempfile.mkdtemp(prefix="trimgate-instr-gate-")
+    body = bodies(tmp)["chat"]
+    mock_env = {"TRIMGATE_LOG": "warn"}
+    mock = Proc("mock", [args.bin, "mock", "--listen", "127.0.0.1:0", "--any-key"], tmp, env=mock_env)
+    mock_addr = wait_listening(mock, r"listening on http://([0-9.:]+)")
+    try:
+        trimgate = campaign.Trimgate(tmp, SimpleNamespace(addr=dict.fromkeys(("instant", "slow", "frames"), mock_addr)),
+                                     None)
+        argv, env, _ = trimgate.argv_env()
+        proc, out = callgrind("trimgate", argv, tmp, env)
+        wait_listening(proc, r"(listening)", timeout=60)
+        return measure("trimgate", proc, out, f"http://{trimgate.addr}/v1/chat/completions", body, args,
+                       idle=True)["per_request"]
+    finally:
+        mock.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def gate(args):
+    """Trimgate's instructions per request against the recorded figure. A record is the
+    median of three runs; the check passes on the first of up to three runs within the
+    tolerance, since a busy machine can only add to a run (fewer requests share the fixed
+    costs), never take away."""
+    if args.record:
+        figure = sorted(gate_once(args) for _ in range(3))[1]
+    else:
+        with open(GATE_FILE) as f:
+            kept = json.load(f)
+        limit = kept["per_request"] * (1 + kept["tolerance"])
+        runs = []
+        for _ in range(3):
+            runs.append(gate_once(args))
+            if runs[-1] <= limit:
+                break
+        figure = min(runs)
+    if args.record:
+        why = args.why or "recorded"
+        previous = {}
+        if os.path.exists(GATE_FILE):
+            with open(GATE_FILE) as f:
+                previous = json.load(f)
+        with open(GATE_FILE, "w") as f:
+            json.dump({"per_request": figure, "tolerance": previous.get("tolerance", 0.03),
+                       "rustc": rustc_version(), "profile": args.profile,
+                       "recorded": time.strftime("%Y-%m-%d", time.gmtime()),
+                       "why": [*previous.get("why", []), f"{time.strftime('%Y-%m-%d')}: {figure:,} ({why})"]},
+                      f, indent=1)
+            f.write("\n")
+        print(f"recorded {figure:,} instructions per request in {os.path.relpath(GATE_FILE, ROOT)}")
+        return 0
+    change = figure / kept["per_request"] - 1
+    print(f"instructions per proxied request: {figure:,} (recorded {kept['per_request']:,}, "
+          f"{change:+.1%}; the gate allows +{kept['tolerance']:.0%})")
+    if kept.get("rustc") and kept["rustc"] != rustc_version():
+        print(f"note: recorded with {kept['rustc']}, measured with {rustc_version()}")
+    if figure > limit:
+        print("FAIL: the hot path got dearer; if that is deliberate, run "
+              "`python3 bench/instructions.py --gate --record --why '...'` and commit the file")
+        return 1
+    return 0
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--gate", action="store_true", help="Trimgate only, against bench/instructions-gate.json")
+    ap.add_argument("--record", action="store_true", help="with --gate: keep this run's figure")
+    ap.add_argument("--why", default="", help="with --record: what changed")
+    ap.add_argument("--profile", default="release", help="with --record: the build profile measured")
     ap.add_argument("--bin", default=campaign.BIN)
     ap.add_argument("--seconds", type=float, default=4.0, help="measured seconds per target")
     ap.add_argument("--warmup", type=float, default=2.0)
     ap.add_argument("--top", type=int, default=0)
     args = ap.parse_args()
-    for tool in ("valgrind", "callgrind_control", "nginx"):
+    for tool in ("valgrind", "callgrind_control") + (() if args.gate else ("nginx",)):
         if not shutil.which(tool):
             raise SystemExit(f"{tool} not found (apt-get install valgrind nginx-light)")
     for path in (args.bin, campaign.DRIVER):
         if not os.access(path, os.X_OK):
             raise SystemExit(f"no binary at {path}: bench/campaign.sh builds it")
     campaign.BIN = args.bin
+    if args.gate:
+        return gate(args)
     tmp = tempfile.mkdtemp(prefix="trimgate-instr-")
     body = bodies(tmp)["chat"]
     results = {}
@@ -191,4 +290,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

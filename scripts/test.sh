@@ -34,6 +34,11 @@ cargo test --workspace
 echo "== benchmark gate self-test (bench/compare.py on synthetic runs)"
 python3 bench/compare.py --self-test
 
+echo "== instruction gate: instructions per proxied request, release build, under callgrind"
+cargo build --release --quiet -p trimgate
+(cd bench/driver && cargo build --release --quiet)
+python3 bench/instructions.py --gate
+
 echo "== keychain tests (a gnome-keyring Secret Service on a private D-Bus session)"
 TRIMGATE_REQUIRE_KEYCHAIN=1 dbus-run-session -- bash -c \
   'printf "\n" | gnome-keyring-daemon --unlock --components=secrets >/dev/null && cargo test --test keychain --test admin 2>&1' \
