@@ -8,6 +8,11 @@ The nodes are the crate's top-level modules (`src/<name>.rs` or `src/<name>/`); 
 `tests.rs` and everything from a trailing `#[cfg(test)]` module on. Exits 1 when the
 graph has a circle (a strongly connected set of two or more modules), unless
 --allow-circles is given.
+
+It also holds gateway-core's manifest to two rules: the window's files (`trimgate-ui`) are
+no dependency of it, so a UI rebuild recompiles no gateway code; and the mock provider
+(`trimgate-mock`) is one only behind the `test-util` feature, so what ships carries no
+test support.
 """
 
 import os
@@ -92,6 +97,23 @@ def circles(nodes, edges):
     return out
 
 
+def manifest_problems(src):
+    """Breaches of the two manifest rules, read from gateway-core's Cargo.toml."""
+    import tomllib
+
+    path = os.path.join(src, "..", "Cargo.toml")
+    with open(path, "rb") as f:
+        manifest = tomllib.load(f)
+    deps = manifest.get("dependencies", {})
+    found = []
+    if "trimgate-ui" in deps:
+        found.append("gateway-core depends on trimgate-ui: a UI rebuild would recompile the gateway")
+    mock = deps.get("trimgate-mock")
+    if mock is not None and not (isinstance(mock, dict) and mock.get("optional")):
+        found.append("gateway-core depends on trimgate-mock unconditionally: test support would ship")
+    return found
+
+
 def main(argv):
     allow = "--allow-circles" in argv
     args = [a for a in argv if not a.startswith("--")]
@@ -100,10 +122,13 @@ def main(argv):
     for name in sorted(mods):
         targets = sorted(edges.get(name, ()))
         print(f"{name} -> {', '.join(targets) if targets else '(nothing)'}")
+    broken = manifest_problems(src) if os.path.basename(os.path.dirname(os.path.abspath(src))) == "gateway-core" else []
+    for problem in broken:
+        print(f"manifest: {problem}")
     found = circles(mods, edges)
     if not found:
         print(f"\n{len(mods)} modules, {sum(len(t) for t in edges.values())} arrows, no circle")
-        return 0
+        return 1 if broken else 0
     print(f"\n{len(found)} circle(s):")
     for group in found:
         inside = [f"{a} -> {b}" for a in group for b in sorted(edges.get(a, ())) if b in group]

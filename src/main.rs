@@ -510,6 +510,7 @@ fn check(args: ConfigArgs) -> Result<(), String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    gateway_core::admin::ui::provide(trimgate_ui::file);
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if matches!(cli.command, Command::Serve(_)) {
         // Requests are served on the gateway's own threads (gateway_core::workers); this

@@ -56,6 +56,7 @@ impl Core {
     /// app always listens on loopback: the admin API it serves the window must not be
     /// reachable from elsewhere.
     pub async fn start() -> Result<Core, StartError> {
+        gateway_core::admin::ui::provide(trimgate_ui::file);
         let (mut config, config_path, where_) = load_config()?;
         let (requested, fix) = match listen_override()? {
             Some(addr) => (addr, format!("in {ENV_LISTEN}")),

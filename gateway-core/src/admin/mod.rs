@@ -8,7 +8,7 @@
 
 pub mod edit;
 pub mod recent;
-mod ui;
+pub mod ui;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -1,5 +1,10 @@
-//! The window's files (`ui/dist`, built by `npm run build` in `ui/`), embedded in the
-//! binary and served at `/ui/`. A build without them says how to make them.
+//! The window's files, served at `/ui/`. The shells (`trimgate`, the desktop app) embed them
+//! (crate `trimgate-ui`) and hand them over with [`provide`] at start: the gateway does not
+//! depend on the UI's build, so rebuilding the window recompiles no gateway code. A build
+//! without them says how to make them.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use axum::body::Body;
 use axum::extract::Path;
@@ -7,12 +12,15 @@ use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
 use http::{header, HeaderValue, StatusCode};
-use rust_embed::RustEmbed;
+/// Looks up a file of the window's build by its path under `ui/dist`.
+pub type Files = fn(&str) -> Option<Cow<'static, [u8]>>;
 
-#[derive(RustEmbed)]
-#[folder = "../ui/dist/"]
-#[allow_missing = true]
-struct Assets;
+static FILES: OnceLock<Files> = OnceLock::new();
+
+/// Serves the window from `files` (once per process; later calls are ignored).
+pub fn provide(files: Files) {
+    let _ = FILES.set(files);
+}
 
 /// The page may load only its own files and talk only to its own origin.
 const CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; \
@@ -41,10 +49,10 @@ fn redirect() -> Response {
 }
 
 fn asset(path: &str) -> Response {
-    let (status, body, mime) = match Assets::get(path) {
-        Some(file) => (
+    let (status, body, mime) = match FILES.get().and_then(|files| files(path)) {
+        Some(data) => (
             StatusCode::OK,
-            Body::from(file.data.into_owned()),
+            Body::from(data.into_owned()),
             mime_guess::from_path(path)
                 .first_or_octet_stream()
                 .essence_str()

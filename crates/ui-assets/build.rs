@@ -2,6 +2,6 @@
 //! they change. The folder is made (empty) when missing, so the embed always knows where it
 //! is: a debug build made before `npm run build` then reads the files once they exist.
 fn main() {
-    let _ = std::fs::create_dir_all("../ui/dist");
-    println!("cargo:rerun-if-changed=../ui/dist");
+    let _ = std::fs::create_dir_all("../../ui/dist");
+    println!("cargo:rerun-if-changed=../../ui/dist");
 }
