@@ -9,6 +9,11 @@ The nodes are the crate's top-level modules (`src/<name>.rs` or `src/<name>/`); 
 graph has a circle (a strongly connected set of two or more modules), unless
 --allow-circles is given.
 
+It holds the graph to the layers written in ARCHITECTURE.md: every module has a layer
+(LAYERS below), and an arrow may point only into its own layer or a lower one; within a
+layer, a few pairs never meet (NEVER). A module with no layer is an error too: a new room
+says where it stands.
+
 It also holds gateway-core's manifest to two rules: the window's files (`trimgate-ui`) are
 no dependency of it, so a UI rebuild recompiles no gateway code; and the mock provider
 (`trimgate-mock`) is one only behind the `test-util` feature, so what ships carries no
@@ -23,6 +28,55 @@ from collections import defaultdict
 CRATE_PATH = re.compile(r"\bcrate::([a-z_][a-z0-9_]*)")
 TEST_MODULE = re.compile(r"^#\[cfg\(test\)\]\s*\n\s*(?:pub(?:\(crate\))?\s+)?mod\s+\w+\s*\{", re.M)
 LINE_COMMENT = re.compile(r"//[^\n]*")
+
+
+# Bottom to top. The wire (dialects, scanning, translation) is crate `trimgate-wire`, which
+# gateway-core re-exports; it is listed so that an arrow into it reads as downward.
+LAYERS = [
+    ("wire", {"dialect", "scan", "sniff", "usage", "translate"}),
+    ("base", {"clock", "files", "workers", "idle", "db", "headers", "error"}),
+    ("policy", {"optimize", "routing", "pricing"}),
+    ("record", {"record"}),
+    ("stores", {"secrets", "local_key", "cache", "ledger", "telemetry"}),
+    ("config", {"config"}),
+    ("provider", {"upstream", "models"}),
+    ("pipeline", {"state", "auth", "pending", "feed", "ingress", "relay", "proxy", "routes"}),
+    ("edges", {"server", "admin", "launch"}),
+]
+
+# Pairs in one layer that never import each other, with the reason.
+NEVER = [
+    ("cache", "ledger", "stores never reach into each other"),
+    ("ledger", "cache", "stores never reach into each other"),
+    ("ledger", "telemetry", "stores never reach into each other"),
+    ("cache", "telemetry", "stores never reach into each other"),
+    ("server", "admin", "the server owns the listener; launch composes the routes"),
+    ("proxy", "admin", "handlers do not import each other's rooms"),
+    ("admin", "proxy", "handlers do not import each other's rooms"),
+]
+
+
+def layer_of(name):
+    for i, (_, members) in enumerate(LAYERS):
+        if name in members:
+            return i
+    return None
+
+
+def layering_problems(mods, edges):
+    found = []
+    for name in sorted(mods):
+        if layer_of(name) is None:
+            found.append(f"{name}: in no layer (add it to LAYERS in scripts/modules.py and to ARCHITECTURE.md)")
+    for a in sorted(edges):
+        for b in sorted(edges[a]):
+            la, lb = layer_of(a), layer_of(b)
+            if la is not None and lb is not None and lb > la:
+                found.append(f"{a} ({LAYERS[la][0]}) -> {b} ({LAYERS[lb][0]}): an arrow up the layers")
+            for x, y, why in NEVER:
+                if (a, b) == (x, y):
+                    found.append(f"{a} -> {b}: {why}")
+    return found
 
 
 def production_text(path):
@@ -122,9 +176,15 @@ def main(argv):
     for name in sorted(mods):
         targets = sorted(edges.get(name, ()))
         print(f"{name} -> {', '.join(targets) if targets else '(nothing)'}")
-    broken = manifest_problems(src) if os.path.basename(os.path.dirname(os.path.abspath(src))) == "gateway-core" else []
+    core = os.path.basename(os.path.dirname(os.path.abspath(src))) == "gateway-core"
+    broken = manifest_problems(src) if core else []
     for problem in broken:
         print(f"manifest: {problem}")
+    if core:
+        layering = layering_problems(mods, edges)
+        for problem in layering:
+            print(f"layers: {problem}")
+        broken += layering
     found = circles(mods, edges)
     if not found:
         print(f"\n{len(mods)} modules, {sum(len(t) for t in edges.values())} arrows, no circle")
