@@ -13,6 +13,7 @@
 //! - [`relay`]    — SSE frames relayed as they arrive, with usage captured on the way.
 //! - [`usage`]    — provider-reported token usage, per dialect.
 //! - [`record`]   — the record stage: one [`record::RequestRecord`] per request, success or failure (plain data).
+//! - [`feed`]     — the last requests in memory, for the window's live feed (a recorder in front of the others).
 //! - [`pending`]  — a request on its way to its record: closes its span and hands the record over once.
 //! - [`clock`]    — the wall clock in Unix milliseconds, as the ledger, cache and window count it.
 //! - [`db`]       — what the stores sharing one database both need from its pool.
@@ -42,6 +43,7 @@ pub mod config;
 pub mod db;
 pub mod dialect;
 pub mod error;
+pub mod feed;
 pub mod files;
 pub mod headers;
 pub mod idle;

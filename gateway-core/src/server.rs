@@ -71,7 +71,7 @@ pub struct AppState {
     pub paused: AtomicBool,
     pub started: std::time::Instant,
     /// The last requests, for the window's feed.
-    pub recent: Arc<crate::admin::recent::Recent>,
+    pub recent: Arc<crate::feed::Recent>,
     /// The admin API, when the launch turned it on.
     admin: std::sync::OnceLock<crate::admin::Admin>,
     /// The address the listener got (the config may say port 0).
@@ -97,8 +97,8 @@ impl AppState {
         let upstream = Upstream::new(&config, secrets.clone())?;
         let optimizer = Arc::new(Optimizer::new(config.optimize.clone()));
         let cache = Arc::new(crate::cache::ResponseCache::new(config.cache.clone()));
-        let recent = Arc::new(crate::admin::recent::Recent::default());
-        let recorder = Arc::new(crate::admin::recent::RecentRecorder {
+        let recent = Arc::new(crate::feed::Recent::default());
+        let recorder = Arc::new(crate::feed::RecentRecorder {
             recent: recent.clone(),
             inner: recorder,
         });

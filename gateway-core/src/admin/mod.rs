@@ -7,7 +7,6 @@
 //! only: they are stored in the keychain and shown as a mask.
 
 pub mod edit;
-pub mod recent;
 mod ui;
 
 use std::net::SocketAddr;
@@ -825,7 +824,7 @@ struct RequestsQuery {
 }
 
 async fn requests(State(state): State<Arc<AppState>>, Query(q): Query<RequestsQuery>) -> Response {
-    let rows = state.recent.newest(q.limit.unwrap_or(50).min(recent::KEPT));
+    let rows = state.recent.newest(q.limit.unwrap_or(50).min(crate::feed::KEPT));
     answer(ok(json!({ "requests": rows })))
 }
 
