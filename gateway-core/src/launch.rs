@@ -17,7 +17,8 @@ use crate::local_key::{self, LocalKey};
 use crate::pricing::Pricing;
 use crate::record::{LogRecorder, Recorder};
 use crate::secrets::SecretStore;
-use crate::server::{self, AppState};
+use crate::server;
+use crate::state::AppState;
 use crate::telemetry::{self, MetricsRecorder};
 
 /// A gateway ready to serve.

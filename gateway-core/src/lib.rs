@@ -3,6 +3,8 @@
 //! A request flows one way through these rooms:
 //!
 //! - [`server`]   — the listener, the axum router and graceful shutdown.
+//! - [`state`]    — what every handler shares: the config in force, clients, cache, recorder.
+//! - [`auth`]     — who may use the client routes: gateway keys and the local key.
 //! - [`ingress`]  — who may send a request at all: `Host` on loopback, a browser's `Origin`, header limits.
 //! - [`idle`]     — when a connection counts as idle (no request open), so it can be closed.
 //! - [`proxy`]    — the request stages: ingress → route → prepare body → upstream → relay → record.
@@ -37,6 +39,7 @@
 //! and the in-memory doubles are built, for tests.
 
 pub mod admin;
+pub mod auth;
 pub mod cache;
 pub mod clock;
 pub mod config;
@@ -63,6 +66,7 @@ mod scan;
 pub mod secrets;
 pub mod server;
 pub mod sniff;
+pub mod state;
 pub mod telemetry;
 pub mod translate;
 pub mod upstream;

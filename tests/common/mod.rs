@@ -13,7 +13,7 @@ use gateway_core::config::Config;
 use gateway_core::mock::{MockConfig, MockState};
 use gateway_core::record::MemoryRecorder;
 use gateway_core::secrets::MemoryStore;
-use gateway_core::server::AppState;
+use gateway_core::state::AppState;
 
 pub const OPENAI_KEY: &str = "sk-mock-openai";
 pub const ANTHROPIC_KEY: &str = "sk-ant-mock";

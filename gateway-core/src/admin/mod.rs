@@ -33,7 +33,7 @@ use crate::ledger::stats::{self, By};
 use crate::ledger::AnyPool;
 use crate::optimize::{compact, tokens, PlanPatch};
 use crate::secrets::{mask, KeySource};
-use crate::server::AppState;
+use crate::state::AppState;
 use edit::{EditError, ModelModesEdit, ModesEdit, ProviderEdit, RouteEdit};
 
 /// What the admin API needs beyond the gateway itself.
@@ -824,7 +824,9 @@ struct RequestsQuery {
 }
 
 async fn requests(State(state): State<Arc<AppState>>, Query(q): Query<RequestsQuery>) -> Response {
-    let rows = state.recent.newest(q.limit.unwrap_or(50).min(crate::feed::KEPT));
+    let rows = state
+        .recent
+        .newest(q.limit.unwrap_or(50).min(crate::feed::KEPT));
     answer(ok(json!({ "requests": rows })))
 }
 
