@@ -1,6 +1,7 @@
-//! The HTTP surface: the router built from shared state, and `serve`, which takes a bound
-//! listener and a shutdown future from the caller (so tests bind `127.0.0.1:0` and stop
-//! the server cleanly).
+//! The listener: `serve` takes a bound listener, the finished router and a shutdown
+//! future from the caller (so tests bind `127.0.0.1:0` and stop the server cleanly), and
+//! owns what happens around a request: the ingress checks, hyper's limits, the connection
+//! and in-flight caps, idle connections, the serving threads and graceful shutdown.
 //!
 //! Shutdown: when `shutdown` resolves, the listener stops accepting, idle connections
 //! close, and in-flight requests and streams get the grace period to finish. After it,
@@ -12,164 +13,28 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::response::Response;
-use axum::routing::{get, post};
 use axum::Router;
 use futures_util::future::Either;
-use http::{header, HeaderMap, HeaderValue, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tracing::Instrument;
 
-use crate::dialect::{Dialect, Endpoint};
+use crate::dialect::Dialect;
 use crate::error::GatewayError;
-use crate::headers::{ANTHROPIC_VERSION, HTTP2_KEEPALIVE_INTERVAL, HTTP2_KEEPALIVE_TIMEOUT};
+use crate::headers::{HTTP2_KEEPALIVE_INTERVAL, HTTP2_KEEPALIVE_TIMEOUT};
 use crate::idle::{self, Activity, Tracked};
 use crate::ingress::Ingress;
-use crate::models;
-use crate::proxy;
 use crate::state::AppState;
-use crate::telemetry;
 use crate::workers::Workers;
 
-fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
-    let mut response = Response::new(Body::from(serde_json::to_vec(value).unwrap_or_default()));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
-async fn list_models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Err(e) = state.check_client(&headers) {
-        return e.into_response(Dialect::guess(&headers, "/v1/models"));
-    }
-    let config = state.config();
-    let body = if headers.contains_key(ANTHROPIC_VERSION) {
-        models::anthropic_list(&config.routes)
-    } else {
-        models::openai_list(&config.routes)
-    };
-    json_response(StatusCode::OK, &body)
-}
-
-async fn metrics(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Err(e) = state.check_client(&headers) {
-        return e.into_response(Dialect::OpenAiChat);
-    }
-    match state.metrics.get() {
-        Some(handle) => {
-            let mut response = Response::new(Body::from(handle.render()));
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/plain; version=0.0.4"),
-            );
-            response
-        }
-        None => json_response(
-            StatusCode::NOT_FOUND,
-            &serde_json::json!({"error": "metrics are not enabled in this process"}),
-        ),
-    }
-}
-
-async fn healthz() -> Response {
-    json_response(StatusCode::OK, &serde_json::json!({"status": "ok"}))
-}
-
-async fn readyz(State(state): State<Arc<AppState>>) -> Response {
-    let config = state.config();
-    let providers: Vec<&str> = config.providers.iter().map(|p| p.name.as_str()).collect();
-    if state.draining.load(Ordering::Relaxed) {
-        json_response(
-            StatusCode::SERVICE_UNAVAILABLE,
-            &serde_json::json!({"status": "draining", "providers": providers}),
-        )
-    } else if providers.is_empty() {
-        json_response(
-            StatusCode::SERVICE_UNAVAILABLE,
-            &serde_json::json!({"status": "no providers configured", "providers": providers}),
-        )
-    } else {
-        json_response(
-            StatusCode::OK,
-            &serde_json::json!({"status": "ready", "providers": providers}),
-        )
-    }
-}
-
-async fn not_found(request: Request) -> Response {
-    let dialect = Dialect::guess(request.headers(), request.uri().path());
-    GatewayError::NoSuchEndpoint {
-        method: request.method().to_string(),
-        path: request.uri().path().to_owned(),
-    }
-    .into_response(dialect)
-}
-
-async fn method_not_allowed(request: Request) -> Response {
-    let dialect = Dialect::guess(request.headers(), request.uri().path());
-    let mut response = GatewayError::NoSuchEndpoint {
-        method: request.method().to_string(),
-        path: request.uri().path().to_owned(),
-    }
-    .into_response(dialect);
-    *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
-    response
-}
-
-/// A proxied endpoint: the handler runs inside the request's span.
-fn endpoint(e: Endpoint) -> axum::routing::MethodRouter<Arc<AppState>> {
-    post(move |state: State<Arc<AppState>>, request: Request| {
-        let span = telemetry::request_span(e, request.uri().path());
-        // Boxed where it is made: the request's future is kilobytes (every stage's state),
-        // and axum moves the handler's future more than once before polling it.
-        Box::pin(proxy::handle(state, e, request)).instrument(span)
-    })
-}
-
-/// The gateway's routes. The `/v1` prefix is optional, since some clients are pointed at
-/// the bare base URL.
-pub fn router(state: Arc<AppState>) -> Router {
-    let mut router = Router::new();
-    for prefix in ["/v1", ""] {
-        router = router
-            .route(
-                &format!("{prefix}/chat/completions"),
-                endpoint(Endpoint::ChatCompletions),
-            )
-            .route(
-                &format!("{prefix}/responses"),
-                endpoint(Endpoint::Responses),
-            )
-            .route(&format!("{prefix}/messages"), endpoint(Endpoint::Messages))
-            .route(
-                &format!("{prefix}/messages/count_tokens"),
-                endpoint(Endpoint::CountTokens),
-            )
-            .route(&format!("{prefix}/models"), get(list_models));
-    }
-    router
-        .merge(crate::admin::router(state.clone()))
-        .route("/healthz", get(healthz))
-        .route("/metrics", get(metrics))
-        .route("/readyz", get(readyz))
-        .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        .with_state(state)
-}
-
-/// Serves until `shutdown` resolves, then drains as described in the module docs.
+/// Serves `app` until `shutdown` resolves, then drains as described in the module docs.
+/// `state` gives the limits, and learns the bound address and when draining starts.
 pub async fn serve(
     listener: TcpListener,
     state: Arc<AppState>,
+    app: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let grace = state.config().server.shutdown_grace;
@@ -182,7 +47,6 @@ pub async fn serve(
     let connections = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     // Held by each request until its answer starts; past the cap a request gets a 503.
     let in_flight = Arc::new(tokio::sync::Semaphore::new(limits.max_in_flight));
-    let app = router(state.clone());
     let mut builder = auto::Builder::new(TokioExecutor::new());
     // One write per response: header and body go out in one buffer rather than a
     // writev of several slices, which is cheaper for the small bodies most calls have.

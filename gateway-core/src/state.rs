@@ -32,8 +32,6 @@ pub struct AppState {
     pub started: std::time::Instant,
     /// The last requests, for the window's feed.
     pub recent: Arc<crate::feed::Recent>,
-    /// The admin API, when the launch turned it on.
-    admin: std::sync::OnceLock<crate::admin::Admin>,
     /// The address the listener got (the config may say port 0).
     pub(crate) bound: std::sync::OnceLock<SocketAddr>,
     pub cache: Arc<crate::cache::ResponseCache>,
@@ -66,7 +64,6 @@ impl AppState {
         });
         Ok(Arc::new(AppState {
             recent,
-            admin: std::sync::OnceLock::new(),
             bound: std::sync::OnceLock::new(),
             runtime: ArcSwap::from_pointee(Runtime {
                 config: Arc::new(config),
@@ -122,21 +119,12 @@ impl AppState {
         Ok(())
     }
 
-    /// Turns the admin API on (once).
-    pub fn enable_admin(&self, admin: crate::admin::Admin) {
-        let _ = self.admin.set(admin);
-    }
-
     /// Where the gateway listens: the bound address once serving, else the configured one.
     pub fn listening(&self) -> SocketAddr {
         self.bound
             .get()
             .copied()
             .unwrap_or_else(|| self.config().server.listen)
-    }
-
-    pub fn admin(&self) -> Option<&crate::admin::Admin> {
-        self.admin.get()
     }
 
     pub fn secrets(&self) -> &Arc<dyn SecretStore> {

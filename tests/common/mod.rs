@@ -228,7 +228,7 @@ pub async fn start_inprocess(config_toml: &str) -> InProcess {
     let url = format!("http://{}", listener.local_addr().unwrap());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
-        let _ = gateway_core::server::serve(listener, state, async {
+        let _ = gateway_core::launch::serve(listener, state, async {
             let _ = rx.await;
         })
         .await;
