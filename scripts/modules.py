@@ -7,7 +7,7 @@ The nodes are the crate's top-level modules (`src/<name>.rs` or `src/<name>/`); 
 `a -> b` means code in `a` names `crate::b`. Test code is left out: files named
 `tests.rs` and everything from a trailing `#[cfg(test)]` module on. Exits 1 when the
 graph has a circle (a strongly connected set of two or more modules), unless
---allow-circles is given.
+--allow-circles is given, or an arrow that a layering rule below forbids.
 """
 
 import os
@@ -18,6 +18,18 @@ from collections import defaultdict
 CRATE_PATH = re.compile(r"\bcrate::([a-z_][a-z0-9_]*)")
 TEST_MODULE = re.compile(r"^#\[cfg\(test\)\]\s*\n\s*(?:pub(?:\(crate\))?\s+)?mod\s+\w+\s*\{", re.M)
 LINE_COMMENT = re.compile(r"//[^\n]*")
+
+# gateway-core's layering rules (ARCHITECTURE.md): the arrows each forbids, and why.
+HANDLERS = ("admin", "endpoints", "proxy")
+SHARED = ("state", "auth", "feed")
+RULES = [
+    ("handlers never import the server: launch.rs hands it the finished router",
+     [(h, "server") for h in HANDLERS]),
+    ("the server never imports a handler: launch.rs is the one composition root",
+     [("server", h) for h in HANDLERS]),
+    ("the shared state imports no handler and no server",
+     [(s, t) for s in SHARED for t in HANDLERS + ("server", "launch")]),
+]
 
 
 def production_text(path):
@@ -100,15 +112,18 @@ def main(argv):
     for name in sorted(mods):
         targets = sorted(edges.get(name, ()))
         print(f"{name} -> {', '.join(targets) if targets else '(nothing)'}")
+    broken = [(a, b, why) for why, arrows in RULES for a, b in arrows if b in edges.get(a, ())]
+    for a, b, why in broken:
+        print(f"\nforbidden: {a} -> {b} ({why})")
     found = circles(mods, edges)
     if not found:
         print(f"\n{len(mods)} modules, {sum(len(t) for t in edges.values())} arrows, no circle")
-        return 0
+        return 1 if broken else 0
     print(f"\n{len(found)} circle(s):")
     for group in found:
         inside = [f"{a} -> {b}" for a in group for b in sorted(edges.get(a, ())) if b in group]
         print(f"  {{{', '.join(group)}}}: {'; '.join(inside)}")
-    return 0 if allow else 1
+    return 0 if allow and not broken else 1
 
 
 if __name__ == "__main__":
