@@ -24,6 +24,9 @@ export TRIMGATE_TEST_POSTGRES_URL
 echo "== ui: npm ci, type-check and build, unit tests"
 (cd ui && npm ci --no-audit --no-fund --silent && npm run build --silent && npm test --silent)
 
+echo "== gateway-core's module graph: no import circle, no arrow a layering rule forbids"
+graph=$(python3 scripts/modules.py gateway-core/src) || { echo "$graph"; exit 1; }
+echo "$graph" | tail -n 1
 echo "== cargo fmt --check"
 cargo fmt --all --check
 echo "== cargo clippy -D warnings"

@@ -2,27 +2,35 @@
 //! the desktop shell: the ledger (or a loud warning and none), metrics, the state, the
 //! response cache attached to the ledger's database; then serving until told to stop,
 //! and closing in order (cache writes, then the ledger) so nothing queued is lost.
+//!
+//! The one composition root: the router is built here from the gateway's endpoints, the
+//! admin API and the window's files, and handed to the server, which knows none of them.
 
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use axum::Router;
 use tokio::net::TcpListener;
 
-use crate::admin::Admin;
+use crate::admin::{self, Admin};
 use crate::cache;
 use crate::config::Config;
+use crate::endpoints;
 use crate::ledger::{self, AnyPool, Ledger};
 use crate::local_key::{self, LocalKey};
 use crate::pricing::Pricing;
 use crate::record::{LogRecorder, Recorder};
 use crate::secrets::SecretStore;
-use crate::server::{self, AppState};
+use crate::server;
+use crate::state::AppState;
 use crate::telemetry::{self, MetricsRecorder};
 
 /// A gateway ready to serve.
 pub struct Gateway {
     pub state: Arc<AppState>,
+    /// The admin API's own part, when the config turns it on.
+    admin: Option<Arc<Admin>>,
     ledger: Option<(Ledger, AnyPool)>,
 }
 
@@ -59,19 +67,23 @@ impl Gateway {
             state.set_metrics(handle);
         }
         attach_cache(&state, ledger.as_ref().map(|(_, pool)| pool)).await;
-        if admin_enabled {
-            state.enable_admin(Admin::new(
+        let admin = admin_enabled.then(|| {
+            Arc::new(Admin::new(
                 config_path,
                 ledger.as_ref().map(|(_, pool)| pool.clone()),
-            ));
-        }
-        Ok(Gateway { state, ledger })
+            ))
+        });
+        Ok(Gateway {
+            state,
+            admin,
+            ledger,
+        })
     }
 
     /// The admin API's token for this launch (the window's key to it); empty when the
     /// admin API is off.
     pub fn admin_token(&self) -> &str {
-        self.state.admin().map_or("", |a| a.token.as_str())
+        self.admin.as_deref().map_or("", |a| a.token.as_str())
     }
 
     /// Serves on `listener` until `shutdown` resolves, then drains and closes.
@@ -80,13 +92,42 @@ impl Gateway {
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let served = server::serve(listener, self.state.clone(), shutdown).await;
+        let app = router(self.state.clone(), self.admin.clone());
+        let served = server::serve(listener, self.state.clone(), app, shutdown).await;
         cache::persist::flush(&self.state.cache).await;
         if let Some((ledger, _)) = self.ledger {
             ledger.close().await;
         }
         served
     }
+}
+
+/// The whole HTTP surface, composed here and nowhere else: the gateway's endpoints, the
+/// admin API and, when the admin API is on, the window's files (without the admin API
+/// the window has nothing to talk to). Unknown paths and methods get the gateway's
+/// answers in the client's dialect, on every route merged above.
+pub fn router(state: Arc<AppState>, admin: Option<Arc<Admin>>) -> Router {
+    let window = admin.is_some();
+    let mut router = endpoints::router().merge(admin::router(state.clone(), admin));
+    if window {
+        router = router.merge(admin::ui::router());
+    }
+    router
+        .fallback(endpoints::not_found)
+        .method_not_allowed_fallback(endpoints::method_not_allowed)
+        .with_state(state)
+}
+
+/// Serves `state` on `listener` with the admin API off until `shutdown` resolves: for a
+/// gateway built by hand (tests) rather than by [`Gateway::start`]. Nothing is flushed
+/// or closed after.
+pub async fn serve(
+    listener: TcpListener,
+    state: Arc<AppState>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = router(state.clone(), None);
+    server::serve(listener, state, app, shutdown).await
 }
 
 /// The local key beside the config file, made on the first start. Unlike a broken ledger,

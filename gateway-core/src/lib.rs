@@ -2,9 +2,13 @@
 //!
 //! A request flows one way through these rooms:
 //!
-//! - [`server`]   — the listener, the axum router and graceful shutdown.
+//! - [`launch`]   — where the parts meet: the router; a gateway started from a config, closed in order.
+//! - [`server`]   — the listener: limits, connections, idle, serving threads, graceful shutdown.
+//! - [`state`]    — what every handler shares: the config in force, clients, cache, recorder.
+//! - [`auth`]     — who may use the client routes: gateway keys and the local key.
 //! - [`ingress`]  — who may send a request at all: `Host` on loopback, a browser's `Origin`, header limits.
 //! - [`idle`]     — when a connection counts as idle (no request open), so it can be closed.
+//! - [`endpoints`] — the gateway's own routes: the proxied `/v1/…`, models, metrics, health.
 //! - [`proxy`]    — the request stages: ingress → route → prepare body → upstream → relay → record.
 //! - [`dialect`]  — the closed set of wire dialects (OpenAI Chat, OpenAI Responses, Anthropic Messages).
 //! - [`sniff`]    — reads `model` and `stream` from the inbound bytes and splices the few edits passthrough needs.
@@ -13,6 +17,7 @@
 //! - [`relay`]    — SSE frames relayed as they arrive, with usage captured on the way.
 //! - [`usage`]    — provider-reported token usage, per dialect.
 //! - [`record`]   — the record stage: one [`record::RequestRecord`] per request, success or failure (plain data).
+//! - [`feed`]     — the last requests in memory, for the window's live feed (a recorder in front of the others).
 //! - [`pending`]  — a request on its way to its record: closes its span and hands the record over once.
 //! - [`clock`]    — the wall clock in Unix milliseconds, as the ledger, cache and window count it.
 //! - [`db`]       — what the stores sharing one database both need from its pool.
@@ -23,7 +28,6 @@
 //! - [`headers`]  — header names and other constants, in one place.
 //! - [`local_key`] — the optional local client key: made once, kept owner-only, checked on every client route.
 //! - [`files`]    — the gateway's own files: replaced whole, owner-only when it creates them.
-//! - [`launch`]   — starting a gateway from a config (ledger, metrics, cache) and closing it in order.
 //! - [`ledger`]   — one row per request in SQLite or PostgreSQL, written off the request path.
 //! - [`pricing`]  — what a request cost, per usage bucket, from a dated price table.
 //! - [`admin`]    — the admin API the window uses (guarded: loopback, Host, Origin, token) and `/ui`.
@@ -36,12 +40,15 @@
 //! and the in-memory doubles are built, for tests.
 
 pub mod admin;
+pub mod auth;
 pub mod cache;
 pub mod clock;
 pub mod config;
 pub mod db;
 pub mod dialect;
+pub mod endpoints;
 pub mod error;
+pub mod feed;
 pub mod files;
 pub mod headers;
 pub mod idle;
@@ -61,6 +68,7 @@ mod scan;
 pub mod secrets;
 pub mod server;
 pub mod sniff;
+pub mod state;
 pub mod telemetry;
 pub mod translate;
 pub mod upstream;

@@ -33,8 +33,8 @@ use crate::optimize::{PassTokens, Plan, PlanPatch};
 use crate::pending::Pending;
 use crate::record::{Outcome, RequestRecord};
 use crate::relay::{read_whole, relay_stream, RelayParams, Translator};
-use crate::server::{AppState, Runtime};
 use crate::sniff::{sniff_within, Edits, Limits};
+use crate::state::{AppState, Runtime};
 use crate::translate;
 use crate::translate::stream::{Decoder, Encoder};
 

@@ -11,7 +11,8 @@ use gateway_core::config::{self, Config};
 use gateway_core::headers::{ENV_CONFIG, ENV_LISTEN};
 use gateway_core::launch::Gateway;
 use gateway_core::secrets::{KeyringStore, SecretStore};
-use gateway_core::server::{self, AppState};
+use gateway_core::server;
+use gateway_core::state::AppState;
 use tauri::async_runtime::JoinHandle;
 use tokio::sync::oneshot;
 

@@ -13,7 +13,7 @@ use gateway_core::config::Config;
 use gateway_core::mock::{MockConfig, MockState};
 use gateway_core::record::MemoryRecorder;
 use gateway_core::secrets::MemoryStore;
-use gateway_core::server::AppState;
+use gateway_core::state::AppState;
 
 pub const OPENAI_KEY: &str = "sk-mock-openai";
 pub const ANTHROPIC_KEY: &str = "sk-ant-mock";
@@ -228,7 +228,7 @@ pub async fn start_inprocess(config_toml: &str) -> InProcess {
     let url = format!("http://{}", listener.local_addr().unwrap());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
-        let _ = gateway_core::server::serve(listener, state, async {
+        let _ = gateway_core::launch::serve(listener, state, async {
             let _ = rx.await;
         })
         .await;

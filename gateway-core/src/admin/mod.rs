@@ -7,7 +7,6 @@
 //! only: they are stored in the keychain and shown as a mask.
 
 pub mod edit;
-pub mod recent;
 pub mod ui;
 
 use std::net::SocketAddr;
@@ -34,7 +33,7 @@ use crate::ledger::stats::{self, By};
 use crate::ledger::AnyPool;
 use crate::optimize::{compact, tokens, PlanPatch};
 use crate::secrets::{mask, KeySource};
-use crate::server::AppState;
+use crate::state::AppState;
 use edit::{EditError, ModelModesEdit, ModesEdit, ProviderEdit, RouteEdit};
 
 /// What the admin API needs beyond the gateway itself.
@@ -169,18 +168,40 @@ fn parse<T: DeserializeOwned>(body: &Bytes) -> Result<T, AdminError> {
     serde_json::from_slice(body).map_err(|e| AdminError::BadRequest(e.to_string()))
 }
 
-fn admin(state: &AppState) -> Result<&Admin, AdminError> {
-    state
-        .admin()
-        .ok_or(AdminError::Unavailable("the admin API is off".into()))
+/// What the admin API's handlers reach: the gateway's shared state (through `Deref`) and
+/// the admin API's own part, when the launch turned it on.
+#[derive(Clone)]
+struct AdminState {
+    gateway: Arc<AppState>,
+    admin: Option<Arc<Admin>>,
 }
 
-/// The routes under `/admin/api`, behind [`guard`], and the window's files under `/ui`.
-pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
-    let state_has_admin = state.admin().is_some();
+impl std::ops::Deref for AdminState {
+    type Target = AppState;
+
+    fn deref(&self) -> &AppState {
+        &self.gateway
+    }
+}
+
+impl AdminState {
+    fn admin(&self) -> Result<&Admin, AdminError> {
+        self.admin
+            .as_deref()
+            .ok_or(AdminError::Unavailable("the admin API is off".into()))
+    }
+}
+
+/// The routes under `/admin/api`, behind [`guard`]. With `admin` off (`None`) each one
+/// says so; the window's files ([`ui::router`]) are merged by the launch only when it is on.
+pub fn router<S: Clone + Send + Sync + 'static>(
+    gateway: Arc<AppState>,
+    admin: Option<Arc<Admin>>,
+) -> Router<S> {
+    let state = AdminState { gateway, admin };
     // Each route also takes OPTIONS, so the desktop window's preflight reaches the guard
     // (which answers it) rather than the router's 405.
-    let preflight = |m: MethodRouter<Arc<AppState>>| m.options(|| async { StatusCode::NO_CONTENT });
+    let preflight = |m: MethodRouter<AdminState>| m.options(|| async { StatusCode::NO_CONTENT });
     let api = Router::new()
         .route("/status", preflight(get(status)))
         .route(
@@ -210,14 +231,8 @@ pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
         .fallback(|| async {
             AdminError::NotFound("no such admin endpoint".into()).into_response()
         })
-        .layer(middleware::from_fn_with_state(state, guard));
-    let router = Router::new().nest("/admin/api", api);
-    // The window has nothing to talk to without the admin API (`[admin] enabled = false`).
-    if state_has_admin {
-        router.merge(ui::router())
-    } else {
-        router
-    }
+        .layer(middleware::from_fn_with_state(state.clone(), guard));
+    Router::new().nest("/admin/api", api).with_state(state)
 }
 
 fn with_cors(mut response: Response, origin: Option<&str>) -> Response {
@@ -232,8 +247,8 @@ fn with_cors(mut response: Response, origin: Option<&str>) -> Response {
 }
 
 /// Loopback peer, loopback `Host`, own `Origin`, then the token.
-async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
-    let Some(admin) = state.admin() else {
+async fn guard(State(state): State<AdminState>, request: Request, next: Next) -> Response {
+    let Some(admin) = state.admin.as_deref() else {
         return AdminError::Unavailable("the admin API is off".into()).into_response();
     };
     let peer = request
@@ -300,9 +315,9 @@ fn answer(result: Answer) -> Response {
     result.unwrap_or_else(AdminError::into_response)
 }
 
-async fn status(State(state): State<Arc<AppState>>) -> Response {
+async fn status(State(state): State<AdminState>) -> Response {
     answer((|| {
-        let admin = admin(&state)?;
+        let admin = state.admin()?;
         let config = state.config();
         ok(json!({
             "version": env!("CARGO_PKG_VERSION"),
@@ -354,7 +369,7 @@ fn provider_json(state: &AppState, p: &Provider) -> Value {
     })
 }
 
-async fn list_providers(State(state): State<Arc<AppState>>) -> Response {
+async fn list_providers(State(state): State<AdminState>) -> Response {
     let config = state.config();
     let all: Vec<Value> = config
         .providers
@@ -374,10 +389,10 @@ fn find<'c>(config: &'c Config, name: &str) -> Result<&'c Arc<Provider>, AdminEr
 
 /// Reads the config file, lets `change` edit it, validates, writes, and puts it in force.
 async fn edit_config(
-    state: &AppState,
+    state: &AdminState,
     change: impl FnOnce(&mut toml_edit::DocumentMut) -> Result<(), AdminError>,
 ) -> Result<Arc<Config>, AdminError> {
-    let admin = admin(state)?;
+    let admin = state.admin()?;
     let path = admin
         .config_path
         .clone()
@@ -409,7 +424,7 @@ fn valid_name(name: &str) -> Result<(), AdminError> {
     }
 }
 
-async fn create_provider(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+async fn create_provider(State(state): State<AdminState>, body: Bytes) -> Response {
     answer(
         async {
             let edit: ProviderEdit = parse(&body)?;
@@ -446,7 +461,7 @@ async fn create_provider(State(state): State<Arc<AppState>>, body: Bytes) -> Res
 }
 
 async fn update_provider(
-    State(state): State<Arc<AppState>>,
+    State(state): State<AdminState>,
     Path(name): Path<String>,
     body: Bytes,
 ) -> Response {
@@ -521,7 +536,7 @@ fn same_hosts(a: &Provider, b: &Provider) -> bool {
             == b.anthropic_base_url.as_deref().map(origin)
 }
 
-async fn delete_provider(State(state): State<Arc<AppState>>, Path(name): Path<String>) -> Response {
+async fn delete_provider(State(state): State<AdminState>, Path(name): Path<String>) -> Response {
     answer(
         async {
             let key = find(&state.config(), &name)?.key.clone();
@@ -558,7 +573,7 @@ struct KeyIn {
 }
 
 async fn set_key(
-    State(state): State<Arc<AppState>>,
+    State(state): State<AdminState>,
     Path(name): Path<String>,
     body: Bytes,
 ) -> Response {
@@ -580,7 +595,7 @@ async fn set_key(
     )
 }
 
-async fn delete_key(State(state): State<Arc<AppState>>, Path(name): Path<String>) -> Response {
+async fn delete_key(State(state): State<AdminState>, Path(name): Path<String>) -> Response {
     answer((|| {
         let provider = find(&state.config(), &name)?.clone();
         let KeySource::Keychain(_) = provider.key else {
@@ -597,7 +612,7 @@ async fn delete_key(State(state): State<Arc<AppState>>, Path(name): Path<String>
     })())
 }
 
-async fn test_provider(State(state): State<Arc<AppState>>, Path(name): Path<String>) -> Response {
+async fn test_provider(State(state): State<AdminState>, Path(name): Path<String>) -> Response {
     answer(
         async {
             let runtime = state.runtime();
@@ -625,9 +640,9 @@ async fn test_provider(State(state): State<Arc<AppState>>, Path(name): Path<Stri
     )
 }
 
-async fn get_routes(State(state): State<Arc<AppState>>) -> Response {
+async fn get_routes(State(state): State<AdminState>) -> Response {
     answer((|| {
-        let admin = admin(&state)?;
+        let admin = state.admin()?;
         let routes = match &admin.config_path {
             Some(path) => edit::routes(&edit::read(path, &state.config())?),
             None => Vec::new(),
@@ -642,7 +657,7 @@ struct RoutesIn {
     routes: Vec<RouteEdit>,
 }
 
-async fn put_routes(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+async fn put_routes(State(state): State<AdminState>, body: Bytes) -> Response {
     answer(
         async {
             let RoutesIn { routes } = parse(&body)?;
@@ -669,7 +684,7 @@ struct RoutesPatch {
 /// Replaces some routes and keeps the rest as written, in one edit (the window's presets
 /// use it, so applying one twice does not stack, and nothing another edit wrote in between
 /// is lost).
-async fn patch_routes(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+async fn patch_routes(State(state): State<AdminState>, body: Bytes) -> Response {
     answer(
         async {
             let RoutesPatch { replace, routes } = parse(&body)?;
@@ -685,7 +700,7 @@ async fn patch_routes(State(state): State<Arc<AppState>>, body: Bytes) -> Respon
     )
 }
 
-fn modes_json(state: &AppState) -> Result<Value, AdminError> {
+fn modes_json(state: &AdminState) -> Result<Value, AdminError> {
     let config = state.config();
     let d = config.optimize.defaults;
     let defaults = ModesEdit {
@@ -694,7 +709,7 @@ fn modes_json(state: &AppState) -> Result<Value, AdminError> {
         prune: Some(d.prune.map_or("off".into(), |p| p.to_string())),
         squeeze: Some(d.squeeze),
     };
-    let models = match &admin(state)?.config_path {
+    let models = match &state.admin()?.config_path {
         Some(path) => edit::model_modes(&edit::read(path, &config)?),
         None => Vec::new(),
     };
@@ -705,7 +720,7 @@ fn modes_json(state: &AppState) -> Result<Value, AdminError> {
     }))
 }
 
-async fn get_modes(State(state): State<Arc<AppState>>) -> Response {
+async fn get_modes(State(state): State<AdminState>) -> Response {
     answer(modes_json(&state).map(|v| reply(StatusCode::OK, &v)))
 }
 
@@ -717,7 +732,7 @@ struct ModesIn {
     models: Vec<ModelModesEdit>,
 }
 
-async fn put_modes(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+async fn put_modes(State(state): State<AdminState>, body: Bytes) -> Response {
     answer(
         async {
             let ModesIn { defaults, models } = parse(&body)?;
@@ -738,7 +753,7 @@ struct PauseIn {
     paused: bool,
 }
 
-async fn pause(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+async fn pause(State(state): State<AdminState>, body: Bytes) -> Response {
     answer((|| {
         let PauseIn { paused } = parse(&body)?;
         state.paused.store(paused, Ordering::Relaxed);
@@ -797,10 +812,10 @@ struct SavingsQuery {
     by: Option<String>,
 }
 
-async fn savings(State(state): State<Arc<AppState>>, Query(q): Query<SavingsQuery>) -> Response {
+async fn savings(State(state): State<AdminState>, Query(q): Query<SavingsQuery>) -> Response {
     answer(
         async {
-            let admin = admin(&state)?;
+            let admin = state.admin()?;
             let by_text = q.by.unwrap_or_else(|| "model".into());
             let by = By::parse(&by_text).map_err(AdminError::BadRequest)?;
             let now = crate::clock::now_ms();
@@ -824,16 +839,18 @@ struct RequestsQuery {
     limit: Option<usize>,
 }
 
-async fn requests(State(state): State<Arc<AppState>>, Query(q): Query<RequestsQuery>) -> Response {
-    let rows = state.recent.newest(q.limit.unwrap_or(50).min(recent::KEPT));
+async fn requests(State(state): State<AdminState>, Query(q): Query<RequestsQuery>) -> Response {
+    let rows = state
+        .recent
+        .newest(q.limit.unwrap_or(50).min(crate::feed::KEPT));
     answer(ok(json!({ "requests": rows })))
 }
 
 /// The listen address in the file, and whether it differs from the one in use (it takes
 /// effect at the next start).
-fn settings_json(state: &AppState) -> Result<Value, AdminError> {
+fn settings_json(state: &AdminState) -> Result<Value, AdminError> {
     let running = state.listening().to_string();
-    let written = match &admin(state)?.config_path {
+    let written = match &state.admin()?.config_path {
         Some(path) => edit::listen(&edit::read(path, &state.config())?),
         None => None,
     };
@@ -841,7 +858,7 @@ fn settings_json(state: &AppState) -> Result<Value, AdminError> {
     Ok(json!({"listen": listen, "running": running, "restart_needed": listen != running}))
 }
 
-async fn get_settings(State(state): State<Arc<AppState>>) -> Response {
+async fn get_settings(State(state): State<AdminState>) -> Response {
     answer(settings_json(&state).map(|v| reply(StatusCode::OK, &v)))
 }
 
@@ -851,7 +868,7 @@ struct SettingsIn {
     listen: String,
 }
 
-async fn put_settings(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+async fn put_settings(State(state): State<AdminState>, body: Bytes) -> Response {
     answer(
         async {
             let SettingsIn { listen } = parse(&body)?;
@@ -866,10 +883,10 @@ async fn put_settings(State(state): State<Arc<AppState>>, body: Bytes) -> Respon
     )
 }
 
-async fn reload(State(state): State<Arc<AppState>>) -> Response {
+async fn reload(State(state): State<AdminState>) -> Response {
     answer(
         async {
-            let admin = admin(&state)?;
+            let admin = state.admin()?;
             let path = admin.config_path.clone().ok_or_else(|| {
                 AdminError::Unavailable("the gateway runs without a config file".into())
             })?;

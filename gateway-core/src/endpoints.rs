@@ -1,0 +1,151 @@
+//! The gateway's own endpoints: the proxied `/v1/…` routes (each handled by [`proxy`]
+//! inside its request span), `/v1/models`, `/metrics`, `/healthz` and `/readyz`, and the
+//! answers to unknown paths and methods. The launch merges them with the admin API.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use http::{header, HeaderMap, HeaderValue, StatusCode};
+use tracing::Instrument;
+
+use crate::dialect::{Dialect, Endpoint};
+use crate::error::GatewayError;
+use crate::headers::ANTHROPIC_VERSION;
+use crate::models;
+use crate::proxy;
+use crate::state::AppState;
+use crate::telemetry;
+
+fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
+    let mut response = Response::new(Body::from(serde_json::to_vec(value).unwrap_or_default()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+async fn list_models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Err(e) = state.check_client(&headers) {
+        return e.into_response(Dialect::guess(&headers, "/v1/models"));
+    }
+    let config = state.config();
+    let body = if headers.contains_key(ANTHROPIC_VERSION) {
+        models::anthropic_list(&config.routes)
+    } else {
+        models::openai_list(&config.routes)
+    };
+    json_response(StatusCode::OK, &body)
+}
+
+async fn metrics(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Err(e) = state.check_client(&headers) {
+        return e.into_response(Dialect::OpenAiChat);
+    }
+    match state.metrics.get() {
+        Some(handle) => {
+            let mut response = Response::new(Body::from(handle.render()));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; version=0.0.4"),
+            );
+            response
+        }
+        None => json_response(
+            StatusCode::NOT_FOUND,
+            &serde_json::json!({"error": "metrics are not enabled in this process"}),
+        ),
+    }
+}
+
+async fn healthz() -> Response {
+    json_response(StatusCode::OK, &serde_json::json!({"status": "ok"}))
+}
+
+async fn readyz(State(state): State<Arc<AppState>>) -> Response {
+    let config = state.config();
+    let providers: Vec<&str> = config.providers.iter().map(|p| p.name.as_str()).collect();
+    if state.draining.load(Ordering::Relaxed) {
+        json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &serde_json::json!({"status": "draining", "providers": providers}),
+        )
+    } else if providers.is_empty() {
+        json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &serde_json::json!({"status": "no providers configured", "providers": providers}),
+        )
+    } else {
+        json_response(
+            StatusCode::OK,
+            &serde_json::json!({"status": "ready", "providers": providers}),
+        )
+    }
+}
+
+/// Any path no route has, in the client's dialect.
+pub async fn not_found(request: Request) -> Response {
+    let dialect = Dialect::guess(request.headers(), request.uri().path());
+    GatewayError::NoSuchEndpoint {
+        method: request.method().to_string(),
+        path: request.uri().path().to_owned(),
+    }
+    .into_response(dialect)
+}
+
+/// A known path asked with a method it does not take, in the client's dialect.
+pub async fn method_not_allowed(request: Request) -> Response {
+    let dialect = Dialect::guess(request.headers(), request.uri().path());
+    let mut response = GatewayError::NoSuchEndpoint {
+        method: request.method().to_string(),
+        path: request.uri().path().to_owned(),
+    }
+    .into_response(dialect);
+    *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+    response
+}
+
+/// A proxied endpoint: the handler runs inside the request's span.
+fn endpoint(e: Endpoint) -> axum::routing::MethodRouter<Arc<AppState>> {
+    post(move |state: State<Arc<AppState>>, request: Request| {
+        let span = telemetry::request_span(e, request.uri().path());
+        // Boxed where it is made: the request's future is kilobytes (every stage's state),
+        // and axum moves the handler's future more than once before polling it.
+        Box::pin(proxy::handle(state, e, request)).instrument(span)
+    })
+}
+
+/// The gateway's own routes, before the state is given. The `/v1` prefix is optional,
+/// since some clients are pointed at the bare base URL. Unknown paths and methods are
+/// answered by [`not_found`] and [`method_not_allowed`], set by the launch once every
+/// route is in.
+pub fn router() -> Router<Arc<AppState>> {
+    let mut router = Router::new();
+    for prefix in ["/v1", ""] {
+        router = router
+            .route(
+                &format!("{prefix}/chat/completions"),
+                endpoint(Endpoint::ChatCompletions),
+            )
+            .route(
+                &format!("{prefix}/responses"),
+                endpoint(Endpoint::Responses),
+            )
+            .route(&format!("{prefix}/messages"), endpoint(Endpoint::Messages))
+            .route(
+                &format!("{prefix}/messages/count_tokens"),
+                endpoint(Endpoint::CountTokens),
+            )
+            .route(&format!("{prefix}/models"), get(list_models));
+    }
+    router
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .route("/readyz", get(readyz))
+}

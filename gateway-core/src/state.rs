@@ -1,0 +1,148 @@
+//! The state every handler shares: the config in force (swapped whole on reload), the
+//! upstream clients, the optimizer, the response cache, the recorder and the feed, and
+//! what the launch sets once (the bound address, metrics, the local key).
+
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use metrics_exporter_prometheus::PrometheusHandle;
+use tokio::sync::watch;
+
+use crate::config::Config;
+use crate::local_key::LocalKey;
+use crate::optimize::Optimizer;
+use crate::record::Recorder;
+use crate::secrets::SecretStore;
+use crate::upstream::Upstream;
+
+/// What a config makes: swapped whole on reload, so a request sees one consistent set.
+pub struct Runtime {
+    pub config: Arc<Config>,
+    pub upstream: Upstream,
+    pub optimizer: Arc<Optimizer>,
+}
+
+/// Everything a request handler can reach.
+pub struct AppState {
+    runtime: ArcSwap<Runtime>,
+    /// Every request passes unoptimized while set (the window's and the tray's pause).
+    pub paused: AtomicBool,
+    pub started: std::time::Instant,
+    /// The last requests, for the window's feed.
+    pub recent: Arc<crate::feed::Recent>,
+    /// The address the listener got (the config may say port 0).
+    pub(crate) bound: std::sync::OnceLock<SocketAddr>,
+    pub cache: Arc<crate::cache::ResponseCache>,
+    secrets: Arc<dyn SecretStore>,
+    pub recorder: Arc<dyn Recorder>,
+    /// Renders `/metrics`, when the process installed a Prometheus recorder.
+    pub(crate) metrics: std::sync::OnceLock<PrometheusHandle>,
+    /// Sent true when open streams must end (the shutdown grace period is over).
+    pub(crate) abort: watch::Sender<bool>,
+    /// Set when the listener has stopped accepting: `/readyz` says so.
+    pub(crate) draining: AtomicBool,
+    /// Set at launch when `[server] local_key` is on.
+    local_key: std::sync::OnceLock<LocalKey>,
+}
+
+impl AppState {
+    pub fn new(
+        config: Config,
+        secrets: Arc<dyn SecretStore>,
+        recorder: Arc<dyn Recorder>,
+    ) -> Result<Arc<AppState>, std::io::Error> {
+        let secrets: Arc<dyn SecretStore> = Arc::new(crate::secrets::Remembered::new(secrets));
+        let upstream = Upstream::new(&config, secrets.clone())?;
+        let optimizer = Arc::new(Optimizer::new(config.optimize.clone()));
+        let cache = Arc::new(crate::cache::ResponseCache::new(config.cache.clone()));
+        let recent = Arc::new(crate::feed::Recent::default());
+        let recorder = Arc::new(crate::feed::RecentRecorder {
+            recent: recent.clone(),
+            inner: recorder,
+        });
+        Ok(Arc::new(AppState {
+            recent,
+            bound: std::sync::OnceLock::new(),
+            runtime: ArcSwap::from_pointee(Runtime {
+                config: Arc::new(config),
+                upstream,
+                optimizer,
+            }),
+            paused: AtomicBool::new(false),
+            started: std::time::Instant::now(),
+            cache,
+            secrets,
+            metrics: std::sync::OnceLock::new(),
+            recorder,
+            abort: watch::Sender::new(false),
+            draining: AtomicBool::new(false),
+            local_key: std::sync::OnceLock::new(),
+        }))
+    }
+
+    /// Serves `/metrics` from `handle`.
+    pub fn set_metrics(&self, handle: PrometheusHandle) {
+        let _ = self.metrics.set(handle);
+    }
+
+    pub fn config(&self) -> Arc<Config> {
+        self.runtime.load().config.clone()
+    }
+
+    /// The config, its clients and its optimizer, as one.
+    pub fn runtime(&self) -> Arc<Runtime> {
+        self.runtime.load_full()
+    }
+
+    /// Puts a new config in force: requests that started keep the old one to their end.
+    /// The response cache, the ledger, the listen address and traces keep what they
+    /// started with.
+    pub fn reload(&self, mut config: Config) -> Result<(), std::io::Error> {
+        // The listener is bound: a new address in the file waits for the next start. So does
+        // the local key, which is read or made at launch; until then it stays as it was.
+        config.server.listen = self.config().server.listen;
+        config.server.local_key = self.config().server.local_key;
+        let upstream = Upstream::new(&config, self.secrets.clone())?;
+        let optimizer = Arc::new(
+            self.runtime
+                .load()
+                .optimizer
+                .with_modes(config.optimize.clone()),
+        );
+        self.runtime.store(Arc::new(Runtime {
+            config: Arc::new(config),
+            upstream,
+            optimizer,
+        }));
+        Ok(())
+    }
+
+    /// Where the gateway listens: the bound address once serving, else the configured one.
+    pub fn listening(&self) -> SocketAddr {
+        self.bound
+            .get()
+            .copied()
+            .unwrap_or_else(|| self.config().server.listen)
+    }
+
+    pub fn secrets(&self) -> &Arc<dyn SecretStore> {
+        &self.secrets
+    }
+
+    /// The local key in force, when `[server] local_key` is on.
+    pub fn local_key(&self) -> Option<&LocalKey> {
+        self.local_key.get()
+    }
+
+    /// Puts the local key in force (once, at launch).
+    pub fn set_local_key(&self, key: LocalKey) {
+        let _ = self.local_key.set(key);
+    }
+
+    /// Turns true when open streams must end (the shutdown grace period is over).
+    pub fn abort_streams(&self) -> watch::Receiver<bool> {
+        self.abort.subscribe()
+    }
+}
