@@ -1,0 +1,49 @@
+//! What the ledger says: savings over time and the recent requests.
+
+use super::*;
+
+#[derive(Deserialize)]
+pub(super) struct SavingsQuery {
+    since: Option<String>,
+    by: Option<String>,
+}
+
+pub(super) async fn savings(
+    State(state): State<AdminState>,
+    Query(q): Query<SavingsQuery>,
+) -> Response {
+    answer(
+        async {
+            let admin = state.admin()?;
+            let by_text = q.by.unwrap_or_else(|| "model".into());
+            let by = By::parse(&by_text).map_err(AdminError::BadRequest)?;
+            let now = crate::clock::now_ms();
+            let since = stats::parse_since(q.since.as_deref().unwrap_or("7d"), now)
+                .map_err(AdminError::BadRequest)?;
+            let Some(pool) = &admin.ledger else {
+                return ok(json!({"ledger": false, "since_ms": since, "by": by_text, "rows": [], "total": stats::Totals::default()}));
+            };
+            let rows = stats::totals(pool, since, by)
+                .await
+                .map_err(|e| AdminError::Unavailable(format!("cannot read the ledger: {e}")))?;
+            let total = stats::sum(&rows);
+            ok(json!({"ledger": true, "since_ms": since, "by": by_text, "rows": rows, "total": total}))
+        }
+        .await,
+    )
+}
+
+#[derive(Deserialize)]
+pub(super) struct RequestsQuery {
+    limit: Option<usize>,
+}
+
+pub(super) async fn requests(
+    State(state): State<AdminState>,
+    Query(q): Query<RequestsQuery>,
+) -> Response {
+    let rows = state
+        .recent
+        .newest(q.limit.unwrap_or(50).min(crate::feed::KEPT));
+    answer(ok(json!({ "requests": rows })))
+}
