@@ -279,100 +279,16 @@ pub struct RouteConfig {
 // ---------------------------------------------------------------------------------------------
 // Runtime types.
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProviderKind {
-    OpenAi,
-    Anthropic,
-    DeepSeek,
-    OpenAiCompatible,
-}
+/// The closed set of provider kinds, whose quirks the codecs know too: it lives with them.
+pub use trimgate_wire::provider::ProviderKind;
 
-impl ProviderKind {
-    fn parse(s: &str) -> Option<Self> {
-        match s {
-            "openai" => Some(Self::OpenAi),
-            "anthropic" => Some(Self::Anthropic),
-            "deepseek" => Some(Self::DeepSeek),
-            "openai_compatible" => Some(Self::OpenAiCompatible),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::OpenAi => "openai",
-            Self::Anthropic => "anthropic",
-            Self::DeepSeek => "deepseek",
-            Self::OpenAiCompatible => "openai_compatible",
-        }
-    }
-
-    fn default_base_url(self) -> Option<&'static str> {
-        match self {
-            Self::OpenAi => Some("https://api.openai.com/v1"),
-            Self::Anthropic => Some("https://api.anthropic.com/v1"),
-            Self::DeepSeek => Some("https://api.deepseek.com/v1"),
-            Self::OpenAiCompatible => None,
-        }
-    }
-
-    fn default_anthropic_base_url(self) -> Option<&'static str> {
-        match self {
-            Self::DeepSeek => Some("https://api.deepseek.com/anthropic/v1"),
-            _ => None,
-        }
-    }
-
-    fn default_dialects(self) -> Vec<Dialect> {
-        match self {
-            Self::OpenAi => vec![Dialect::OpenAiChat, Dialect::OpenAiResponses],
-            Self::Anthropic => vec![Dialect::AnthropicMessages],
-            Self::DeepSeek => vec![Dialect::OpenAiChat, Dialect::AnthropicMessages],
-            Self::OpenAiCompatible => vec![Dialect::OpenAiChat],
-        }
-    }
-
-    /// DeepSeek's chat model takes at most 8K output tokens and refuses a request for
-    /// more, which agents written for other models send (Claude Code asks for 128K).
-    fn default_max_output_tokens(self) -> Option<u64> {
-        match self {
-            Self::DeepSeek => Some(8192),
-            _ => None,
-        }
-    }
-
-    fn default_key_env(self) -> Option<&'static str> {
-        match self {
-            Self::OpenAi => Some(ENV_OPENAI_KEY),
-            Self::Anthropic => Some(ENV_ANTHROPIC_KEY),
-            Self::DeepSeek => Some(ENV_DEEPSEEK_KEY),
-            Self::OpenAiCompatible => None,
-        }
-    }
-
-    /// Model-name patterns a provider of this kind serves when the config names no route for it.
-    pub fn implicit_patterns(self) -> &'static [&'static str] {
-        match self {
-            Self::OpenAi => &[
-                "gpt-*",
-                "chatgpt-*",
-                "codex-*",
-                "o[0-9]*",
-                "text-embedding-*",
-            ],
-            Self::Anthropic => &["claude-*"],
-            Self::DeepSeek => &["deepseek-*"],
-            Self::OpenAiCompatible => &[],
-        }
-    }
-
-    fn default_models(self) -> &'static [&'static str] {
-        match self {
-            Self::OpenAi => &["gpt-5.5", "gpt-5.4-mini", "gpt-5.4-nano"],
-            Self::Anthropic => &["claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"],
-            Self::DeepSeek => &["deepseek-chat", "deepseek-reasoner"],
-            Self::OpenAiCompatible => &[],
-        }
+/// The key's environment variable a provider of this kind reads when the config names none.
+fn default_key_env(kind: ProviderKind) -> Option<&'static str> {
+    match kind {
+        ProviderKind::OpenAi => Some(ENV_OPENAI_KEY),
+        ProviderKind::Anthropic => Some(ENV_ANTHROPIC_KEY),
+        ProviderKind::DeepSeek => Some(ENV_DEEPSEEK_KEY),
+        ProviderKind::OpenAiCompatible => None,
     }
 }
 
@@ -672,7 +588,7 @@ impl Config {
             ProviderKind::Anthropic,
             ProviderKind::DeepSeek,
         ] {
-            if let Some(var) = kind.default_key_env() {
+            if let Some(var) = default_key_env(kind) {
                 if present(var) {
                     raw.providers.insert(
                         kind.as_str().to_owned(),
@@ -1501,7 +1417,7 @@ fn validate_provider(
         .or(kind_parsed.default_anthropic_base_url())
         .map(|url| check_url(url, at("anthropic_base_url"), problems));
     let key = match api_key {
-        None => match kind_parsed.default_key_env() {
+        None => match default_key_env(kind_parsed) {
             Some(var) => KeySource::Env(var.to_owned()),
             None => KeySource::None,
         },

@@ -11,6 +11,7 @@ use serde_json::json;
 
 use crate::dialect::Dialect;
 use crate::headers::OVERLOAD_RETRY_AFTER_SECS;
+use trimgate_wire::WireError;
 
 /// Who caused an error: decides the log level and whether retrying can help.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,7 +66,7 @@ pub enum GatewayError {
     #[error("{feature} cannot be sent to {target}: {hint}")]
     Untranslatable {
         feature: String,
-        /// The provider and its dialect, as [`GatewayError::aimed_at`] sets them.
+        /// The provider and its dialect, as [`WireError::aimed_at`] sets them.
         target: String,
         hint: &'static str,
     },
@@ -87,14 +88,24 @@ pub enum GatewayError {
     Forbidden(&'static str),
 }
 
-impl GatewayError {
-    /// Names the real target in a refusal made while translating for it: the codecs know
-    /// what they cannot carry, only the request stage knows where it was going.
-    pub fn aimed_at(mut self, target: String) -> Self {
-        if let GatewayError::Untranslatable { target: t, .. } = &mut self {
-            *t = target;
+/// The wire layer's refusals, one variant each: same message, status and `param`.
+impl From<WireError> for GatewayError {
+    fn from(e: WireError) -> Self {
+        match e {
+            WireError::InvalidJson(detail) => GatewayError::InvalidJson(detail),
+            WireError::InvalidField { param, message } => {
+                GatewayError::InvalidField { param, message }
+            }
+            WireError::Untranslatable {
+                feature,
+                target,
+                hint,
+            } => GatewayError::Untranslatable {
+                feature,
+                target,
+                hint,
+            },
         }
-        self
     }
 }
 
@@ -339,5 +350,35 @@ mod tests {
         let r = err.sse_frame(Dialect::OpenAiResponses, Some(7));
         let text = String::from_utf8_lossy(&r);
         assert!(text.starts_with("event: error\n") && text.contains("\"sequence_number\":7"));
+    }
+
+    #[test]
+    fn wire_refusals_render_as_the_same_client_errors() {
+        let field = GatewayError::from(WireError::InvalidField {
+            param: "stream",
+            message: "`stream` must be a boolean".into(),
+        });
+        assert_eq!(field.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(field.metric_label(), "invalid_field");
+        let body = field.body_json(Dialect::OpenAiChat);
+        assert_eq!(body["error"]["param"], "stream");
+        assert_eq!(body["error"]["message"], "`stream` must be a boolean");
+
+        let json = GatewayError::from(WireError::InvalidJson("eof".into()));
+        assert_eq!(json.to_string(), "request body is not valid JSON: eof");
+        assert_eq!(json.metric_label(), "invalid_json");
+
+        let refused = WireError::Untranslatable {
+            feature: "the field `n`".into(),
+            target: "somewhere".into(),
+            hint: "send one",
+        }
+        .aimed_at("provider \"p\" (OpenAI Chat)".into());
+        let refused = GatewayError::from(refused);
+        assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            refused.to_string(),
+            "the field `n` cannot be sent to provider \"p\" (OpenAI Chat): send one"
+        );
     }
 }

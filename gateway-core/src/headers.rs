@@ -8,10 +8,8 @@ use crate::dialect::Dialect;
 pub const DEFAULT_PORT: u16 = 8788;
 /// Default cap on an inbound request body.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
-/// Default cap on the length of a request's `model`, in bytes.
-pub const DEFAULT_MAX_MODEL_BYTES: usize = 256;
-/// Default cap on how deep arrays and objects nest in a request body.
-pub const DEFAULT_MAX_JSON_DEPTH: usize = 128;
+/// Default caps on a request's `model` length and JSON nesting: the sniffer's, kept with it.
+pub use crate::sniff::{DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_MODEL_BYTES};
 /// Default time a client has to send a request body.
 pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 /// Default bytes of an over-limit body read and dropped after the 413.

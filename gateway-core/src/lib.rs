@@ -45,7 +45,6 @@ pub mod cache;
 pub mod clock;
 pub mod config;
 pub mod db;
-pub mod dialect;
 pub mod endpoints;
 pub mod error;
 pub mod feed;
@@ -64,16 +63,15 @@ pub mod proxy;
 pub mod record;
 pub mod relay;
 pub mod routing;
-mod scan;
 pub mod secrets;
 pub mod server;
-pub mod sniff;
 pub mod state;
 pub mod telemetry;
-pub mod translate;
 pub mod upstream;
-pub mod usage;
 pub mod workers;
+
+// The wire layer (crate `trimgate-wire`), at the paths it had when it lived here.
+pub use trimgate_wire::{dialect, sniff, sse, translate, usage};
 
 #[cfg(feature = "test-util")]
 pub use trimgate_mock as mock;

@@ -10,9 +10,9 @@ use super::ir::{
 use super::{
     bad, cannot, function_tool, openai_tool_choice, parse_object, str_field, string_or_parts,
 };
-use crate::config::ProviderKind;
 use crate::dialect::Dialect;
-use crate::error::GatewayError;
+use crate::error::WireError;
+use crate::provider::ProviderKind;
 use crate::usage::from_usage_value;
 
 /// What happens to each Chat request field when the provider speaks another dialect
@@ -69,11 +69,11 @@ pub const FIELDS: &[(&str, Field)] = &[
     ),
 ];
 
-fn text_of(content: &Value, param: &'static str) -> Result<Vec<Part>, GatewayError> {
+fn text_of(content: &Value, param: &'static str) -> Result<Vec<Part>, WireError> {
     string_or_parts(content, param, content_part)
 }
 
-fn content_part(item: &Value, param: &'static str) -> Result<Part, GatewayError> {
+fn content_part(item: &Value, param: &'static str) -> Result<Part, WireError> {
     match str_field(item, "type") {
         Some("text") => Ok(Part::Text(TextBlock {
             text: str_field(item, "text").unwrap_or_default().to_owned(),
@@ -115,7 +115,7 @@ fn content_part(item: &Value, param: &'static str) -> Result<Part, GatewayError>
 pub(crate) fn file_part(
     source: &MediaSource,
     filename: &Option<String>,
-) -> Result<(String, String), GatewayError> {
+) -> Result<(String, String), WireError> {
     match source {
         MediaSource::Base64 { .. } => Ok((
             filename.clone().unwrap_or_else(|| "document.pdf".into()),
@@ -161,7 +161,7 @@ pub fn decode_request(
     body: &[u8],
     policy: Policy,
     report: &mut Report,
-) -> Result<Request, GatewayError> {
+) -> Result<Request, WireError> {
     let obj = parse_object(body)?;
     policy.check(&obj, FIELDS, "Chat Completions", report)?;
     if obj.get("n").and_then(Value::as_u64).is_some_and(|n| n > 1) {
@@ -315,7 +315,7 @@ pub(crate) fn image_url(source: &MediaSource) -> String {
 }
 
 /// Text of tool-result content, for Chat's tool message (which carries text only).
-fn tool_text(content: &[Part]) -> Result<String, GatewayError> {
+fn tool_text(content: &[Part]) -> Result<String, WireError> {
     let mut out = String::new();
     for part in content {
         match part {
@@ -357,7 +357,7 @@ pub fn encode_request(
     req: &Request,
     kind: ProviderKind,
     report: &mut Report,
-) -> Result<Vec<u8>, GatewayError> {
+) -> Result<Vec<u8>, WireError> {
     let mut messages = Vec::new();
     if !req.system.is_empty() {
         let text: Vec<&str> = req.system.iter().map(|t| t.text.as_str()).collect();
@@ -532,7 +532,7 @@ pub fn encode_request(
     serde_json::to_vec(&Value::Object(out)).map_err(|e| bad("messages", e.to_string()))
 }
 
-pub fn decode_response(body: &[u8]) -> Result<Response, GatewayError> {
+pub fn decode_response(body: &[u8]) -> Result<Response, WireError> {
     let v = Value::Object(parse_object(body)?);
     let choice = v
         .get("choices")

@@ -10,9 +10,13 @@ use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::error::GatewayError;
-use crate::headers::{DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_MODEL_BYTES};
+use crate::error::WireError;
 use crate::scan::{nests_within, whole_object, Seen, Unsure, DEPTH};
+
+/// Default cap on the length of a request's `model`, in bytes.
+pub const DEFAULT_MAX_MODEL_BYTES: usize = 256;
+/// Default cap on how deep arrays and objects nest in a request body.
+pub const DEFAULT_MAX_JSON_DEPTH: usize = 128;
 
 #[derive(Deserialize)]
 struct Peek<'a> {
@@ -60,20 +64,20 @@ impl Limits {
 }
 
 /// Reads `model` and `stream` from `body`, within the default [`Limits`].
-pub fn sniff(body: &[u8]) -> Result<Sniffed, GatewayError> {
+pub fn sniff(body: &[u8]) -> Result<Sniffed, WireError> {
     sniff_within(body, Limits::DEFAULT)
 }
 
 /// Reads `model` and `stream` from `body`. A body that is not a JSON object, or nests
 /// deeper than `limits` allow, or whose `model` is missing, not a string or too long, or
 /// whose `stream` is not a boolean, is the client's error.
-pub fn sniff_within(body: &[u8], limits: Limits) -> Result<Sniffed, GatewayError> {
+pub fn sniff_within(body: &[u8], limits: Limits) -> Result<Sniffed, WireError> {
     // serde_json skips the fields it ignores without checking their UTF-8, so check the
     // whole body here: JSON is UTF-8, and a provider would reject it anyway.
     let text = match std::str::from_utf8(body) {
         Ok(text) => text,
         Err(e) => {
-            return Err(GatewayError::InvalidJson(format!(
+            return Err(WireError::InvalidJson(format!(
                 "the body is not UTF-8 (invalid byte at offset {})",
                 e.valid_up_to()
             )))
@@ -81,14 +85,14 @@ pub fn sniff_within(body: &[u8], limits: Limits) -> Result<Sniffed, GatewayError
     };
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     if first != Some(&b'{') {
-        return Err(GatewayError::InvalidJson(
+        return Err(WireError::InvalidJson(
             "expected a JSON object at the top level".into(),
         ));
     }
     let scanned = spans(body);
     // A body the scanner read nests at most `DEPTH + 1` levels; any other is measured.
     if (scanned.is_err() || limits.json_depth <= DEPTH) && !nests_within(body, limits.json_depth) {
-        return Err(GatewayError::InvalidJson(format!(
+        return Err(WireError::InvalidJson(format!(
             "arrays and objects nest deeper than the gateway's limit of {} levels",
             limits.json_depth
         )));
@@ -96,8 +100,8 @@ pub fn sniff_within(body: &[u8], limits: Limits) -> Result<Sniffed, GatewayError
     let [model, stream, stream_options, temperature] = match scanned {
         Ok(spans) => spans.map(|span| span.and_then(|r| text.get(r))),
         Err(Unsure) => {
-            let peek: Peek<'_> = serde_json::from_slice(body)
-                .map_err(|e| GatewayError::InvalidJson(e.to_string()))?;
+            let peek: Peek<'_> =
+                serde_json::from_slice(body).map_err(|e| WireError::InvalidJson(e.to_string()))?;
             [
                 peek.model,
                 peek.stream,
@@ -108,7 +112,7 @@ pub fn sniff_within(body: &[u8], limits: Limits) -> Result<Sniffed, GatewayError
         }
     };
     let Some(raw_model) = model else {
-        return Err(GatewayError::InvalidField {
+        return Err(WireError::InvalidField {
             param: "model",
             message: "missing required field `model`".into(),
         });
@@ -116,20 +120,20 @@ pub fn sniff_within(body: &[u8], limits: Limits) -> Result<Sniffed, GatewayError
     let model: Cow<'_, str> = match serde_json::from_str(raw_model) {
         Ok(m) => m,
         Err(_) => {
-            return Err(GatewayError::InvalidField {
+            return Err(WireError::InvalidField {
                 param: "model",
                 message: format!("`model` must be a string, got {raw_model}"),
             })
         }
     };
     if model.is_empty() {
-        return Err(GatewayError::InvalidField {
+        return Err(WireError::InvalidField {
             param: "model",
             message: "`model` must not be empty".into(),
         });
     }
     if model.len() > limits.model_bytes {
-        return Err(GatewayError::InvalidField {
+        return Err(WireError::InvalidField {
             param: "model",
             message: format!(
                 "`model` is {} bytes, longer than the gateway's limit of {}",
@@ -142,7 +146,7 @@ pub fn sniff_within(body: &[u8], limits: Limits) -> Result<Sniffed, GatewayError
         None | Some("null") | Some("false") => false,
         Some("true") => true,
         Some(other) => {
-            return Err(GatewayError::InvalidField {
+            return Err(WireError::InvalidField {
                 param: "stream",
                 message: format!("`stream` must be a boolean, got {other}"),
             })
@@ -264,6 +268,15 @@ impl Edits {
 mod tests {
     use super::*;
 
+    /// The kind of refusal, as the gateway's metrics name it.
+    fn kind_of(e: &WireError) -> &'static str {
+        match e {
+            WireError::InvalidJson(_) => "invalid_json",
+            WireError::InvalidField { .. } => "invalid_field",
+            WireError::Untranslatable { .. } => "untranslatable",
+        }
+    }
+
     #[test]
     fn reads_model_and_stream_and_ignores_everything_else() {
         let body = br#"{"messages":[{"role":"user","content":"hi"}],"stream":true,"model":"gpt-5","x":{"model":"no"}}"#;
@@ -294,7 +307,7 @@ mod tests {
             body
         };
         assert!(sniff(deep(128).as_bytes()).is_ok());
-        let err = sniff(deep(129).as_bytes()).err().map(|e| e.metric_label());
+        let err = sniff(deep(129).as_bytes()).err().map(|e| kind_of(&e));
         assert_eq!(err, Some("invalid_json"));
         assert!(sniff(deep(200_000).as_bytes()).is_err());
         // Brackets in strings do not count, escaped quotes do not end them.
@@ -311,7 +324,7 @@ mod tests {
         let err = sniff(long.as_bytes()).err();
         assert!(matches!(
             err,
-            Some(GatewayError::InvalidField { param: "model", .. })
+            Some(WireError::InvalidField { param: "model", .. })
         ));
         let fits = format!(r#"{{"model":"{}"}}"#, "m".repeat(256));
         assert!(sniff(fits.as_bytes()).is_ok());
@@ -365,11 +378,10 @@ mod tests {
     /// skips used to pass as JSON.
     #[test]
     fn invalid_utf8_anywhere_is_refused() {
-        let body = include_bytes!("../fuzz/regressions/sniff_edit/invalid-utf8-in-ignored-string");
-        assert_eq!(
-            sniff(body).err().map(|e| e.metric_label()),
-            Some("invalid_json")
+        let body = include_bytes!(
+            "../../../gateway-core/fuzz/regressions/sniff_edit/invalid-utf8-in-ignored-string"
         );
+        assert_eq!(sniff(body).err().map(|e| kind_of(&e)), Some("invalid_json"));
     }
 
     #[test]
@@ -383,7 +395,7 @@ mod tests {
             (b"{\"model\":\"\"}", "invalid_field"),
             (b"{\"model\":\"m\",\"stream\":\"yes\"}", "invalid_field"),
         ] {
-            let err = sniff(body).err().map(|e| e.metric_label());
+            let err = sniff(body).err().map(|e| kind_of(&e));
             assert_eq!(err, Some(label), "{}", String::from_utf8_lossy(body));
         }
     }

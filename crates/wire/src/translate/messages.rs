@@ -9,7 +9,7 @@ use super::ir::{
 };
 use super::{bad, cannot, parse_object, str_field, string_or_parts};
 use crate::dialect::Dialect;
-use crate::error::GatewayError;
+use crate::error::WireError;
 use crate::usage::from_usage_value;
 
 /// What happens to each Messages request field when the provider speaks another dialect
@@ -56,7 +56,7 @@ const TOOL_FIELDS: &[&str] = &[
 /// Anthropic requires `max_tokens`; a Chat client that left it out gets this.
 pub const DEFAULT_MAX_TOKENS: u64 = 8192;
 
-fn blocks(content: &Value, param: &'static str) -> Result<Vec<Part>, GatewayError> {
+fn blocks(content: &Value, param: &'static str) -> Result<Vec<Part>, WireError> {
     if content.is_null() {
         return Err(bad(
             param,
@@ -66,7 +66,7 @@ fn blocks(content: &Value, param: &'static str) -> Result<Vec<Part>, GatewayErro
     string_or_parts(content, param, block)
 }
 
-fn block(b: &Value, param: &'static str) -> Result<Part, GatewayError> {
+fn block(b: &Value, param: &'static str) -> Result<Part, WireError> {
     let cache_control = b.get("cache_control").cloned();
     match str_field(b, "type") {
         Some("text") => Ok(Part::Text(TextBlock {
@@ -159,7 +159,7 @@ pub fn decode_request(
     body: &[u8],
     policy: Policy,
     report: &mut Report,
-) -> Result<Request, GatewayError> {
+) -> Result<Request, WireError> {
     let obj = parse_object(body)?;
     policy.check(&obj, FIELDS, "Messages", report)?;
     let mut req = Request {
@@ -331,7 +331,7 @@ fn source_json(source: &MediaSource) -> Value {
     }
 }
 
-fn encode_part(p: &Part) -> Result<Value, GatewayError> {
+fn encode_part(p: &Part) -> Result<Value, WireError> {
     Ok(match p {
         Part::Text(t) => {
             let mut b = Map::new();
@@ -390,8 +390,7 @@ fn encode_part(p: &Part) -> Result<Value, GatewayError> {
             is_error,
             cache_control,
         } => {
-            let content: Result<Vec<Value>, GatewayError> =
-                content.iter().map(encode_part).collect();
+            let content: Result<Vec<Value>, WireError> = content.iter().map(encode_part).collect();
             let mut b = Map::new();
             b.insert("type".into(), json!("tool_result"));
             b.insert("tool_use_id".into(), json!(call_id));
@@ -411,7 +410,7 @@ fn encode_part(p: &Part) -> Result<Value, GatewayError> {
     })
 }
 
-pub fn encode_request(req: &Request, report: &mut Report) -> Result<Vec<u8>, GatewayError> {
+pub fn encode_request(req: &Request, report: &mut Report) -> Result<Vec<u8>, WireError> {
     let mut out = Map::new();
     out.insert("model".into(), json!(req.model));
     out.insert(
@@ -547,7 +546,7 @@ fn mark_cache_breakpoints(out: &mut Map<String, Value>) {
     }
 }
 
-pub fn decode_response(body: &[u8]) -> Result<Response, GatewayError> {
+pub fn decode_response(body: &[u8]) -> Result<Response, WireError> {
     let v = Value::Object(parse_object(body)?);
     let parts = match v.get("content") {
         Some(c) => blocks(c, "content")?,
@@ -575,7 +574,7 @@ pub fn decode_response(body: &[u8]) -> Result<Response, GatewayError> {
     })
 }
 
-pub fn encode_response(resp: &Response) -> Result<Vec<u8>, GatewayError> {
+pub fn encode_response(resp: &Response) -> Result<Vec<u8>, WireError> {
     let mut content = Vec::new();
     for p in &resp.parts {
         let v = match p {

@@ -12,9 +12,9 @@ use super::ir::{
     TextBlock, Tool, ToolChoice, FREEFORM_ARGUMENT,
 };
 use super::{bad, cannot, function_tool, openai_tool_choice, parse_object, str_field};
-use crate::config::ProviderKind;
 use crate::dialect::Dialect;
-use crate::error::GatewayError;
+use crate::error::WireError;
+use crate::provider::ProviderKind;
 use crate::usage::from_usage_value;
 
 /// What happens to each Responses request field when the provider speaks another dialect
@@ -99,7 +99,7 @@ fn push(messages: &mut Vec<Message>, role: Role, parts: Vec<Part>) {
     }
 }
 
-fn content_parts(content: &Value) -> Result<Vec<Part>, GatewayError> {
+fn content_parts(content: &Value) -> Result<Vec<Part>, WireError> {
     match content {
         Value::String(s) => Ok(vec![Part::Text(TextBlock {
             text: s.clone(),
@@ -159,7 +159,7 @@ pub fn decode_request(
     body: &[u8],
     policy: Policy,
     report: &mut Report,
-) -> Result<Request, GatewayError> {
+) -> Result<Request, WireError> {
     let obj = parse_object(body)?;
     policy.check(&obj, FIELDS, "Responses", report)?;
     if let Some(format) = obj.get("text").and_then(|t| t.get("format")) {
@@ -357,7 +357,7 @@ pub fn encode_request(
     req: &Request,
     kind: ProviderKind,
     report: &mut Report,
-) -> Result<Vec<u8>, GatewayError> {
+) -> Result<Vec<u8>, WireError> {
     let mut input = Vec::new();
     for (i, m) in req.messages.iter().enumerate() {
         let role = match m.role {
@@ -529,7 +529,7 @@ pub fn encode_request(
     serde_json::to_vec(&Value::Object(out)).map_err(|e| bad("input", e.to_string()))
 }
 
-pub fn decode_response(body: &[u8]) -> Result<Response, GatewayError> {
+pub fn decode_response(body: &[u8]) -> Result<Response, WireError> {
     let v = Value::Object(parse_object(body)?);
     let mut parts = Vec::new();
     let mut has_call = false;

@@ -18,9 +18,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::config::ProviderKind;
 use crate::dialect::Dialect;
-use crate::error::GatewayError;
+use crate::error::WireError;
+use crate::provider::ProviderKind;
 
 /// Where a translated request goes.
 #[derive(Clone, Copy, Debug)]
@@ -133,7 +133,7 @@ impl Policy {
         table: &[(&str, Field)],
         dialect: &str,
         report: &mut Report,
-    ) -> Result<(), GatewayError> {
+    ) -> Result<(), WireError> {
         for (key, value) in obj {
             match table.iter().find(|(name, _)| name == key).map(|(_, f)| *f) {
                 Some(Field::Carried) => {}
@@ -177,7 +177,7 @@ pub fn effort(
     v: Option<&Value>,
     param: &'static str,
     allowed: &[&str],
-) -> Result<Option<String>, GatewayError> {
+) -> Result<Option<String>, WireError> {
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if allowed.contains(&s.as_str()) => Ok(Some(s.clone())),
@@ -192,7 +192,7 @@ pub fn effort(
 }
 
 /// Reads a verbosity (low, medium, high), or the 400 that names the field.
-pub fn verbosity(v: Option<&Value>, param: &'static str) -> Result<Option<String>, GatewayError> {
+pub fn verbosity(v: Option<&Value>, param: &'static str) -> Result<Option<String>, WireError> {
     effort(v, param, &["low", "medium", "high"])
 }
 
@@ -237,7 +237,7 @@ mod tests {
         ("n_best", Field::Refused("ask for one")),
     ];
 
-    fn check(policy: Policy, body: Value) -> Result<Report, GatewayError> {
+    fn check(policy: Policy, body: Value) -> Result<Report, WireError> {
         let mut report = Report::new(Dialect::OpenAiChat);
         let Value::Object(obj) = body else {
             unreachable!()
@@ -267,7 +267,7 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("`brand_new_hint`"), "{err}");
-        assert_eq!(err.status(), http::StatusCode::BAD_REQUEST);
+        assert!(matches!(err, WireError::Untranslatable { .. }), "{err:?}");
     }
 
     #[test]

@@ -17,22 +17,22 @@ pub mod stream;
 use serde_json::{json, Value};
 
 use crate::dialect::Dialect;
-use crate::error::GatewayError;
+use crate::error::WireError;
 pub use compat::{Policy, Report, Target};
 use ir::ProviderError;
 
 /// The client-side error for a body whose structure is wrong.
-pub(crate) fn bad(param: &'static str, message: impl Into<String>) -> GatewayError {
-    GatewayError::InvalidField {
+pub(crate) fn bad(param: &'static str, message: impl Into<String>) -> WireError {
+    WireError::InvalidField {
         param,
         message: message.into(),
     }
 }
 
 /// The 400 for a feature the target cannot carry; the request stage names the target
-/// ([`GatewayError::aimed_at`]).
-pub(crate) fn cannot(feature: impl Into<String>, hint: &'static str) -> GatewayError {
-    GatewayError::Untranslatable {
+/// ([`WireError::aimed_at`]).
+pub(crate) fn cannot(feature: impl Into<String>, hint: &'static str) -> WireError {
+    WireError::Untranslatable {
         feature: feature.into(),
         target: "the provider this model is routed to".into(),
         hint,
@@ -58,7 +58,7 @@ pub(crate) fn function_tool(def: &Value) -> ir::Tool {
 pub(crate) fn openai_tool_choice(
     v: Option<&Value>,
     name_of: fn(&Value) -> Option<&str>,
-) -> Result<Option<ir::ToolChoice>, GatewayError> {
+) -> Result<Option<ir::ToolChoice>, WireError> {
     Ok(match v {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(match s.as_str() {
@@ -78,8 +78,8 @@ pub(crate) fn openai_tool_choice(
 pub(crate) fn string_or_parts(
     content: &Value,
     param: &'static str,
-    part: impl Fn(&Value, &'static str) -> Result<ir::Part, GatewayError>,
-) -> Result<Vec<ir::Part>, GatewayError> {
+    part: impl Fn(&Value, &'static str) -> Result<ir::Part, WireError>,
+) -> Result<Vec<ir::Part>, WireError> {
     match content {
         Value::Null => Ok(Vec::new()),
         Value::String(s) => Ok(vec![ir::Part::Text(ir::TextBlock {
@@ -94,13 +94,13 @@ pub(crate) fn string_or_parts(
     }
 }
 
-pub(crate) fn parse_object(body: &[u8]) -> Result<serde_json::Map<String, Value>, GatewayError> {
+pub(crate) fn parse_object(body: &[u8]) -> Result<serde_json::Map<String, Value>, WireError> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(GatewayError::InvalidJson(
+        Ok(_) => Err(WireError::InvalidJson(
             "expected a JSON object at the top level".into(),
         )),
-        Err(e) => Err(GatewayError::InvalidJson(e.to_string())),
+        Err(e) => Err(WireError::InvalidJson(e.to_string())),
     }
 }
 
@@ -129,7 +129,7 @@ pub fn decode_request(
     body: &[u8],
     policy: Policy,
     report: &mut Report,
-) -> Result<ir::Request, GatewayError> {
+) -> Result<ir::Request, WireError> {
     match dialect {
         Dialect::OpenAiChat => chat::decode_request(body, policy, report),
         Dialect::OpenAiResponses => responses::decode_request(body, policy, report),
@@ -141,9 +141,9 @@ pub fn decode_request(
 pub fn encode_request(
     dialect: Dialect,
     req: &ir::Request,
-    kind: crate::config::ProviderKind,
+    kind: crate::provider::ProviderKind,
     report: &mut Report,
-) -> Result<Vec<u8>, GatewayError> {
+) -> Result<Vec<u8>, WireError> {
     match dialect {
         Dialect::OpenAiChat => chat::encode_request(req, kind, report),
         Dialect::OpenAiResponses => responses::encode_request(req, kind, report),
@@ -158,12 +158,12 @@ pub fn request_for(
     body: &[u8],
     model: String,
     target: &Target<'_>,
-) -> Result<(ir::Request, Vec<u8>, Report), GatewayError> {
+) -> Result<(ir::Request, Vec<u8>, Report), WireError> {
     let mut report = Report::new(client);
     let policy = Policy {
         strict: target.strict,
     };
-    let aimed = |e: GatewayError| e.aimed_at(target.describe());
+    let aimed = |e: WireError| e.aimed_at(target.describe());
     let mut ir = decode_request(client, body, policy, &mut report).map_err(aimed)?;
     ir.model = model;
     if let (Some(asked), Some(cap)) = (ir.max_tokens, target.max_output_tokens) {
@@ -173,7 +173,7 @@ pub fn request_for(
     Ok((ir, bytes, report))
 }
 
-pub fn decode_response(dialect: Dialect, body: &[u8]) -> Result<ir::Response, GatewayError> {
+pub fn decode_response(dialect: Dialect, body: &[u8]) -> Result<ir::Response, WireError> {
     match dialect {
         Dialect::OpenAiChat => chat::decode_response(body),
         Dialect::OpenAiResponses => responses::decode_response(body),
@@ -188,7 +188,7 @@ pub fn encode_response(
     resp: &ir::Response,
     created: u64,
     freeform: &[String],
-) -> Result<Vec<u8>, GatewayError> {
+) -> Result<Vec<u8>, WireError> {
     match dialect {
         Dialect::OpenAiChat => Ok(chat::encode_response(resp, created)),
         Dialect::OpenAiResponses => Ok(responses::encode_response(resp, created, freeform)),
@@ -240,7 +240,7 @@ pub fn encode_error(client: Dialect, status: u16, e: &ProviderError) -> Vec<u8> 
 mod tests {
     use super::ir::{MediaSource, Part, StopReason};
     use super::*;
-    use crate::config::ProviderKind;
+    use crate::provider::ProviderKind;
     use serde_json::json;
 
     fn report() -> Report {
