@@ -3,9 +3,12 @@
 
     python3 scripts/modules.py [SRC_DIR] [--allow-circles]
 
-The nodes are the crate's top-level modules (`src/<name>.rs` or `src/<name>/`); an arrow
-`a -> b` means code in `a` names `crate::b`. Test code is left out: files named
-`tests.rs` and everything from a trailing `#[cfg(test)]` module on. Exits 1 when the
+The nodes are the crate's top-level modules (`src/<name>.rs` or `src/<name>/`) and the
+modules `src/lib.rs` re-exports from other crates of ours (`pub use trimgate_wire::{dialect, …}`),
+shown with the crate they live in; an arrow `a -> b` means code in `a` names `crate::b`
+(or names `b` through its own crate, `trimgate_wire::b`). A path into such a crate that is
+no re-exported module (`trimgate_wire::WireError`) is an arrow to the crate itself. Test
+code is left out: files named `tests.rs` and everything from a trailing `#[cfg(test)]` module on. Exits 1 when the
 graph has a circle (a strongly connected set of two or more modules), unless
 --allow-circles is given.
 
@@ -28,11 +31,13 @@ from collections import defaultdict
 CRATE_PATH = re.compile(r"\bcrate::([a-z_][a-z0-9_]*)")
 TEST_MODULE = re.compile(r"^#\[cfg\(test\)\]\s*\n\s*(?:pub(?:\(crate\))?\s+)?mod\s+\w+\s*\{", re.M)
 LINE_COMMENT = re.compile(r"//[^\n]*")
+# `pub use other_crate::{a, b};` or `pub use other_crate::a;` in lib.rs, outside a comment.
+REEXPORT = re.compile(r"^pub use ([a-z_][a-z0-9_]*)::(?:\{([^}]*)\}|([a-z_][a-z0-9_]*));", re.M)
 
 # Bottom to top. The wire (dialects, scanning, translation) is crate `trimgate-wire`, which
 # gateway-core re-exports; it is listed so that an arrow into it reads as downward.
 LAYERS = [
-    ("wire", {"dialect", "scan", "sniff", "usage", "translate"}),
+    ("wire", {"trimgate_wire", "dialect", "scan", "sniff", "usage", "sse", "translate"}),
     ("base", {"clock", "files", "workers", "idle", "db", "headers", "error"}),
     ("policy", {"optimize", "routing", "pricing"}),
     ("record", {"record"}),
@@ -109,15 +114,39 @@ def modules(src):
     return found
 
 
+def reexports(src):
+    """{module: crate} for the modules lib.rs re-exports from another crate."""
+    path = os.path.join(src, "lib.rs")
+    if not os.path.exists(path):
+        return {}
+    found = {}
+    for crate, group, single in REEXPORT.findall(production_text(path)):
+        if crate in ("crate", "self", "super", "std"):
+            continue
+        for name in (group.split(",") if group else [single]):
+            name = name.strip()
+            if re.fullmatch(r"[a-z_][a-z0-9_]*", name):
+                found[name] = crate
+    return found
+
+
 def graph(src):
     mods = modules(src)
+    outside = reexports(src)
+    crates = set(outside.values())
+    nodes = set(mods) | set(outside) | crates
     edges = defaultdict(set)
     for name, files in mods.items():
         for path in files:
-            for target in CRATE_PATH.findall(production_text(path)):
-                if target in mods and target != name:
+            text = production_text(path)
+            targets = set(CRATE_PATH.findall(text))
+            for crate in crates:
+                for target in re.findall(r"\b" + crate + r"::([A-Za-z_][A-Za-z0-9_]*)", text):
+                    targets.add(target if outside.get(target) == crate else crate)
+            for target in targets:
+                if target in nodes and target != name:
                     edges[name].add(target)
-    return mods, edges
+    return mods, outside, edges
 
 
 def circles(nodes, edges):
@@ -175,22 +204,27 @@ def main(argv):
     allow = "--allow-circles" in argv
     args = [a for a in argv if not a.startswith("--")]
     src = args[0] if args else os.path.join(os.path.dirname(__file__), "..", "gateway-core", "src")
-    mods, edges = graph(src)
+    mods, outside, edges = graph(src)
     for name in sorted(mods):
         targets = sorted(edges.get(name, ()))
         print(f"{name} -> {', '.join(targets) if targets else '(nothing)'}")
+    for name in sorted(outside):
+        print(f"{name} = {outside[name]}::{name} (re-exported)")
     core = os.path.basename(os.path.dirname(os.path.abspath(src))) == "gateway-core"
     broken = manifest_problems(src) if core else []
     for problem in broken:
         print(f"manifest: {problem}")
     if core:
-        layering = layering_problems(mods, edges)
+        layering = layering_problems(sorted(set(mods) | set(outside)), edges)
         for problem in layering:
             print(f"layers: {problem}")
         broken += layering
     found = circles(mods, edges)
     if not found:
-        print(f"\n{len(mods)} modules, {sum(len(t) for t in edges.values())} arrows, no circle")
+        print(
+            f"\n{len(mods)} modules, {len(outside)} re-exported, "
+            f"{sum(len(t) for t in edges.values())} arrows, no circle"
+        )
         return 1 if broken else 0
     print(f"\n{len(found)} circle(s):")
     for group in found:
