@@ -10,19 +10,16 @@
 //! - [`idle`]     — when a connection counts as idle (no request open), so it can be closed.
 //! - [`endpoints`] — the gateway's own routes: the proxied `/v1/…`, models, metrics, health.
 //! - [`proxy`]    — the request stages: ingress → route → prepare body → upstream → relay → record.
-//! - [`dialect`]  — the closed set of wire dialects (OpenAI Chat, OpenAI Responses, Anthropic Messages).
-//! - [`sniff`]    — reads `model` and `stream` from the inbound bytes and splices the few edits passthrough needs.
 //! - [`routing`]  — model name → provider (globs, aliases, `provider/model`, default route).
 //! - [`upstream`] — the pooled HTTP client and the provider's URL, auth and headers.
 //! - [`relay`]    — SSE frames relayed as they arrive, with usage captured on the way.
-//! - [`usage`]    — provider-reported token usage, per dialect.
 //! - [`record`]   — the record stage: one [`record::RequestRecord`] per request, success or failure (plain data).
 //! - [`feed`]     — the last requests in memory, for the window's live feed (a recorder in front of the others).
 //! - [`pending`]  — a request on its way to its record: closes its span and hands the record over once.
 //! - [`clock`]    — the wall clock in Unix milliseconds, as the ledger, cache and window count it.
 //! - [`db`]       — what the stores sharing one database both need from its pool.
-//! - [`error`]    — typed errors, turned into the client's own error shape in one place.
-//! - [`config`]   — TOML config parsed into raw types, validated into runtime types.
+//! - [`error`]    — typed errors (the wire's among them), turned into the client's own error shape in one place.
+//! - [`config`]   — TOML config parsed into raw types, validated into runtime types (`ProviderKind` comes from the wire).
 //! - [`secrets`]  — where provider keys come from ([`secrets::SecretStore`]).
 //! - [`models`]   — `GET /v1/models` in OpenAI or Anthropic shape.
 //! - [`headers`]  — header names and other constants, in one place.
@@ -33,8 +30,16 @@
 //! - [`admin`]    — the admin API the window uses (guarded: loopback, Host, Origin, token) and `/ui`.
 //! - [`cache`]    — the response cache: exact and similar-request answers replayed, persisted.
 //! - [`optimize`] — the passes that rewrite requests to spend fewer tokens.
-//! - [`translate`] — the canonical IR and a codec per dialect, for requests across dialects.
 //! - [`telemetry`] — Prometheus metrics from the record stage and the ledger; the request spans an OTLP exporter sends.
+//!
+//! The wire layer is its own crate, `trimgate-wire`, which knows no config and no HTTP
+//! rendering; its modules are re-exported here, at the paths they had when they lived here:
+//!
+//! - [`dialect`]  — the closed set of wire dialects (OpenAI Chat, OpenAI Responses, Anthropic Messages).
+//! - [`sniff`]    — reads `model` and `stream` from the inbound bytes and splices the few edits passthrough needs.
+//! - [`usage`]    — provider-reported token usage, per dialect.
+//! - [`sse`]      — server-sent events: where a frame ends, and the data it carries (once in `relay`).
+//! - [`translate`] — the canonical IR and a codec per dialect, for requests across dialects.
 //!
 //! With the `test-util` feature, `mock` re-exports the mock provider (crate `trimgate-mock`)
 //! and the in-memory doubles are built, for tests.
@@ -70,7 +75,7 @@ pub mod telemetry;
 pub mod upstream;
 pub mod workers;
 
-// The wire layer (crate `trimgate-wire`), at the paths it had when it lived here.
+// The wire layer (crate `trimgate-wire`), at the paths it had when it lived in this crate.
 pub use trimgate_wire::{dialect, sniff, sse, translate, usage};
 
 #[cfg(feature = "test-util")]
