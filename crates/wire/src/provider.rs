@@ -12,6 +12,7 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
+    /// The kind a config names (`openai`, `anthropic`, `deepseek`, `openai_compatible`).
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "openai" => Some(Self::OpenAi),

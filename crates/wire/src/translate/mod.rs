@@ -29,7 +29,7 @@ pub(crate) fn bad(param: &'static str, message: impl Into<String>) -> WireError 
     }
 }
 
-/// The 400 for a feature the target cannot carry; the request stage names the target
+/// The refusal of a feature the target cannot carry; [`request_for`] names the target
 /// ([`WireError::aimed_at`]).
 pub(crate) fn cannot(feature: impl Into<String>, hint: &'static str) -> WireError {
     WireError::Untranslatable {
