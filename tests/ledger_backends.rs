@@ -108,6 +108,26 @@ fn record(i: u64, model: &str, at: SystemTime) -> RequestRecord {
             String::new()
         },
         session: Some(format!("session-{}", i % 3)),
+        // Every tenth request was answered on its second attempt (see `retried_attempt`).
+        attempt: if i % 10 == 0 { 2 } else { 1 },
+    }
+}
+
+/// The row of a failed first attempt that was tried again: same request id, no usage.
+fn retried_attempt(answered: &RequestRecord) -> RequestRecord {
+    RequestRecord {
+        status: 529,
+        outcome: Outcome::Retried,
+        error: Some("overloaded"),
+        usage: None,
+        applied: String::new(),
+        saved_tokens: 0,
+        saved_bytes: 0,
+        passes: Vec::new(),
+        cache: None,
+        model_served: None,
+        attempt: 1,
+        ..answered.clone()
     }
 }
 
@@ -127,7 +147,11 @@ async fn rows_prices_and_totals(url: &str) {
             "claude-haiku-4-5"
         };
         let at = base + Duration::from_secs(3600 * (i % 2));
-        recorder.record(std::sync::Arc::new(record(i, model, at)));
+        let answered = record(i, model, at);
+        if answered.attempt == 2 {
+            recorder.record(std::sync::Arc::new(retried_attempt(&answered)));
+        }
+        recorder.record(std::sync::Arc::new(answered));
     }
     ledger.close().await;
 
@@ -199,6 +223,25 @@ async fn rows_prices_and_totals(url: &str) {
     assert_eq!(
         (late.len(), late[0].key.as_str(), late[0].requests),
         (1, "anthropic", 20)
+    );
+
+    // A request tried twice has a row per attempt; the totals above counted it once.
+    let attempts: Vec<(i64, String, i64)> = sqlx::query(
+        "SELECT attempt, outcome, status FROM requests WHERE request_id = $1 ORDER BY attempt",
+    )
+    .bind("r10".to_owned())
+    .fetch_all(&pool)
+    .await
+    .unwrap()
+    .iter()
+    .map(|r| (r.get("attempt"), r.get("outcome"), r.get("status")))
+    .collect();
+    assert_eq!(
+        attempts,
+        [
+            (1, "retried".to_owned(), 529),
+            (2, "completed".to_owned(), 200)
+        ]
     );
 
     let row = sqlx::query(

@@ -58,6 +58,26 @@ pub struct GatewayConfig {
     pub telemetry: TelemetryConfig,
     #[serde(default)]
     pub admin: AdminConfig,
+    #[serde(default)]
+    pub retry: RetryConfig,
+}
+
+/// `[retry]`: retries before the first byte, fallbacks' attempt limit, the retry budget
+/// and cooldowns (see [`crate::retry::Settings`] for each).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryConfig {
+    pub max_attempts: Option<u32>,
+    pub attempts_per_step: Option<u32>,
+    pub backoff_initial_secs: Option<f64>,
+    pub backoff_max_secs: Option<f64>,
+    pub max_wait_secs: Option<f64>,
+    pub deadline_secs: Option<f64>,
+    pub budget_share: Option<f64>,
+    pub budget_floor: Option<u32>,
+    pub budget_window_secs: Option<f64>,
+    pub cooldown_failures: Option<u32>,
+    pub cooldown_secs: Option<f64>,
 }
 
 /// `[admin]`: the admin API the window uses, and the window at `/ui`.
@@ -274,6 +294,12 @@ pub struct RouteConfig {
     pub provider: String,
     /// The provider's model name, when the public name is an alias.
     pub model: Option<String>,
+    /// Tried in order when the provider fails before answering: `provider/model`, or a
+    /// provider alone to send it the same model name.
+    #[serde(default)]
+    pub fallbacks: Vec<String>,
+    /// Attempts for one request of this route, all steps together.
+    pub max_attempts: Option<u32>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -459,6 +485,7 @@ pub struct Config {
     pub telemetry: Telemetry,
     /// The admin API and `/ui` are served (`[admin] enabled`).
     pub admin_enabled: bool,
+    pub retry: crate::retry::Settings,
 }
 
 /// Where request traces go, and how many.
@@ -624,6 +651,7 @@ impl Config {
             cache: crate::cache::Settings::default(),
             telemetry: Telemetry::default(),
             admin_enabled: true,
+            retry: crate::retry::Settings::default(),
         })
     }
 }
@@ -688,9 +716,11 @@ impl GatewayConfig {
             pricing,
             telemetry,
             admin,
+            retry,
         } = self;
         let AdminConfig { enabled } = admin;
         let mut problems = Vec::new();
+        let retry = validate_retry(retry, &mut problems);
         let telemetry = validate_telemetry(telemetry, &mut problems);
         let server = validate_server(server, &mut problems);
         let optimize = validate_optimize(optimize, &mut problems);
@@ -733,6 +763,8 @@ impl GatewayConfig {
                 pattern,
                 provider,
                 model,
+                fallbacks,
+                max_attempts,
             } = route;
             let path = format!("routes[{i}]");
             let Some(target) = find(&provider) else {
@@ -756,12 +788,22 @@ impl GatewayConfig {
                 });
                 continue;
             }
+            if max_attempts == Some(0) {
+                problems.push(ConfigProblem {
+                    path: format!("{path}.max_attempts"),
+                    message: "must be at least 1".into(),
+                });
+            }
+            let first = (target.name.clone(), model.clone().unwrap_or_default());
+            let fallbacks = validate_fallbacks(&path, first, fallbacks, &find, &mut problems);
             specs.push((
                 path,
                 RouteSpec {
                     pattern,
                     provider: target,
                     model,
+                    fallbacks,
+                    max_attempts,
                 },
             ));
         }
@@ -775,6 +817,8 @@ impl GatewayConfig {
                         pattern: (*pattern).to_owned(),
                         provider: provider.clone(),
                         model: None,
+                        fallbacks: Vec::new(),
+                        max_attempts: None,
                     },
                 ));
             }
@@ -810,10 +854,153 @@ impl GatewayConfig {
                 cache,
                 telemetry,
                 admin_enabled: enabled.unwrap_or(true),
+                retry,
             })
         } else {
             Err(problems)
         }
+    }
+}
+
+/// A route's fallback chain: each entry names a configured provider, and no step (the
+/// route's own included) comes twice, which would be a cycle.
+fn validate_fallbacks(
+    path: &str,
+    first: (String, String),
+    entries: Vec<String>,
+    find: &dyn Fn(&str) -> Option<Arc<Provider>>,
+    problems: &mut Vec<ConfigProblem>,
+) -> Vec<crate::routing::Step<Provider>> {
+    let mut seen = vec![first];
+    let mut steps = Vec::new();
+    for (j, entry) in entries.into_iter().enumerate() {
+        let at = format!("{path}.fallbacks[{j}]");
+        let (name, model) = match entry.split_once('/') {
+            Some((name, model)) => (name, Some(model)),
+            None => (entry.as_str(), None),
+        };
+        if model == Some("") || name.is_empty() {
+            problems.push(ConfigProblem {
+                path: at,
+                message: format!("{entry:?} is not `provider/model` or `provider`"),
+            });
+            continue;
+        }
+        let Some(provider) = find(name) else {
+            problems.push(ConfigProblem {
+                path: at,
+                message: format!("no provider named {name:?} is configured"),
+            });
+            continue;
+        };
+        let step = (name.to_owned(), model.unwrap_or_default().to_owned());
+        if seen.contains(&step) {
+            problems.push(ConfigProblem {
+                path: at,
+                message: format!("{entry:?} is already a step of this chain: a cycle"),
+            });
+            continue;
+        }
+        seen.push(step);
+        steps.push(crate::routing::Step {
+            provider,
+            model: model.map(str::to_owned),
+        });
+    }
+    steps
+}
+
+fn validate_retry(retry: RetryConfig, problems: &mut Vec<ConfigProblem>) -> crate::retry::Settings {
+    let d = crate::retry::Settings::default();
+    let RetryConfig {
+        max_attempts,
+        attempts_per_step,
+        backoff_initial_secs,
+        backoff_max_secs,
+        max_wait_secs,
+        deadline_secs,
+        budget_share,
+        budget_floor,
+        budget_window_secs,
+        cooldown_failures,
+        cooldown_secs,
+    } = retry;
+    let mut at_least_one = |value: Option<u32>, default: u32, name: &str| match value {
+        Some(0) => {
+            problems.push(ConfigProblem {
+                path: format!("retry.{name}"),
+                message: "must be at least 1".into(),
+            });
+            default
+        }
+        v => v.unwrap_or(default),
+    };
+    let max_attempts = at_least_one(max_attempts, d.max_attempts, "max_attempts");
+    let attempts_per_step =
+        at_least_one(attempts_per_step, d.attempts_per_step, "attempts_per_step");
+    let cooldown_failures =
+        at_least_one(cooldown_failures, d.cooldown_failures, "cooldown_failures");
+    let budget_share = match budget_share {
+        None => d.budget_share,
+        Some(v) if (0.0..=1.0).contains(&v) => v,
+        Some(v) => {
+            problems.push(ConfigProblem {
+                path: "retry.budget_share".into(),
+                message: format!("must be between 0 and 1, got {v}"),
+            });
+            d.budget_share
+        }
+    };
+    let backoff_initial = secs(
+        backoff_initial_secs,
+        d.backoff_initial,
+        "retry.backoff_initial_secs".into(),
+        problems,
+    );
+    let backoff_max = secs(
+        backoff_max_secs,
+        d.backoff_max,
+        "retry.backoff_max_secs".into(),
+        problems,
+    );
+    if backoff_max < backoff_initial {
+        problems.push(ConfigProblem {
+            path: "retry.backoff_max_secs".into(),
+            message: "must not be less than backoff_initial_secs".into(),
+        });
+    }
+    crate::retry::Settings {
+        max_attempts,
+        attempts_per_step,
+        backoff_initial,
+        backoff_max,
+        max_wait: secs(
+            max_wait_secs,
+            d.max_wait,
+            "retry.max_wait_secs".into(),
+            problems,
+        ),
+        deadline: secs(
+            deadline_secs,
+            d.deadline,
+            "retry.deadline_secs".into(),
+            problems,
+        ),
+        budget_share,
+        budget_floor: budget_floor.unwrap_or(d.budget_floor),
+        budget_window: secs(
+            budget_window_secs,
+            d.budget_window,
+            "retry.budget_window_secs".into(),
+            problems,
+        ),
+        cooldown_failures,
+        cooldown: secs(
+            cooldown_secs,
+            d.cooldown,
+            "retry.cooldown_secs".into(),
+            problems,
+        ),
     }
 }
 

@@ -83,6 +83,9 @@ pub enum GatewayError {
     UpstreamBroken { provider: String, detail: String },
     #[error("the gateway is shutting down")]
     ShuttingDown,
+    /// Every provider of the model's chain is out of rotation after failing.
+    #[error("every provider for model {model:?} is cooling down after failures; try again in {retry_in_secs} s")]
+    CoolingDown { model: String, retry_in_secs: u64 },
     /// Refused at the door: a rebound `Host`, another site's `Origin`.
     #[error("{0}")]
     Forbidden(&'static str),
@@ -139,6 +142,7 @@ impl GatewayError {
             GatewayError::UpstreamUnreachable { .. }
             | GatewayError::UpstreamTimeout { .. }
             | GatewayError::UpstreamBroken { .. } => Culprit::Upstream,
+            GatewayError::CoolingDown { .. } => Culprit::Upstream,
             GatewayError::MissingKey { .. }
             | GatewayError::ShuttingDown
             | GatewayError::Overloaded => Culprit::Gateway,
@@ -169,9 +173,9 @@ impl GatewayError {
                 StatusCode::BAD_GATEWAY
             }
             GatewayError::UpstreamTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
-            GatewayError::ShuttingDown | GatewayError::Overloaded => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            GatewayError::ShuttingDown
+            | GatewayError::Overloaded
+            | GatewayError::CoolingDown { .. } => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -205,6 +209,7 @@ impl GatewayError {
             GatewayError::UpstreamTimeout { .. } => "upstream_timeout",
             GatewayError::UpstreamBroken { .. } => "upstream_broken",
             GatewayError::ShuttingDown => "shutting_down",
+            GatewayError::CoolingDown { .. } => "cooling_down",
             GatewayError::Forbidden(_) => "forbidden",
         }
     }
@@ -289,6 +294,11 @@ impl GatewayError {
                 header::RETRY_AFTER,
                 HeaderValue::from_static(OVERLOAD_RETRY_AFTER_SECS),
             );
+        }
+        if let GatewayError::CoolingDown { retry_in_secs, .. } = self {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(retry_in_secs));
         }
         response
     }

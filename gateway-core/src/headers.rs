@@ -85,6 +85,12 @@ pub const CLIENT_CREDENTIAL_HEADERS: [&str; 3] =
     ["authorization", "x-api-key", "chatgpt-account-id"];
 
 /// Response header: request fields a translation left out (see `translate::compat`).
+/// Which provider and model answered, and after how many attempts (retries and fallbacks).
+pub const X_PROVIDER: HeaderName = HeaderName::from_static("x-trimgate-provider");
+pub const X_MODEL: HeaderName = HeaderName::from_static("x-trimgate-model");
+pub const X_ATTEMPTS: HeaderName = HeaderName::from_static("x-trimgate-attempts");
+/// `off`: one attempt, no retry and no fallback.
+pub const X_RETRY: HeaderName = HeaderName::from_static("x-trimgate-retry");
 pub const X_DROPPED: HeaderName = HeaderName::from_static("x-trimgate-dropped");
 pub const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
 pub const ANTHROPIC_VERSION: HeaderName = HeaderName::from_static("anthropic-version");

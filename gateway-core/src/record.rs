@@ -46,6 +46,9 @@ pub enum Outcome {
     ClientCancelled,
     /// The provider's stream broke off, timed out, or the gateway shut down mid-answer.
     UpstreamFailed,
+    /// This attempt failed before the first byte and another attempt followed (a row of
+    /// its own, with the request's id).
+    Retried,
 }
 
 impl Outcome {
@@ -56,6 +59,7 @@ impl Outcome {
             Outcome::GatewayError => "gateway_error",
             Outcome::ClientCancelled => "client_cancelled",
             Outcome::UpstreamFailed => "upstream_failed",
+            Outcome::Retried => "retried",
         }
     }
 }
@@ -94,6 +98,8 @@ pub struct RequestRecord {
     pub dropped: String,
     /// The agent's session id, from its request headers.
     pub session: Option<String>,
+    /// Which attempt of the request this row is, from 1; 0 when no provider was tried.
+    pub attempt: u32,
 }
 
 impl RequestRecord {
@@ -127,6 +133,7 @@ impl RequestRecord {
             avoided: None,
             dropped: String::new(),
             session: None,
+            attempt: 0,
         }
     }
 }

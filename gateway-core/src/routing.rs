@@ -23,6 +23,18 @@ pub struct RouteSpec<P> {
     pub pattern: String,
     pub provider: Arc<P>,
     pub model: Option<String>,
+    /// Where the request goes when the provider fails before answering, in order.
+    pub fallbacks: Vec<Step<P>>,
+    /// Attempts for a request of this route, all steps together; `None` takes `[retry]`'s.
+    pub max_attempts: Option<u32>,
+}
+
+/// One step of a fallback chain: a provider, and the model name it is sent (`None` keeps
+/// the client's).
+#[derive(Debug)]
+pub struct Step<P> {
+    pub provider: Arc<P>,
+    pub model: Option<String>,
 }
 
 /// A route whose pattern is not a valid glob: where it is in the config, and why.
@@ -38,6 +50,8 @@ struct Route<P> {
     matcher: Option<GlobMatcher>,
     provider: Arc<P>,
     model: Option<String>,
+    fallbacks: Vec<Step<P>>,
+    max_attempts: Option<u32>,
 }
 
 impl<P> Route<P> {
@@ -55,6 +69,9 @@ pub struct Target<'a, P> {
     pub provider: &'a Arc<P>,
     /// The model name to send upstream, when it differs from the one the client sent.
     pub rewrite: Option<&'a str>,
+    /// The route's fallback chain (empty without a route, or when it lists none).
+    pub fallbacks: &'a [Step<P>],
+    pub max_attempts: Option<u32>,
 }
 
 /// A route as the table holds it, for listing what is served.
@@ -65,6 +82,7 @@ pub struct RouteView<'a, P> {
     pub provider: &'a Arc<P>,
     /// The provider's model, when the route renames.
     pub model: Option<&'a str>,
+    pub fallbacks: &'a [Step<P>],
 }
 
 #[derive(Debug)]
@@ -123,6 +141,8 @@ impl<P: Destination> RouteTable<P> {
                 matcher,
                 provider: spec.provider,
                 model: spec.model,
+                fallbacks: spec.fallbacks,
+                max_attempts: spec.max_attempts,
             });
         }
         let mut served: Vec<String> = Vec::new();
@@ -158,6 +178,8 @@ impl<P: Destination> RouteTable<P> {
                     return Some(Target {
                         provider,
                         rewrite: Some(rest),
+                        fallbacks: &[],
+                        max_attempts: None,
                     });
                 }
             }
@@ -166,11 +188,15 @@ impl<P: Destination> RouteTable<P> {
             return Some(Target {
                 provider: &route.provider,
                 rewrite: route.model.as_deref().filter(|m| *m != model),
+                fallbacks: &route.fallbacks,
+                max_attempts: route.max_attempts,
             });
         }
         self.default.as_ref().map(|provider| Target {
             provider,
             rewrite: None,
+            fallbacks: &[],
+            max_attempts: None,
         })
     }
 
@@ -186,6 +212,7 @@ impl<P: Destination> RouteTable<P> {
             glob: r.matcher.is_some(),
             provider: &r.provider,
             model: r.model.as_deref(),
+            fallbacks: &r.fallbacks,
         })
     }
 

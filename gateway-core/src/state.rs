@@ -35,6 +35,8 @@ pub struct AppState {
     /// The address the listener got (the config may say port 0).
     pub(crate) bound: std::sync::OnceLock<SocketAddr>,
     pub cache: Arc<crate::cache::ResponseCache>,
+    /// Providers' cooldowns and retry budgets, kept across reloads.
+    pub health: crate::health::Health,
     secrets: Arc<dyn SecretStore>,
     pub recorder: Arc<dyn Recorder>,
     /// Renders `/metrics`, when the process installed a Prometheus recorder.
@@ -73,6 +75,7 @@ impl AppState {
             paused: AtomicBool::new(false),
             started: std::time::Instant::now(),
             cache,
+            health: crate::health::Health::default(),
             secrets,
             metrics: std::sync::OnceLock::new(),
             recorder,

@@ -188,6 +188,11 @@ pub struct RouteEdit {
     pub provider: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// `provider/model` steps tried in order when the provider fails before answering.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallbacks: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
 }
 
 pub fn routes(doc: &DocumentMut) -> Vec<RouteEdit> {
@@ -207,6 +212,19 @@ pub fn routes(doc: &DocumentMut) -> Vec<RouteEdit> {
                         .unwrap_or("")
                         .to_owned(),
                     model: t.get("model").and_then(Item::as_str).map(str::to_owned),
+                    fallbacks: t
+                        .get("fallbacks")
+                        .and_then(Item::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|v| v.as_str().map(str::to_owned))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                    max_attempts: t
+                        .get("max_attempts")
+                        .and_then(Item::as_integer)
+                        .and_then(|n| u32::try_from(n).ok()),
                 })
                 .collect()
         })
@@ -231,6 +249,12 @@ fn route_table(r: &RouteEdit) -> Table {
     t["provider"] = value(r.provider.as_str());
     if let Some(m) = &r.model {
         t["model"] = value(m.as_str());
+    }
+    if !r.fallbacks.is_empty() {
+        t["fallbacks"] = value(r.fallbacks.iter().collect::<toml_edit::Array>());
+    }
+    if let Some(n) = r.max_attempts {
+        t["max_attempts"] = value(i64::from(n));
     }
     t
 }
@@ -404,6 +428,8 @@ mod tests {
                 pattern: "qwen*".into(),
                 provider: "local".into(),
                 model: None,
+                fallbacks: Vec::new(),
+                max_attempts: None,
             }],
         );
         let text = d.to_string();
@@ -435,6 +461,8 @@ mod tests {
             pattern: pattern.into(),
             provider: provider.into(),
             model: model.map(str::to_owned),
+            fallbacks: Vec::new(),
+            max_attempts: None,
         }
     }
 

@@ -387,13 +387,13 @@ const COLUMNS: &str = "INSERT INTO requests (ts_ms, request_id, dialect, provide
     model_requested, model_served, gateway_key, streamed, status, outcome, error, latency_ms, \
     overhead_ms, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, \
     reasoning_tokens, applied, saved_tokens, saved_bytes, cost_usd, saved_usd, cache, dropped, \
-    session) VALUES ";
-const PER_ROW: usize = 26;
+    session, attempt) VALUES ";
+const PER_ROW: usize = 27;
 const PASS_COLUMNS: &str = "INSERT INTO request_passes (ts_ms, request_id, pass, \
     tokens_before, tokens_after, saved_usd) VALUES ";
 const PER_PASS_ROW: usize = 6;
 /// Rows per INSERT: one statement for many rows costs far less than one per row, and
-/// 64 × 26 parameters stay under every backend's limit.
+/// 64 × 27 parameters stay under every backend's limit.
 const ROWS_PER_INSERT: usize = 64;
 
 /// How a statement's parameters are written.
@@ -536,6 +536,7 @@ fn request_values<'a>(r: &'a RequestRecord, memo: &mut PriceMemo<'a>) -> [Value<
         Text(r.cache.map(|c| c.as_str())),
         Text(Some(r.dropped.as_str()).filter(|d| !d.is_empty())),
         Text(r.session.as_deref()),
+        Int(Some(i64::from(r.attempt))),
     ]
 }
 
@@ -676,6 +677,7 @@ mod tests {
             avoided: None,
             dropped: String::new(),
             session: None,
+            attempt: 1,
         }
     }
 

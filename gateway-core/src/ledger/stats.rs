@@ -95,11 +95,16 @@ pub async fn totals(pool: &AnyPool, since_ms: i64, by: By) -> Result<Vec<Totals>
     let (from, saved, saved_usd) = match by {
         By::Pass => (
             "request_passes p JOIN requests r ON r.request_id = p.request_id AND r.ts_ms = p.ts_ms \
-             WHERE p.ts_ms >= $1",
+             WHERE p.ts_ms >= $1 AND r.outcome <> 'retried'",
             "SUM(p.tokens_before - p.tokens_after)",
             "SUM(p.saved_usd)",
         ),
-        _ => ("requests r WHERE r.ts_ms >= $1", "SUM(r.saved_tokens)", "SUM(r.saved_usd)"),
+        // A request's failed attempts have rows of their own ('retried'): it counts once.
+        _ => (
+            "requests r WHERE r.ts_ms >= $1 AND r.outcome <> 'retried'",
+            "SUM(r.saved_tokens)",
+            "SUM(r.saved_usd)",
+        ),
     };
     let sql = format!(
         // PostgreSQL sums BIGINT into NUMERIC: cast back, so both backends return integers.

@@ -9,6 +9,14 @@
 //!    count of what the optimizer saved runs meanwhile on a blocking thread.
 //! 6. **relay** — stream frames as they come, or read the whole body and pass it on.
 //! 7. **record** — always, success or failure, through [`Pending`].
+//!
+//! Steps 3–5 run once per attempt: a failure before the response headers that a retry
+//! may fix ([`crate::retry`]) is tried again on the same provider or the route's next
+//! fallback, each with its own model, key and optimizer modes; the path for a provider of
+//! the client's dialect is [`passthrough`], for one of another dialect [`translated`].
+
+mod passthrough;
+mod translated;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -25,15 +33,15 @@ use crate::config::{GatewayKey, Provider};
 use crate::dialect::{Dialect, Endpoint};
 use crate::error::{Culprit, GatewayError};
 use crate::headers::{
-    relayed_response_header, retain_headers, SESSION_HEADERS, X_APPLIED, X_CACHE,
-    X_CACHE_SIMILARITY, X_DROPPED, X_OPTIMIZE, X_OVERHEAD_MS, X_REQUEST_ID, X_SAVED_BYTES,
-    X_SAVED_TOKENS, X_UPSTREAM_REQUEST_ID,
+    relayed_response_header, retain_headers, SESSION_HEADERS, X_APPLIED, X_ATTEMPTS, X_CACHE,
+    X_CACHE_SIMILARITY, X_DROPPED, X_MODEL, X_OPTIMIZE, X_OVERHEAD_MS, X_PROVIDER, X_REQUEST_ID,
+    X_RETRY, X_SAVED_BYTES, X_SAVED_TOKENS, X_UPSTREAM_REQUEST_ID,
 };
 use crate::optimize::{PassTokens, Plan, PlanPatch};
 use crate::pending::Pending;
 use crate::record::{Outcome, RequestRecord};
 use crate::relay::{read_whole, relay_stream, RelayParams, Translator};
-use crate::sniff::{sniff_within, Edits, Limits};
+use crate::sniff::{sniff_within, Limits};
 use crate::state::{AppState, Runtime};
 use crate::translate;
 use crate::translate::stream::{Decoder, Encoder};
@@ -53,6 +61,10 @@ struct Ctx {
     cache: Option<cache::Status>,
     /// Fields a translation left out, for `x-trimgate-dropped`.
     dropped: String,
+    /// Attempts made so far, for `x-trimgate-attempts`.
+    attempts: u32,
+    /// The provider and model of the attempt under way, for `x-trimgate-provider`/`-model`.
+    served: Option<(String, String)>,
 }
 
 /// The optimizer's echo: `x-trimgate-applied`, `-saved-bytes`, `-saved-tokens`.
@@ -108,6 +120,8 @@ pub async fn handle(
         optimized: None,
         cache: None,
         dropped: String::new(),
+        attempts: 0,
+        served: None,
     };
     let record = RequestRecord::new(ctx.id.clone(), ctx.dialect());
     // Created before any stage runs, so a client that leaves mid-request is still recorded.
@@ -148,6 +162,16 @@ fn stamp(response: &mut Response, ctx: &Ctx) {
     response
         .headers_mut()
         .insert(X_OVERHEAD_MS, millis_header(ctx.overhead));
+    if let Some((provider, model)) = &ctx.served {
+        let headers = response.headers_mut();
+        if let Ok(v) = HeaderValue::from_str(provider) {
+            headers.insert(X_PROVIDER, v);
+        }
+        if let Ok(v) = HeaderValue::from_str(model) {
+            headers.insert(X_MODEL, v);
+        }
+        headers.insert(X_ATTEMPTS, HeaderValue::from(ctx.attempts));
+    }
     if let Some(status) = ctx.cache {
         response
             .headers_mut()
@@ -173,7 +197,7 @@ fn stamp(response: &mut Response, ctx: &Ctx) {
 }
 
 /// Headers `stamp` and `relayed_headers` add to a response at most.
-const STAMPED: usize = 7;
+const STAMPED: usize = 10;
 
 /// A count as a header value; the zero that most requests carry without an allocation.
 fn count_header(n: i64) -> HeaderValue {
@@ -420,6 +444,59 @@ async fn discard(mut body: Body, max: usize, deadline: tokio::time::Instant) {
     }
 }
 
+/// The request as it goes to one provider: built once per step of the chain, sent again
+/// as it is when that step is retried.
+struct Outgoing {
+    provider: Arc<Provider>,
+    endpoint: Endpoint,
+    query: Option<String>,
+    headers: HeaderMap,
+    body: Bytes,
+    /// Where a complete answer is kept in the response cache.
+    store: Option<cache::Prepared>,
+    via: Via,
+}
+
+enum Via {
+    /// The client's dialect; `hide_usage` when the gateway asked for the usage chunk.
+    Same {
+        hide_usage: bool,
+    },
+    Translated(translated::Translation),
+}
+
+/// One step of a request's chain: the routed provider first, then the route's fallbacks.
+struct Step {
+    provider: Arc<Provider>,
+    /// The model name this step sends.
+    model: String,
+}
+
+/// The steps for this request, and how many attempts they may take together.
+fn chain(
+    target: &crate::routing::Target<'_, Provider>,
+    requested: &str,
+    headers: &HeaderMap,
+    settings: &crate::retry::Settings,
+) -> (Vec<Step>, u32) {
+    let first = Step {
+        provider: target.provider.clone(),
+        model: target.rewrite.unwrap_or(requested).to_owned(),
+    };
+    let retry_off = headers
+        .get(&X_RETRY)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"off"));
+    if retry_off {
+        return (vec![first], 1);
+    }
+    let mut steps = vec![first];
+    steps.extend(target.fallbacks.iter().map(|s| Step {
+        provider: s.provider.clone(),
+        model: s.model.clone().unwrap_or_else(|| requested.to_owned()),
+    }));
+    (steps, target.max_attempts.unwrap_or(settings.max_attempts))
+}
+
 async fn run(
     state: &Arc<AppState>,
     ctx: &mut Ctx,
@@ -455,134 +532,344 @@ async fn run(
                 model: sniffed.model.clone(),
                 served: config.routes.served_summary(),
             })?;
-    let provider = target.provider.clone();
-    pending.record().provider = Some(provider.name.clone());
+    let settings = &config.retry;
+    let (steps, max_attempts) = chain(&target, &sniffed.model, &parts.headers, settings);
+    if ctx.endpoint == Endpoint::CountTokens && !steps[0].provider.speaks(ctx.dialect()) {
+        pending.record().provider = Some(steps[0].provider.name.clone());
+        return count_locally(ctx, pending, body).await;
+    }
+    let gateway_key = key.as_ref().map(|k| k.name.as_str());
+
+    // 3–5, per attempt: optimize and prepare for the step's provider, then send; a failure
+    // before the response headers that a retry may fix goes round again.
+    let mut step_at = 0usize;
+    let mut tries_on_step = 0u32;
+    let mut prepared: Option<(usize, Outgoing)> = None;
+    state
+        .health
+        .note_request(&steps[0].provider.name, settings, Instant::now());
+    loop {
+        // The step to try: the current one, unless it is cooling down.
+        let mut cooling: Option<Duration> = None;
+        let step_index = loop {
+            let Some(step) = steps.get(step_at) else {
+                break None;
+            };
+            match state
+                .health
+                .admit(&step.provider.name, settings, Instant::now())
+            {
+                crate::health::Admit::Yes | crate::health::Admit::Probe => break Some(step_at),
+                crate::health::Admit::No { retry_in } => {
+                    cooling = Some(cooling.map_or(retry_in, |c| c.min(retry_in)));
+                    step_at += 1;
+                    tries_on_step = 0;
+                }
+            }
+        };
+        // Only before the first attempt: a retry goes ahead only to a step in rotation.
+        let Some(step_index) = step_index else {
+            return Err(GatewayError::CoolingDown {
+                model: sniffed.model.clone(),
+                retry_in_secs: cooling.map_or(1, |c| c.as_secs().max(1)),
+            });
+        };
+        let step = &steps[step_index];
+        ctx.attempts += 1;
+        tries_on_step += 1;
+        ctx.served = Some((step.provider.name.clone(), step.model.clone()));
+        let record = pending.record();
+        record.provider = Some(step.provider.name.clone());
+        record.attempt = ctx.attempts;
+        if prepared.as_ref().is_none_or(|(i, _)| *i != step_index) {
+            let outgoing = match prepare(
+                state,
+                ctx,
+                pending,
+                &parts,
+                &body,
+                &sniffed,
+                key.as_ref(),
+                gateway_key,
+                step,
+            )
+            .await?
+            {
+                Ok(outgoing) => outgoing,
+                Err(cached_answer) => return Ok(cached_answer),
+            };
+            prepared = Some((step_index, outgoing));
+        }
+        let Some((_, outgoing)) = prepared.as_mut() else {
+            unreachable!("prepared just above");
+        };
+        let last_try = ctx.attempts >= max_attempts;
+        let headers = if last_try {
+            std::mem::take(&mut outgoing.headers)
+        } else {
+            outgoing.headers.clone()
+        };
+        let attempt_started = Instant::now();
+        if ctx.attempts == 1 {
+            ctx.overhead += ctx.started.elapsed();
+        }
+        let result = ctx
+            .rt
+            .upstream
+            .send(
+                &outgoing.provider,
+                outgoing.endpoint,
+                outgoing.query.as_deref(),
+                headers,
+                outgoing.body.clone(),
+            )
+            .await;
+        let failure = match &result {
+            Ok(response) if crate::retry::is_retryable_status(response.status().as_u16()) => {
+                crate::retry::Failure::Status(response.status().as_u16())
+            }
+            Ok(_) => {
+                state.health.succeeded(&outgoing.provider.name);
+                let Some((_, outgoing)) = prepared else {
+                    unreachable!("prepared above");
+                };
+                let response = result?;
+                return deliver(state, ctx, pending, outgoing, response).await;
+            }
+            Err(GatewayError::UpstreamUnreachable { .. }) => crate::retry::Failure::Unreachable,
+            Err(GatewayError::UpstreamTimeout { .. }) => crate::retry::Failure::Timeout,
+            Err(_) => return result.map(|_| unreachable!("only errors here")),
+        };
+        let now = Instant::now();
+        let asked = result
+            .as_ref()
+            .ok()
+            .and_then(|r| crate::retry::asked_wait(r.headers(), SystemTime::now()));
+        let provider_name = outgoing.provider.name.clone();
+        // A cooldown counts failed requests, not attempts: one request retried three
+        // times is one provider failing once. A 429's reset time counts at once.
+        let reset_in = asked.filter(|_| failure == crate::retry::Failure::Status(429));
+        if tries_on_step == 1 || reset_in.is_some() {
+            state.health.failed(&provider_name, settings, reset_in, now);
+        }
+        metrics::counter!("trimgate_upstream_failures_total", "provider" => provider_name.clone(), "kind" => failure.label()).increment(1);
+
+        // Where the next attempt goes, and after how long.
+        let is_last_step = step_index + 1 >= steps.len();
+        let move_on = !is_last_step
+            && (tries_on_step >= settings.attempts_per_step
+                || asked.is_some_and(|w| w > settings.max_wait));
+        let wait = if move_on {
+            Duration::ZERO
+        } else {
+            asked.unwrap_or_else(|| crate::retry::backoff(settings, tries_on_step))
+        };
+        let in_time = ctx.started.elapsed() + wait < settings.deadline
+            && (move_on || wait <= settings.max_wait);
+        // A retry goes ahead only to a step in rotation (this one may just have cooled down).
+        let next_in_rotation = steps[step_index + usize::from(move_on)..]
+            .iter()
+            .any(|s| !state.health.cooling(&s.provider.name, settings, now));
+        let retry = !last_try
+            && in_time
+            && next_in_rotation
+            && state.health.take_retry(&provider_name, settings, now);
+        if !retry {
+            return match result {
+                Ok(response) => deliver_failure(state, ctx, pending, prepared, response).await,
+                Err(e) => Err(e),
+            };
+        }
+        metrics::counter!("trimgate_retries_total", "provider" => provider_name.clone(), "kind" => failure.label()).increment(1);
+        let status = match &result {
+            Ok(response) => response.status().as_u16(),
+            Err(e) => e.status().as_u16(),
+        };
+        tracing::info!(request_id = %ctx.id, provider = %provider_name, attempt = ctx.attempts, status, kind = failure.label(), wait_ms = wait.as_millis() as u64, "attempt failed before the first byte: trying again");
+        record_attempt(state, pending, status, failure.label(), attempt_started);
+        drop(result);
+        if move_on {
+            step_at += 1;
+            tries_on_step = 0;
+        }
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+/// A row for an attempt that failed and was followed by another: the request's record as
+/// it stands, with this attempt's status, reason and time, and no savings (those go with
+/// the answer).
+fn record_attempt(
+    state: &AppState,
+    pending: &mut Pending,
+    status: u16,
+    error: &'static str,
+    started: Instant,
+) {
+    let mut row = pending.record().clone();
+    row.status = status;
+    row.outcome = Outcome::Retried;
+    row.error = Some(error);
+    row.latency = started.elapsed();
+    row.overhead = Duration::ZERO;
+    row.usage = None;
+    row.applied = String::new();
+    row.saved_tokens = 0;
+    row.saved_bytes = 0;
+    row.passes = Vec::new();
+    row.cache = None;
+    state.recorder.record(Arc::new(row));
+}
+
+/// Optimizes and prepares the request for one step's provider: in the client's dialect,
+/// or through the IR into one the provider speaks. `Ok(Err(_))` is a cached answer.
+#[allow(clippy::too_many_arguments)]
+async fn prepare(
+    state: &Arc<AppState>,
+    ctx: &mut Ctx,
+    pending: &mut Pending,
+    parts: &http::request::Parts,
+    body: &Bytes,
+    sniffed: &crate::sniff::Sniffed,
+    key: Option<&GatewayKey>,
+    gateway_key: Option<&str>,
+    step: &Step,
+) -> Result<Result<Outgoing, Response>, GatewayError> {
+    let provider = &step.provider;
     let plan = plan_for(
         state,
         &ctx.rt,
-        &sniffed.model,
-        key.as_ref(),
+        &step.model,
+        key,
         &parts.headers,
         ctx.dialect(),
-        &body,
+        body,
     )?;
-    let served_model = target.rewrite.unwrap_or(&sniffed.model).to_owned();
-    if !provider.speaks(ctx.dialect()) {
-        if ctx.endpoint == Endpoint::CountTokens {
-            return count_locally(ctx, pending, body).await;
-        }
-        let translatable = provider
-            .dialects
-            .iter()
-            .copied()
-            .find(|d| translate::can_translate(ctx.dialect(), *d));
-        let Some(provider_dialect) = translatable else {
-            return Err(GatewayError::DialectUnsupported {
-                provider: provider.name.clone(),
-                provider_dialects: provider.dialect_names(),
-                client: ctx.dialect(),
-                model: sniffed.model.clone(),
-            });
-        };
-        // 3. optimize, on the client's bytes, before they are translated
-        let edits = optimize(ctx, &body, &served_model, &plan).await;
-        let body = if edits.is_empty() {
-            body
-        } else {
-            Bytes::from(crate::optimize::splice(&body, &edits))
-        };
-        return translated(
+    if provider.speaks(ctx.dialect()) {
+        // 3. optimize, 4. prepare
+        let edits = optimize(ctx, body, &step.model, &plan).await;
+        return Ok(passthrough::prepare(
             state,
             ctx,
             pending,
-            parts.headers,
-            &body,
-            served_model,
-            &provider,
-            provider_dialect,
-            key.as_ref().map(|k| k.name.as_str()),
-            sniffed.temperature,
-        )
-        .await;
-    }
-
-    // 3. optimize
-    let mut edits = Edits::default();
-    edits.extend(optimize(ctx, &body, &served_model, &plan).await);
-
-    // 4. prepare
-    if let Some(model) = target.rewrite {
-        edits.rewrite_model(&sniffed, model);
-    }
-    if stream && ctx.endpoint == Endpoint::ChatCompletions && provider.stream_usage {
-        edits.request_stream_usage(&body, &sniffed);
-    }
-    let hide_usage = edits.injected_usage;
-    let body = edits.apply(body);
-
-    // 5. cache, then upstream
-    let lookup = cache::Request {
-        provider: &provider.name,
-        model: &served_model,
-        dialect: ctx.dialect(),
-        gateway_key: key.as_ref().map(|k| k.name.as_str()),
-        credential: crate::upstream::client_credential(&provider, &parts.headers),
-        temperature: sniffed.temperature,
-        body: &body,
-    };
-    let store = match cached(state, ctx, pending, &parts.headers, &lookup).await {
-        Cached::Answer(response) => return Ok(response),
-        Cached::Store(store) => store,
-    };
-    ctx.overhead += ctx.started.elapsed();
-    let response = ctx
-        .rt
-        .upstream
-        .send(
-            &provider,
-            ctx.endpoint,
+            parts.headers.clone(),
             parts.uri.query(),
-            parts.headers,
             body,
+            sniffed,
+            edits,
+            provider,
+            &step.model,
+            gateway_key,
         )
-        .await?;
+        .await);
+    }
+    let translatable = provider
+        .dialects
+        .iter()
+        .copied()
+        .find(|d| translate::can_translate(ctx.dialect(), *d));
+    let Some(provider_dialect) = translatable else {
+        return Err(GatewayError::DialectUnsupported {
+            provider: provider.name.clone(),
+            provider_dialects: provider.dialect_names(),
+            client: ctx.dialect(),
+            model: sniffed.model.clone(),
+        });
+    };
+    // 3. optimize, on the client's bytes, before they are translated
+    let edits = optimize(ctx, body, &step.model, &plan).await;
+    let body = if edits.is_empty() {
+        body.clone()
+    } else {
+        Bytes::from(crate::optimize::splice(body, &edits))
+    };
+    translated::prepare(
+        state,
+        ctx,
+        pending,
+        parts.headers.clone(),
+        &body,
+        step.model.clone(),
+        provider,
+        provider_dialect,
+        gateway_key,
+        sniffed.temperature,
+    )
+    .await
+}
+
+/// 6. relay: the provider's answer to the client, streamed or whole, translated or not.
+async fn deliver(
+    state: &Arc<AppState>,
+    ctx: &mut Ctx,
+    pending: &mut Pending,
+    outgoing: Outgoing,
+    response: http::Response<hyper::body::Incoming>,
+) -> Result<Response, GatewayError> {
     let headers_at = Instant::now();
     settle_savings(ctx, pending).await;
-
-    // 6. relay
     let status = response.status();
     pending.record().status = status.as_u16();
-    if is_event_stream(response.headers()) {
-        let streamed = Streamed {
-            headers_at,
-            hide_usage,
-            translate: None,
-            store: store.filter(|_| status == http::StatusCode::OK),
-        };
-        return Ok(stream_out(
-            state, ctx, pending, &provider, response, streamed,
-        ));
-    }
-
-    let limit = ctx.rt.config.server.max_answer_bytes;
-    let (upstream_headers, bytes) = whole_body(&provider, response, limit).await?;
-    let body_at = Instant::now();
-    if status.is_success() {
-        let (usage, served) = crate::usage::from_response(ctx.dialect(), &bytes);
-        if let (Some(store), http::StatusCode::OK) = (&store, status) {
-            let entry = cache::whole_entry(bytes.clone(), served.clone(), usage, store.ttl);
-            state.cache.put(store, entry);
+    let Outgoing {
+        provider,
+        store,
+        via,
+        ..
+    } = outgoing;
+    let store = store.filter(|_| status == http::StatusCode::OK);
+    match via {
+        Via::Same { hide_usage } => {
+            if is_event_stream(response.headers()) {
+                let streamed = Streamed {
+                    headers_at,
+                    hide_usage,
+                    translate: None,
+                    store,
+                };
+                return Ok(stream_out(
+                    state, ctx, pending, &provider, response, streamed,
+                ));
+            }
+            passthrough::answer(state, ctx, pending, &provider, store, response).await
         }
-        pending.record().usage = usage;
-        pending.record().model_served = served;
+        Via::Translated(how) => {
+            if status.is_success() && is_event_stream(response.headers()) {
+                let streamed = Streamed {
+                    headers_at,
+                    hide_usage: false,
+                    translate: Some(Translator {
+                        decoder: Decoder::new(how.provider_dialect),
+                        encoder: Encoder::new(ctx.dialect(), how.stream_usage, unix_now())
+                            .with_freeform_tools(how.freeform_tools),
+                    }),
+                    store,
+                };
+                return Ok(stream_out(
+                    state, ctx, pending, &provider, response, streamed,
+                ));
+            }
+            translated::answer(state, ctx, pending, &provider, how, store, response).await
+        }
     }
-    let mut out = Response::new(Body::from(bytes));
-    *out.status_mut() = status;
-    *out.headers_mut() = relayed_headers(upstream_headers);
-    ctx.overhead += body_at.elapsed();
-    stamp(&mut out, ctx);
-    pending.record().overhead = ctx.overhead;
-    Ok(out)
+}
+
+/// The last attempt's failing answer, relayed as any answer is: in the client's dialect.
+async fn deliver_failure(
+    state: &Arc<AppState>,
+    ctx: &mut Ctx,
+    pending: &mut Pending,
+    prepared: Option<(usize, Outgoing)>,
+    response: http::Response<hyper::body::Incoming>,
+) -> Result<Response, GatewayError> {
+    let Some((_, outgoing)) = prepared else {
+        return Err(GatewayError::UpstreamBroken {
+            provider: "-".into(),
+            detail: "no request was prepared".into(),
+        });
+    };
+    deliver(state, ctx, pending, outgoing, response).await
 }
 
 /// What the response cache made of a request.
@@ -703,193 +990,6 @@ fn stream_out(
     };
     *out.body_mut() = relay_stream(body, params, pending.hand_over());
     out
-}
-
-/// The exchange when the provider speaks another dialect: the body goes through the IR
-/// both ways, and a provider error is re-shaped for the client (its status unchanged).
-#[allow(clippy::too_many_arguments)]
-async fn translated(
-    state: &Arc<AppState>,
-    ctx: &mut Ctx,
-    pending: &mut Pending,
-    mut headers: HeaderMap,
-    body: &[u8],
-    model: String,
-    provider: &Provider,
-    provider_dialect: Dialect,
-    gateway_key: Option<&str>,
-    temperature: Option<f64>,
-) -> Result<Response, GatewayError> {
-    let client_dialect = ctx.dialect();
-    let target = translate::Target {
-        dialect: provider_dialect,
-        provider: &provider.name,
-        kind: provider.kind,
-        strict: provider.strict,
-        max_output_tokens: provider.max_output_tokens,
-    };
-    let (ir, upstream_body, report) = translate::request_for(client_dialect, body, model, &target)?;
-    if !report.is_empty() {
-        log_dropped(&report, &headers, &target);
-        ctx.dropped = report.header_value();
-        pending.record().dropped.clone_from(&ctx.dropped);
-    }
-    // The client's own provider's headers (`anthropic-beta`, `openai-organization`) mean
-    // nothing to a provider of another dialect.
-    retain_headers(
-        &mut headers,
-        match client_dialect {
-            Dialect::AnthropicMessages => |name: &str| !name.starts_with("anthropic-"),
-            _ => |name: &str| !name.starts_with("openai-"),
-        },
-    );
-    let endpoint = Endpoint::for_dialect(provider_dialect);
-    let lookup = cache::Request {
-        provider: &provider.name,
-        model: &ir.model,
-        dialect: client_dialect,
-        gateway_key,
-        credential: crate::upstream::client_credential(provider, &headers),
-        temperature,
-        body: &upstream_body,
-    };
-    let store = match cached(state, ctx, pending, &headers, &lookup).await {
-        Cached::Answer(response) => return Ok(response),
-        Cached::Store(store) => store,
-    };
-    ctx.overhead += ctx.started.elapsed();
-    let response = ctx
-        .rt
-        .upstream
-        .send(
-            provider,
-            endpoint,
-            None,
-            headers,
-            Bytes::from(upstream_body),
-        )
-        .await?;
-    let headers_at = Instant::now();
-    settle_savings(ctx, pending).await;
-    let status = response.status();
-    pending.record().status = status.as_u16();
-    if status.is_success() && is_event_stream(response.headers()) {
-        let streamed = Streamed {
-            headers_at,
-            hide_usage: false,
-            translate: Some(Translator {
-                decoder: Decoder::new(provider_dialect),
-                encoder: Encoder::new(client_dialect, ir.stream_usage, unix_now())
-                    .with_freeform_tools(ir.freeform_tools()),
-            }),
-            store: store.filter(|_| status == http::StatusCode::OK),
-        };
-        return Ok(stream_out(
-            state, ctx, pending, provider, response, streamed,
-        ));
-    }
-    let limit = ctx.rt.config.server.max_answer_bytes;
-    let (upstream_headers, bytes) = whole_body(provider, response, limit).await?;
-    let body_at = Instant::now();
-    let out_body = if status.is_success() {
-        let (decoded, out) = translate_answer(
-            &provider.name,
-            provider_dialect,
-            client_dialect,
-            bytes,
-            ir.freeform_tools(),
-        )
-        .await?;
-        pending.record().usage = Some(decoded.usage);
-        pending.record().model_served = Some(decoded.model.clone());
-        if let (Some(store), http::StatusCode::OK) = (&store, status) {
-            let entry = cache::whole_entry(
-                Bytes::from(out.clone()),
-                Some(decoded.model.clone()),
-                Some(decoded.usage),
-                store.ttl,
-            );
-            state.cache.put(store, entry);
-        }
-        out
-    } else {
-        match translate::decode_error(provider_dialect, &bytes) {
-            Some(e) => translate::encode_error(client_dialect, status.as_u16(), &e),
-            None => bytes.to_vec(),
-        }
-    };
-    let mut out = Response::new(Body::from(out_body));
-    *out.status_mut() = status;
-    *out.headers_mut() = relayed_headers(upstream_headers);
-    out.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    ctx.overhead += body_at.elapsed();
-    stamp(&mut out, ctx);
-    pending.record().overhead = ctx.overhead;
-    Ok(out)
-}
-
-/// A provider's whole answer rewritten in the client's dialect: the decoded answer and
-/// the client's bytes. A large answer is parsed on a blocking thread, so the other
-/// requests of this serving thread go on meanwhile.
-async fn translate_answer(
-    provider: &str,
-    from: Dialect,
-    to: Dialect,
-    bytes: Bytes,
-    freeform_tools: Vec<String>,
-) -> Result<(translate::ir::Response, Vec<u8>), GatewayError> {
-    let small = bytes.len() < OFF_THREAD_BYTES;
-    let name = provider.to_owned();
-    let work = move || {
-        let decoded =
-            translate::decode_response(from, &bytes).map_err(|e| GatewayError::UpstreamBroken {
-                provider: name,
-                detail: format!("its response could not be read: {e}"),
-            })?;
-        let out = translate::encode_response(to, &decoded, unix_now(), &freeform_tools)?;
-        Ok((decoded, out))
-    };
-    if small {
-        return work();
-    }
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|_| GatewayError::UpstreamBroken {
-            provider: provider.to_owned(),
-            detail: "its response could not be translated".into(),
-        })?
-}
-
-/// Logs each dropped field once per client program (its `user-agent` product, version
-/// left out), so an agent's every request does not repeat the same lines.
-fn log_dropped(report: &translate::Report, headers: &HeaderMap, target: &translate::Target<'_>) {
-    static SEEN: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
-    /// Enough for every agent's fields; past it, fields are logged at debug only.
-    const SEEN_MAX: usize = 1024;
-    let client = headers
-        .get(header::USER_AGENT)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|ua| ua.split(['/', ' ']).next())
-        .unwrap_or("unknown")
-        .chars()
-        .take(64)
-        .collect::<String>();
-    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
-    for field in report.dropped() {
-        let key = (client.clone(), field.clone());
-        if seen.contains(&key) {
-            continue;
-        }
-        if seen.len() < SEEN_MAX {
-            tracing::info!(client = %client, field = %field, provider = target.provider, dialect = %target.dialect, "request field dropped: the target has no place for it (reported in x-trimgate-dropped)");
-            seen.push(key);
-        } else {
-            tracing::debug!(client = %client, field = %field, provider = target.provider, "request field dropped");
-        }
-    }
 }
 
 /// Answers `count_tokens` here for a provider without that endpoint.

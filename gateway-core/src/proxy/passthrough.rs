@@ -1,0 +1,100 @@
+//! The exchange when the provider speaks the client's dialect: the client's bytes go on,
+//! with only the optimizer's edits, the model alias and the stream-usage request spliced
+//! in; the answer comes back as the provider sent it.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use http::HeaderMap;
+
+use super::{cached, relayed_headers, stamp, whole_body, Cached, Ctx, Outgoing, Via};
+use crate::cache;
+use crate::config::Provider;
+use crate::dialect::Endpoint;
+use crate::pending::Pending;
+use crate::sniff::{Edits, Sniffed};
+use crate::state::AppState;
+
+/// The request as it goes to the provider, or the cached answer.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn prepare(
+    state: &Arc<AppState>,
+    ctx: &mut Ctx,
+    pending: &mut Pending,
+    headers: HeaderMap,
+    query: Option<&str>,
+    body: &Bytes,
+    sniffed: &Sniffed,
+    optimized: Vec<(std::ops::Range<usize>, Vec<u8>)>,
+    provider: &Arc<Provider>,
+    model: &str,
+    gateway_key: Option<&str>,
+) -> Result<Outgoing, Response> {
+    let stream = sniffed.stream && ctx.endpoint.can_stream();
+    let mut edits = Edits::default();
+    edits.extend(optimized);
+    if model != sniffed.model {
+        edits.rewrite_model(sniffed, model);
+    }
+    if stream && ctx.endpoint == Endpoint::ChatCompletions && provider.stream_usage {
+        edits.request_stream_usage(body, sniffed);
+    }
+    let hide_usage = edits.injected_usage;
+    let body = edits.apply(body.clone());
+    let lookup = cache::Request {
+        provider: &provider.name,
+        model,
+        dialect: ctx.dialect(),
+        gateway_key,
+        credential: crate::upstream::client_credential(provider, &headers),
+        temperature: sniffed.temperature,
+        body: &body,
+    };
+    let store = match cached(state, ctx, pending, &headers, &lookup).await {
+        Cached::Answer(response) => return Err(response),
+        Cached::Store(store) => store,
+    };
+    Ok(Outgoing {
+        provider: provider.clone(),
+        endpoint: ctx.endpoint,
+        query: query.map(str::to_owned),
+        headers,
+        body,
+        store,
+        via: Via::Same { hide_usage },
+    })
+}
+
+/// A whole (not streamed) answer, passed on as the provider sent it.
+pub(super) async fn answer(
+    state: &Arc<AppState>,
+    ctx: &mut Ctx,
+    pending: &mut Pending,
+    provider: &Provider,
+    store: Option<cache::Prepared>,
+    response: http::Response<hyper::body::Incoming>,
+) -> Result<Response, crate::error::GatewayError> {
+    let status = response.status();
+    let limit = ctx.rt.config.server.max_answer_bytes;
+    let (upstream_headers, bytes) = whole_body(provider, response, limit).await?;
+    let body_at = Instant::now();
+    if status.is_success() {
+        let (usage, served) = crate::usage::from_response(ctx.dialect(), &bytes);
+        if let (Some(store), http::StatusCode::OK) = (&store, status) {
+            let entry = cache::whole_entry(bytes.clone(), served.clone(), usage, store.ttl);
+            state.cache.put(store, entry);
+        }
+        pending.record().usage = usage;
+        pending.record().model_served = served;
+    }
+    let mut out = Response::new(Body::from(bytes));
+    *out.status_mut() = status;
+    *out.headers_mut() = relayed_headers(upstream_headers);
+    ctx.overhead += body_at.elapsed();
+    stamp(&mut out, ctx);
+    pending.record().overhead = ctx.overhead;
+    Ok(out)
+}

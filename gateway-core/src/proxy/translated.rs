@@ -1,0 +1,212 @@
+//! The exchange when the provider speaks another dialect: the body goes through the IR
+//! both ways, and a provider error is re-shaped for the client (its status unchanged).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use http::{header, HeaderMap, HeaderValue};
+
+use super::{
+    cached, relayed_headers, stamp, unix_now, whole_body, Cached, Ctx, Outgoing, Via,
+    OFF_THREAD_BYTES,
+};
+use crate::cache;
+use crate::config::Provider;
+use crate::dialect::{Dialect, Endpoint};
+use crate::error::GatewayError;
+use crate::headers::retain_headers;
+use crate::pending::Pending;
+use crate::state::AppState;
+use crate::translate;
+
+/// What a translated answer needs to be turned back into the client's dialect.
+pub(super) struct Translation {
+    pub provider_dialect: Dialect,
+    pub stream_usage: bool,
+    pub freeform_tools: Vec<String>,
+}
+
+/// The request in the provider's dialect, or the cached answer in the client's.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn prepare(
+    state: &Arc<AppState>,
+    ctx: &mut Ctx,
+    pending: &mut Pending,
+    mut headers: HeaderMap,
+    body: &[u8],
+    model: String,
+    provider: &Arc<Provider>,
+    provider_dialect: Dialect,
+    gateway_key: Option<&str>,
+    temperature: Option<f64>,
+) -> Result<Result<Outgoing, Response>, GatewayError> {
+    let client_dialect = ctx.dialect();
+    let target = translate::Target {
+        dialect: provider_dialect,
+        provider: &provider.name,
+        kind: provider.kind,
+        strict: provider.strict,
+        max_output_tokens: provider.max_output_tokens,
+    };
+    let (ir, upstream_body, report) = translate::request_for(client_dialect, body, model, &target)?;
+    if !report.is_empty() {
+        log_dropped(&report, &headers, &target);
+        ctx.dropped = report.header_value();
+        pending.record().dropped.clone_from(&ctx.dropped);
+    }
+    // The client's own provider's headers (`anthropic-beta`, `openai-organization`) mean
+    // nothing to a provider of another dialect.
+    retain_headers(
+        &mut headers,
+        match client_dialect {
+            Dialect::AnthropicMessages => |name: &str| !name.starts_with("anthropic-"),
+            _ => |name: &str| !name.starts_with("openai-"),
+        },
+    );
+    let lookup = cache::Request {
+        provider: &provider.name,
+        model: &ir.model,
+        dialect: client_dialect,
+        gateway_key,
+        credential: crate::upstream::client_credential(provider, &headers),
+        temperature,
+        body: &upstream_body,
+    };
+    let store = match cached(state, ctx, pending, &headers, &lookup).await {
+        Cached::Answer(response) => return Ok(Err(response)),
+        Cached::Store(store) => store,
+    };
+    Ok(Ok(Outgoing {
+        provider: provider.clone(),
+        endpoint: Endpoint::for_dialect(provider_dialect),
+        query: None,
+        headers,
+        body: Bytes::from(upstream_body),
+        store,
+        via: Via::Translated(Translation {
+            provider_dialect,
+            stream_usage: ir.stream_usage,
+            freeform_tools: ir.freeform_tools(),
+        }),
+    }))
+}
+
+/// A whole (not streamed) answer in the client's dialect: the provider's success decoded
+/// and encoded again, its error re-shaped.
+pub(super) async fn answer(
+    state: &Arc<AppState>,
+    ctx: &mut Ctx,
+    pending: &mut Pending,
+    provider: &Provider,
+    how: Translation,
+    store: Option<cache::Prepared>,
+    response: http::Response<hyper::body::Incoming>,
+) -> Result<Response, GatewayError> {
+    let client_dialect = ctx.dialect();
+    let status = response.status();
+    let limit = ctx.rt.config.server.max_answer_bytes;
+    let (upstream_headers, bytes) = whole_body(provider, response, limit).await?;
+    let body_at = Instant::now();
+    let out_body = if status.is_success() {
+        let (decoded, out) = translate_answer(
+            &provider.name,
+            how.provider_dialect,
+            client_dialect,
+            bytes,
+            how.freeform_tools,
+        )
+        .await?;
+        pending.record().usage = Some(decoded.usage);
+        pending.record().model_served = Some(decoded.model.clone());
+        if let (Some(store), http::StatusCode::OK) = (&store, status) {
+            let entry = cache::whole_entry(
+                Bytes::from(out.clone()),
+                Some(decoded.model.clone()),
+                Some(decoded.usage),
+                store.ttl,
+            );
+            state.cache.put(store, entry);
+        }
+        out
+    } else {
+        match translate::decode_error(how.provider_dialect, &bytes) {
+            Some(e) => translate::encode_error(client_dialect, status.as_u16(), &e),
+            None => bytes.to_vec(),
+        }
+    };
+    let mut out = Response::new(Body::from(out_body));
+    *out.status_mut() = status;
+    *out.headers_mut() = relayed_headers(upstream_headers);
+    out.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    ctx.overhead += body_at.elapsed();
+    stamp(&mut out, ctx);
+    pending.record().overhead = ctx.overhead;
+    Ok(out)
+}
+
+/// A provider's whole answer rewritten in the client's dialect: the decoded answer and
+/// the client's bytes. A large answer is parsed on a blocking thread, so the other
+/// requests of this serving thread go on meanwhile.
+async fn translate_answer(
+    provider: &str,
+    from: Dialect,
+    to: Dialect,
+    bytes: Bytes,
+    freeform_tools: Vec<String>,
+) -> Result<(translate::ir::Response, Vec<u8>), GatewayError> {
+    let small = bytes.len() < OFF_THREAD_BYTES;
+    let name = provider.to_owned();
+    let work = move || {
+        let decoded =
+            translate::decode_response(from, &bytes).map_err(|e| GatewayError::UpstreamBroken {
+                provider: name,
+                detail: format!("its response could not be read: {e}"),
+            })?;
+        let out = translate::encode_response(to, &decoded, unix_now(), &freeform_tools)?;
+        Ok((decoded, out))
+    };
+    if small {
+        return work();
+    }
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|_| GatewayError::UpstreamBroken {
+            provider: provider.to_owned(),
+            detail: "its response could not be translated".into(),
+        })?
+}
+
+/// Logs each dropped field once per client program (its `user-agent` product, version
+/// left out), so an agent's every request does not repeat the same lines.
+fn log_dropped(report: &translate::Report, headers: &HeaderMap, target: &translate::Target<'_>) {
+    static SEEN: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+    /// Enough for every agent's fields; past it, fields are logged at debug only.
+    const SEEN_MAX: usize = 1024;
+    let client = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|ua| ua.split(['/', ' ']).next())
+        .unwrap_or("unknown")
+        .chars()
+        .take(64)
+        .collect::<String>();
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    for field in report.dropped() {
+        let key = (client.clone(), field.clone());
+        if seen.contains(&key) {
+            continue;
+        }
+        if seen.len() < SEEN_MAX {
+            tracing::info!(client = %client, field = %field, provider = target.provider, dialect = %target.dialect, "request field dropped: the target has no place for it (reported in x-trimgate-dropped)");
+            seen.push(key);
+        } else {
+            tracing::debug!(client = %client, field = %field, provider = target.provider, "request field dropped");
+        }
+    }
+}

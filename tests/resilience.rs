@@ -1,0 +1,462 @@
+//! Staying up when providers don't: retries before the first byte, fallbacks across
+//! providers and dialects, cooldowns, the retry budget, and what is never retried.
+//!
+//! The working provider is the project's mock; a failing one is a second, scripted server
+//! here (it answers each request with the next failure it was given, as the providers
+//! document them), or a port nothing listens on.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use axum::response::IntoResponse;
+use common::*;
+use gateway_core::mock::MockConfig;
+use gateway_core::record::Outcome;
+use serde_json::Value;
+
+/// A scripted answer: its status and extra headers.
+type Scripted = (u16, Vec<(&'static str, String)>);
+
+/// A provider that fails: each request gets the next scripted answer, the last one again
+/// once the script runs out.
+#[derive(Clone, Default)]
+struct Flaky {
+    script: Arc<Mutex<VecDeque<Scripted>>>,
+    hits: Arc<Mutex<u32>>,
+}
+
+impl Flaky {
+    fn hits(&self) -> u32 {
+        *self.hits.lock().unwrap()
+    }
+}
+
+/// Anthropic's documented body for each error status it sends.
+fn anthropic_error_body(status: u16) -> String {
+    let kind = match status {
+        429 => "rate_limit_error",
+        529 => "overloaded_error",
+        _ => "api_error",
+    };
+    format!(r#"{{"type":"error","error":{{"type":"{kind}","message":"scripted {status}"}}}}"#)
+}
+
+async fn start_flaky(script: Vec<Scripted>) -> (Flaky, String) {
+    let flaky = Flaky {
+        script: Arc::new(Mutex::new(script.into())),
+        hits: Arc::default(),
+    };
+    let state = flaky.clone();
+    let app = axum::Router::new().fallback(move || {
+        let state = state.clone();
+        async move {
+            *state.hits.lock().unwrap() += 1;
+            let mut script = state.script.lock().unwrap();
+            let (status, headers) = if script.len() > 1 {
+                script.pop_front().unwrap()
+            } else {
+                script.front().cloned().unwrap()
+            };
+            let mut response = (
+                http::StatusCode::from_u16(status).unwrap(),
+                [("content-type", "application/json")],
+                anthropic_error_body(status),
+            )
+                .into_response();
+            for (name, value) in headers {
+                response
+                    .headers_mut()
+                    .insert(name, http::HeaderValue::from_str(&value).unwrap());
+            }
+            response
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (flaky, url)
+}
+
+/// A loopback port nothing listens on: connections are refused.
+fn refused_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    format!("http://127.0.0.1:{port}")
+}
+
+/// The mock's two providers, a failing Anthropic one at `failing`, `[retry]` settings
+/// (fast backoff unless they set theirs) and routes.
+fn config(mock: &str, failing: &str, retry: &str, routes: &str) -> String {
+    let backoff = if retry.contains("backoff") {
+        ""
+    } else {
+        "backoff_initial_secs = 0.01\nbackoff_max_secs = 0.05"
+    };
+    mock_config(
+        mock,
+        "",
+        &format!(
+            r#"
+[retry]
+{backoff}
+{retry}
+
+[providers.zz-failing]
+kind = "anthropic"
+base_url = "{failing}/v1"
+api_key = {{ env = "TG_TEST_ANTHROPIC_KEY" }}
+
+{routes}
+"#
+        ),
+    )
+}
+
+const MESSAGES: &str =
+    r#"{"model":"claude-x","max_tokens":64,"messages":[{"role":"user","content":"hello"}]}"#;
+const CHAT: &str = r#"{"model":"gpt-x","messages":[{"role":"user","content":"hello"}]}"#;
+
+fn header(res: &reqwest::Response, name: &str) -> String {
+    res.headers()
+        .get(name)
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_refused_provider_falls_back_across_dialects_and_the_answer_says_who_answered() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = start_inprocess(&config(
+        &mock.url,
+        &refused_url(),
+        "",
+        r#"
+[[routes]]
+match = "claude-x"
+provider = "zz-failing"
+model = "claude-sonnet-5-5"
+fallbacks = ["mock-openai/gpt-5"]
+"#,
+    ))
+    .await;
+    let res = post_json(&format!("{}/v1/messages", gw.url), MESSAGES, &[]).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-trimgate-provider"), "mock-openai");
+    assert_eq!(header(&res, "x-trimgate-model"), "gpt-5");
+    // Two tries of the first step (attempts_per_step), then the fallback.
+    assert_eq!(header(&res, "x-trimgate-attempts"), "3");
+    let id = header(&res, "x-request-id");
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["type"], "message", "an Anthropic answer: {body}");
+    assert_eq!(mock.state.requests().len(), 1);
+    assert!(mock.state.requests()[0]
+        .path_and_query
+        .ends_with("/chat/completions"));
+
+    let rows: Vec<_> = gw
+        .records
+        .records()
+        .into_iter()
+        .filter(|r| r.request_id == id)
+        .collect();
+    let seen: Vec<_> = rows
+        .iter()
+        .map(|r| (r.attempt, r.outcome, r.provider.clone().unwrap(), r.error))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (
+                1,
+                Outcome::Retried,
+                "zz-failing".into(),
+                Some("upstream_unreachable")
+            ),
+            (
+                2,
+                Outcome::Retried,
+                "zz-failing".into(),
+                Some("upstream_unreachable")
+            ),
+            (3, Outcome::Completed, "mock-openai".into(), None),
+        ],
+        "one row per attempt, linked by the request id"
+    );
+    assert!(rows[2].usage.is_some());
+}
+
+#[tokio::test]
+async fn overloaded_529s_are_retried_then_relayed_in_the_clients_dialect_when_nothing_is_left() {
+    let mock = start_mock(MockConfig::default()).await;
+    let (flaky, failing) = start_flaky(vec![(529, vec![])]).await;
+    let gw = start_inprocess(&config(
+        &mock.url,
+        &failing,
+        "max_attempts = 3\ncooldown_failures = 100",
+        "[[routes]]\nmatch = \"claude-x\"\nprovider = \"zz-failing\"\n",
+    ))
+    .await;
+    let res = post_json(&format!("{}/v1/messages", gw.url), MESSAGES, &[]).await;
+    assert_eq!(res.status(), 529);
+    assert_eq!(header(&res, "x-trimgate-attempts"), "3");
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "overloaded_error");
+    assert_eq!(flaky.hits(), 3, "the route's whole attempt limit, no more");
+
+    // Asked from an OpenAI client, the same failure reads as an OpenAI error.
+    let before = flaky.hits();
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        r#"{"model":"claude-x","messages":[{"role":"user","content":"hi"}]}"#,
+        &[("x-trimgate-retry", "off")],
+    )
+    .await;
+    assert_eq!(res.status(), 529);
+    assert_eq!(header(&res, "x-trimgate-attempts"), "1");
+    let body: Value = res.json().await.unwrap();
+    assert!(body["error"]["message"].is_string(), "{body}");
+    assert_eq!(
+        flaky.hits() - before,
+        1,
+        "x-trimgate-retry: off asks for one attempt"
+    );
+}
+
+#[tokio::test]
+async fn a_429_with_retry_after_moves_on_to_the_fallback_without_waiting_there() {
+    let mock = start_mock(MockConfig::default()).await;
+    let (flaky, failing) = start_flaky(vec![(429, vec![("retry-after", "600".to_owned())])]).await;
+    let gw = start_inprocess(&config(
+        &mock.url,
+        &failing,
+        "",
+        r#"
+[[routes]]
+match = "claude-x"
+provider = "zz-failing"
+fallbacks = ["mock-anthropic/claude-sonnet-5-5"]
+"#,
+    ))
+    .await;
+    let started = std::time::Instant::now();
+    let res = post_json(&format!("{}/v1/messages", gw.url), MESSAGES, &[]).await;
+    assert_eq!(res.status(), 200);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    assert_eq!(header(&res, "x-trimgate-provider"), "mock-anthropic");
+    assert_eq!(header(&res, "x-trimgate-attempts"), "2");
+    assert_eq!(
+        flaky.hits(),
+        1,
+        "a wait longer than max_wait is not waited out"
+    );
+
+    // The 429's reset took the provider out of rotation: the next request goes straight
+    // to the fallback.
+    let res = post_json(&format!("{}/v1/messages", gw.url), MESSAGES, &[]).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-trimgate-attempts"), "1");
+    assert_eq!(header(&res, "x-trimgate-provider"), "mock-anthropic");
+    assert_eq!(flaky.hits(), 1);
+}
+
+#[tokio::test]
+async fn a_chain_all_cooling_down_answers_at_once_with_a_clear_503() {
+    let mock = start_mock(MockConfig::default()).await;
+    let (flaky, failing) = start_flaky(vec![(503, vec![])]).await;
+    let gw = Gateway::spawn(&config(
+        &mock.url,
+        &failing,
+        "cooldown_failures = 2\ncooldown_secs = 600\nmax_attempts = 2",
+        "[[routes]]\nmatch = \"claude-x\"\nprovider = \"zz-failing\"\n",
+    ));
+    // Two requests fail in a row: the first retried once, the second not, since its
+    // failure took the provider out of rotation and a retry goes only to one in it.
+    for attempts in ["2", "1"] {
+        let res = post_json(&format!("{}/v1/messages", gw.url), MESSAGES, &[]).await;
+        assert_eq!(res.status(), 503);
+        assert_eq!(header(&res, "x-trimgate-attempts"), attempts);
+    }
+    assert_eq!(flaky.hits(), 3);
+    for path in ["/v1/messages", "/v1/chat/completions"] {
+        let body = if path == "/v1/messages" {
+            MESSAGES
+        } else {
+            r#"{"model":"claude-x","messages":[{"role":"user","content":"hi"}]}"#
+        };
+        let res = post_json(&format!("{}{path}", gw.url), body, &[]).await;
+        assert_eq!(res.status(), 503);
+        let retry_after: u64 = header(&res, "retry-after").parse().unwrap();
+        assert!(retry_after > 500 && retry_after <= 600, "{retry_after}");
+        let body: Value = res.json().await.unwrap();
+        let message = if path == "/v1/messages" {
+            assert_eq!(body["type"], "error");
+            assert_eq!(body["error"]["type"], "overloaded_error");
+            body["error"]["message"].as_str().unwrap().to_owned()
+        } else {
+            assert_eq!(body["error"]["code"], "cooling_down");
+            body["error"]["message"].as_str().unwrap().to_owned()
+        };
+        assert!(message.contains("cooling down"), "{message}");
+    }
+    assert_eq!(flaky.hits(), 3, "nothing more reached the cooling provider");
+    let metrics = client()
+        .get(format!("{}/metrics", gw.url))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("trimgate_provider_cooldown{provider=\"zz-failing\"} 1"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn errors_the_client_caused_and_failures_after_the_first_byte_are_never_retried() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = start_inprocess(&config(
+        &mock.url,
+        &refused_url(),
+        "",
+        r#"
+[[routes]]
+match = "gpt-x"
+provider = "mock-openai"
+model = "gpt-5"
+fallbacks = ["mock-anthropic/claude-sonnet-5-5"]
+"#,
+    ))
+    .await;
+    let url = format!("{}/v1/chat/completions", gw.url);
+    for status in ["400", "401", "404", "422"] {
+        mock.state.clear();
+        let res = post_json(&url, CHAT, &[("x-mock-error-status", status)]).await;
+        assert_eq!(res.status().as_str(), status);
+        assert_eq!(header(&res, "x-trimgate-attempts"), "1");
+        assert_eq!(mock.state.requests().len(), 1, "a {status} is the client's");
+    }
+    // A stream that breaks after its first frames: the client gets the error event, and
+    // the request is not sent again.
+    mock.state.clear();
+    let res = post_json(
+        &url,
+        r#"{"model":"gpt-x","stream":true,"messages":[{"role":"user","content":"hello there"}]}"#,
+        &[("x-mock-stream-error-after", "2")],
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    let text = res.text().await.unwrap();
+    assert!(text.contains("error"), "{text}");
+    assert_eq!(mock.state.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn the_retry_budget_caps_retries_across_requests() {
+    let mock = start_mock(MockConfig::default()).await;
+    let (flaky, failing) = start_flaky(vec![(500, vec![])]).await;
+    let gw = start_inprocess(&config(
+        &mock.url,
+        &failing,
+        "budget_share = 0.0\nbudget_floor = 2\nmax_attempts = 3\ncooldown_failures = 100",
+        "[[routes]]\nmatch = \"claude-x\"\nprovider = \"zz-failing\"\n",
+    ))
+    .await;
+    for _ in 0..4 {
+        let res = post_json(&format!("{}/v1/messages", gw.url), MESSAGES, &[]).await;
+        assert_eq!(res.status(), 500);
+    }
+    // Four requests, two retries allowed in the window: six attempts, not twelve.
+    assert_eq!(flaky.hits(), 6);
+}
+
+#[test]
+fn bad_chains_are_refused_at_load_with_the_path_of_the_entry() {
+    let text = config(
+        "http://127.0.0.1:1",
+        "http://127.0.0.1:2",
+        "backoff_initial_secs = -1\nmax_attempts = 0",
+        r#"
+[[routes]]
+match = "a"
+provider = "mock-openai"
+model = "gpt-5"
+fallbacks = ["mock-anthropic/claude-sonnet-5-5", "nowhere/x", "mock-openai/gpt-5", "mock-anthropic/claude-sonnet-5-5"]
+
+[[routes]]
+match = "b"
+provider = "mock-openai"
+max_attempts = 0
+fallbacks = ["mock-anthropic/"]
+"#,
+    );
+    let err = gateway_core::config::Config::from_toml(&text, "t")
+        .unwrap_err()
+        .to_string();
+    for expected in [
+        "routes[0].fallbacks[1]: no provider named \"nowhere\"",
+        "routes[0].fallbacks[2]: \"mock-openai/gpt-5\" is already a step of this chain: a cycle",
+        "routes[0].fallbacks[3]: \"mock-anthropic/claude-sonnet-5-5\" is already a step",
+        "routes[1].max_attempts: must be at least 1",
+        "routes[1].fallbacks[0]: \"mock-anthropic/\" is not",
+        "retry.backoff_initial_secs: must be a positive number of seconds, got -1",
+        "retry.max_attempts: must be at least 1",
+    ] {
+        assert!(err.contains(expected), "missing {expected:?} in:\n{err}");
+    }
+}
+
+#[tokio::test]
+async fn the_admin_api_refuses_a_bad_chain_with_the_same_message() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
+    let res = client()
+        .put(format!("{}/admin/api/routes", gw.url))
+        .bearer_auth(&gw.admin_token)
+        .json(&serde_json::json!({"routes": [{
+            "match": "x", "provider": "mock-openai", "fallbacks": ["nowhere/y"]
+        }]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 400);
+    let body = res.text().await.unwrap();
+    assert!(
+        body.contains("routes[0].fallbacks[0]")
+            && body.contains("no provider named \\\"nowhere\\\""),
+        "{body}"
+    );
+    // A good chain is written and read back.
+    let res = client()
+        .put(format!("{}/admin/api/routes", gw.url))
+        .bearer_auth(&gw.admin_token)
+        .json(&serde_json::json!({"routes": [{
+            "match": "x", "provider": "mock-openai", "fallbacks": ["mock-anthropic/claude-sonnet-5-5"], "max_attempts": 4
+        }]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
+    let routes: Value = client()
+        .get(format!("{}/admin/api/routes", gw.url))
+        .bearer_auth(&gw.admin_token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        routes["routes"][0]["fallbacks"][0],
+        "mock-anthropic/claude-sonnet-5-5"
+    );
+    assert_eq!(routes["routes"][0]["max_attempts"], 4);
+}
