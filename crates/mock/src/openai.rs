@@ -127,8 +127,26 @@ fn mask_key(key: &str) -> String {
     format!("{front}{}{back}", "*".repeat(chars.len() - keep_front - 4))
 }
 
+/// What OpenAI's edge (Cloudflare) answers when the API behind it fails or times out: a
+/// numeric `code`, the keys in alphabetical order.
+const BAD_GATEWAY: &str =
+    r#"{"error":{"code":502,"message":"Bad gateway.","param":null,"type":"cf_bad_gateway"}}"#;
+const GATEWAY_TIMEOUT: &str = r#"{"error":{"code":504,"message":"Gateway timeout.","param":null,"type":"cf_gateway_timeout"}}"#;
+
 /// The error OpenAI answers with for each status `x-mock-error-status` may ask for.
 pub(super) fn injected_error(status: StatusCode, model: &str) -> Response {
+    let edge = match status.as_u16() {
+        502 => Some(BAD_GATEWAY),
+        504 => Some(GATEWAY_TIMEOUT),
+        _ => None,
+    };
+    if let Some(body) = edge {
+        return bytes_response(
+            status,
+            "application/json",
+            Bytes::from_static(body.as_bytes()),
+        );
+    }
     let owned;
     let (message, kind, code): (&str, &str, Option<&str>) = match status.as_u16() {
         401 => (
@@ -159,7 +177,7 @@ pub(super) fn injected_error(status: StatusCode, model: &str) -> Response {
             "server_error",
             None,
         ),
-        502..=504 | 529 => (
+        503 | 529 => (
             "The engine is currently overloaded, please try again later.",
             "server_error",
             None,
