@@ -7,7 +7,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{bytes_response, json_response, Controls, MockState};
+use super::{bytes_response, fault, json_response, Controls, MockState};
 
 /// Static answer to `GET /v1/models` in OpenAI's list shape.
 const MODELS: &str = concat!(
@@ -258,8 +258,11 @@ pub(super) fn invalid_url(controls: &Controls, method: &Method, path: &str) -> R
     response
 }
 
-/// The request-id, processing-time and rate-limit headers OpenAI puts on every response.
+/// The request-id, processing-time and rate-limit headers OpenAI puts on every response; on
+/// an injected error with a retry-after, `retry-after` and, on a 429, the exhausted limits'
+/// reset durations.
 pub(super) fn add_headers(response: &mut Response, controls: &Controls) {
+    let status = response.status();
     let headers = response.headers_mut();
     if let Ok(id) = HeaderValue::from_str(&format!("req_{}", uuid::Uuid::new_v4().simple())) {
         headers.insert(HeaderName::from_static("x-request-id"), id);
@@ -282,6 +285,24 @@ pub(super) fn add_headers(response: &mut Response, controls: &Controls) {
             HeaderName::from_static(name),
             HeaderValue::from_static(value),
         );
+    }
+    let Some(secs) = controls
+        .retry_after
+        .filter(|_| controls.error_status == Some(status))
+    else {
+        return;
+    };
+    headers.insert(RETRY_AFTER, HeaderValue::from(secs));
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        headers.insert(
+            HeaderName::from_static("x-ratelimit-remaining-requests"),
+            HeaderValue::from_static("0"),
+        );
+        if let Ok(reset) = HeaderValue::from_str(&fault::go_duration(secs)) {
+            for name in ["x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"] {
+                headers.insert(HeaderName::from_static(name), reset.clone());
+            }
+        }
     }
 }
 
