@@ -130,6 +130,30 @@ struct MockArgs {
     /// Serve without any key, like a local model server.
     #[arg(long)]
     keyless: bool,
+    /// Answer every `--fail-every`-th request with this error status (e.g. 529), in the
+    /// dialect of the endpoint asked; for clients that send no `x-mock-*` headers.
+    #[arg(long, value_parser = parse_error_status)]
+    fail_status: Option<trimgate_mock::StatusCode>,
+    /// With `--fail-status`: fail requests number N, 2N, 3N… counting from the first
+    /// (1 fails them all, the default).
+    #[arg(long, requires = "fail_status", value_parser = clap::value_parser!(u64).range(1..))]
+    fail_every: Option<u64>,
+    /// Close the connection of requests number N, 2N, 3N… before any answer.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    drop_every: Option<u64>,
+    /// Seconds for `retry-after` on `--fail-status` answers (a 429 also gets the provider's
+    /// rate-limit reset headers).
+    #[arg(long, requires = "fail_status")]
+    retry_after: Option<u64>,
+}
+
+/// A 4xx or 5xx status for `--fail-status`.
+fn parse_error_status(text: &str) -> Result<trimgate_mock::StatusCode, String> {
+    text.parse::<u16>()
+        .ok()
+        .and_then(|code| trimgate_mock::StatusCode::from_u16(code).ok())
+        .filter(|status| status.is_client_error() || status.is_server_error())
+        .ok_or_else(|| format!("{text:?} is not an error status (400-599)"))
 }
 
 /// Logs to stderr and, when `telemetry` names an OTLP endpoint, starts the exporter of
@@ -372,6 +396,10 @@ async fn mock(args: MockArgs) -> Result<(), String> {
         anthropic_key: (!args.any_key).then_some(args.anthropic_key),
         anthropic_oauth_token: Some(args.anthropic_oauth_token),
         keyless: args.keyless,
+        fail_status: args.fail_status,
+        fail_every: args.fail_every.unwrap_or(1),
+        drop_every: args.drop_every.unwrap_or(0),
+        retry_after: args.retry_after,
     });
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;

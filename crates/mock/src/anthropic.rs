@@ -15,7 +15,7 @@ use super::reply::{
     Usage,
 };
 use super::{
-    admit, bytes_response, header_str, json_response, random_id, sse, Controls, MockState,
+    answer, bytes_response, fault, header_str, json_response, random_id, sse, Controls, MockState,
 };
 
 pub(super) const VERSION_HEADER: &str = "anthropic-version";
@@ -36,11 +36,13 @@ pub(super) async fn handle_messages(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let controls = admit(&state, &method, &uri, &headers, &body).await;
-    let request_id = request_id();
-    let mut response = messages(&state, &controls, &headers, &body, &request_id);
-    add_headers(&mut response, &request_id);
-    response
+    answer(&state, &method, &uri, &headers, &body, |controls| {
+        let request_id = request_id();
+        let mut response = messages(&state, controls, &headers, &body, &request_id);
+        add_headers(&mut response, controls, &request_id);
+        response
+    })
+    .await
 }
 
 pub(super) async fn handle_count_tokens(
@@ -50,11 +52,13 @@ pub(super) async fn handle_count_tokens(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let controls = admit(&state, &method, &uri, &headers, &body).await;
-    let request_id = request_id();
-    let mut response = count_tokens(&state, &controls, &headers, &body, &request_id);
-    add_headers(&mut response, &request_id);
-    response
+    answer(&state, &method, &uri, &headers, &body, |controls| {
+        let request_id = request_id();
+        let mut response = count_tokens(&state, controls, &headers, &body, &request_id);
+        add_headers(&mut response, controls, &request_id);
+        response
+    })
+    .await
 }
 
 pub(super) fn models(state: &MockState, controls: &Controls, headers: &HeaderMap) -> Response {
@@ -66,11 +70,11 @@ pub(super) fn models(state: &MockState, controls: &Controls, headers: &HeaderMap
             Bytes::from_static(MODELS.as_bytes()),
         )
     });
-    add_headers(&mut response, &request_id);
+    add_headers(&mut response, controls, &request_id);
     response
 }
 
-pub(super) fn not_found() -> Response {
+pub(super) fn not_found(controls: &Controls) -> Response {
     let request_id = request_id();
     let mut response = error(
         StatusCode::NOT_FOUND,
@@ -78,7 +82,7 @@ pub(super) fn not_found() -> Response {
         "Not found",
         &request_id,
     );
-    add_headers(&mut response, &request_id);
+    add_headers(&mut response, controls, &request_id);
     response
 }
 
@@ -242,7 +246,7 @@ fn messages(
     let thinking = reasoning.as_ref().zip(signature.as_deref());
     if request.stream == Some(true) {
         let mut frames = events(model, &id, &tool_id, thinking, &answer, usage);
-        sse::inject_error(&mut frames, controls.stream_error_after, |_| {
+        sse::inject_error(state, &mut frames, controls.stream_error_after, |_| {
             vec![sse::frame(
                 Some("error"),
                 &ErrorEnvelope {
@@ -255,7 +259,7 @@ fn messages(
                 },
             )]
         });
-        sse::response(state, frames, controls.frame_interval)
+        sse::response(state, frames, controls)
     } else {
         let arguments = tool_input(&answer);
         let mut content = Vec::with_capacity(2);
@@ -832,8 +836,10 @@ fn request_id() -> String {
     random_id("req_011C", 20)
 }
 
-/// The request-id and rate-limit headers Anthropic puts on every response.
-fn add_headers(response: &mut Response, request_id: &str) {
+/// The request-id and rate-limit headers Anthropic puts on every response; on an injected
+/// error with a retry-after, `retry-after` and, on a 429, the exhausted limit's reset time.
+fn add_headers(response: &mut Response, controls: &Controls, request_id: &str) {
+    let status = response.status();
     let headers = response.headers_mut();
     if let Ok(id) = HeaderValue::from_str(request_id) {
         headers.insert(HeaderName::from_static("request-id"), id);
@@ -856,5 +862,26 @@ fn add_headers(response: &mut Response, request_id: &str) {
             HeaderName::from_static(name),
             HeaderValue::from_static(value),
         );
+    }
+    let Some(secs) = controls
+        .retry_after
+        .filter(|_| controls.error_status == Some(status))
+    else {
+        return;
+    };
+    headers.insert(RETRY_AFTER, HeaderValue::from(secs));
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        headers.insert(
+            HeaderName::from_static("anthropic-ratelimit-requests-remaining"),
+            HeaderValue::from_static("0"),
+        );
+        if let Ok(reset) = HeaderValue::from_str(&fault::rfc3339_in(secs)) {
+            for name in [
+                "anthropic-ratelimit-requests-reset",
+                "anthropic-ratelimit-tokens-reset",
+            ] {
+                headers.insert(HeaderName::from_static(name), reset.clone());
+            }
+        }
     }
 }

@@ -4,10 +4,47 @@
 //!
 //! Replies are deterministic (ids and timestamps aside): one call to the first declared
 //! tool when the request has tools and did not just return a tool result, text otherwise.
-//! `x-mock-*` request headers steer delays, injected errors and the reply text, so tests can
-//! drive it through a gateway that forwards client headers; `/_mock/*` shows what arrived.
+//! `x-mock-*` request headers steer delays, injected faults and the reply text, so tests can
+//! drive it through a gateway that forwards client headers; `MockConfig`'s fault settings
+//! (`trimgate mock --fail-status …`) fail clients that send no such headers; `/_mock/*`
+//! shows what arrived and what was served.
+//!
+//! - `openai`, `openai_chat`, `responses`: the two OpenAI dialects and what they share.
+//! - `anthropic`: Anthropic Messages and token counting.
+//! - `reply`: what the answer says, whatever the dialect.
+//! - `sse`: streamed bodies, and the faults that act on their frames.
+//! - `fault`: which faults a request gets, their counts, the slow drip.
+//!
+//! # Faults
+//!
+//! Per request (headers; a count `n` is of SSE frames, and one at or past the stream's
+//! length changes nothing):
+//!
+//! | header | effect |
+//! |---|---|
+//! | `x-mock-error-status: <code>` | answer that 4xx/5xx in the endpoint's dialect (529: `overloaded_error`) |
+//! | `x-mock-retry-after: <secs>` | with an injected error: `retry-after`; on a 429 also the dialect's reset headers |
+//! | `x-mock-delay-ms: <ms>` | hold the response headers back |
+//! | `x-mock-frame-interval-ms: <ms>` | pause between SSE frames |
+//! | `x-mock-stream-error-after: <n>` | `n` frames, then the dialect's in-stream error, then the end |
+//! | `x-mock-stall-after: <n>` | `n` frames, then silence with the connection open |
+//! | `x-mock-reset-after: <n>` | `n` frames, then the connection is cut (no final chunk) |
+//! | `x-mock-malformed-after: <n>` | after `n` frames one frame with broken JSON, then the rest |
+//! | `x-mock-drip-ms: <ms>` | any body in 16-byte pieces that far apart |
+//! | `x-mock-drop: 1` | close the connection without any answer |
+//! | `x-mock-fail-first: <n>` | with `x-mock-fault-key: <key>`: only the key's first `n` requests get the faults above (delay included) |
+//!
+//! Mock-wide (`MockConfig`): `fail_status` every `fail_every`-th request (counting provider
+//! requests from the first, so `n`, `2n`, …), `drop_every` likewise, `retry_after` on the
+//! `fail_status` answers. A header's error status wins over `fail_status`.
+//!
+//! `GET /_mock/faults` counts what was served (`FaultStats`: answers by status, injected
+//! errors by status, dropped, reset, stalled, malformed, dripped, stream errors);
+//! `DELETE /_mock/faults` starts the counts, the request numbering and the fail-first
+//! keys afresh.
 
 mod anthropic;
+mod fault;
 mod openai;
 mod openai_chat;
 mod reply;
@@ -18,6 +55,7 @@ mod tests;
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -29,9 +67,18 @@ use axum::routing::{get, post};
 use axum::Router;
 use bytes::Bytes;
 use http::header::CONTENT_TYPE;
-use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use http::{HeaderMap, HeaderValue, Method, Uri};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
+
+pub use fault::FaultStats;
+use fault::{DropConnection, Dropped, Ledger};
+/// The type of `MockConfig::fail_status`.
+pub use http::StatusCode;
 
 /// Enough history for any test to inspect, small enough that a long benchmark stays flat.
 const MAX_CAPTURED: usize = 10_000;
@@ -55,6 +102,18 @@ pub struct MockConfig {
     /// The subscription login Anthropic endpoints accept as `Authorization: Bearer` with an
     /// `anthropic-beta: oauth-…` value, as Claude Code sends when signed in with Claude.
     pub anthropic_oauth_token: Option<String>,
+    /// The error status every `fail_every`-th request gets (in its endpoint's dialect), for
+    /// clients that send no `x-mock-*` headers.
+    pub fail_status: Option<StatusCode>,
+    /// With `fail_status`: fail requests number n, 2n, 3n… counting from the first request
+    /// (0 and 1 fail every request).
+    pub fail_every: u64,
+    /// Close the connection of requests number n, 2n, 3n… without answering; 0 never does.
+    /// Counted on the same request numbers as `fail_every`; a dropped request does not fail.
+    pub drop_every: u64,
+    /// Seconds for `retry-after` on `fail_status` answers (a 429 also gets the dialect's reset
+    /// headers); `None` sends none, except the 1 second every 429 carries.
+    pub retry_after: Option<u64>,
 }
 
 impl Default for MockConfig {
@@ -66,6 +125,10 @@ impl Default for MockConfig {
             openai_key: Some("sk-mock-openai".to_owned()),
             anthropic_key: Some("sk-ant-mock".to_owned()),
             anthropic_oauth_token: Some(MOCK_OAUTH_TOKEN.to_owned()),
+            fail_status: None,
+            fail_every: 0,
+            drop_every: 0,
+            retry_after: None,
         }
     }
 }
@@ -82,6 +145,7 @@ struct Inner {
     started: AtomicU64,
     completed: AtomicU64,
     cancelled: AtomicU64,
+    faults: Mutex<Ledger>,
 }
 
 /// One request as the mock received it.
@@ -110,6 +174,7 @@ impl MockState {
                 started: AtomicU64::new(0),
                 completed: AtomicU64::new(0),
                 cancelled: AtomicU64::new(0),
+                faults: Mutex::new(Ledger::default()),
             }),
         }
     }
@@ -132,6 +197,17 @@ impl MockState {
         }
     }
 
+    /// What the mock served since it started or the fault counts were last cleared.
+    pub fn faults(&self) -> FaultStats {
+        self.lock_faults().stats.clone()
+    }
+
+    /// Starts the fault counts, the `--*-every` request count and the per-key
+    /// `x-mock-fail-first` counts afresh.
+    pub fn clear_faults(&self) {
+        *self.lock_faults() = Ledger::default();
+    }
+
     fn config(&self) -> &MockConfig {
         &self.inner.config
     }
@@ -142,6 +218,17 @@ impl MockState {
             .requests
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn lock_faults(&self) -> MutexGuard<'_, Ledger> {
+        self.inner
+            .faults
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn record(&self, count: impl FnOnce(&mut FaultStats)) {
+        count(&mut self.lock_faults().stats);
     }
 
     fn capture(&self, method: &Method, uri: &Uri, headers: &HeaderMap, body: &Bytes) {
@@ -186,36 +273,96 @@ pub fn router(state: MockState) -> Router {
         .route("/v1/models", get(models))
         .route("/_mock/requests", get(list_requests).delete(clear_requests))
         .route("/_mock/stats", get(stats))
+        .route("/_mock/faults", get(faults).delete(clear_faults))
         .fallback(fallback)
         // Agents send whole conversations; the real providers accept tens of megabytes.
         .layer(DefaultBodyLimit::disable())
         .with_state(state)
 }
 
-/// Serves the mock on `listener` until `shutdown` resolves.
+/// How long `serve` lets open connections finish after `shutdown`: a stalled stream would
+/// otherwise hold the mock open forever.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// Serves the mock on `listener` until `shutdown` resolves, then gives open connections
+/// `SHUTDOWN_GRACE` to finish.
+///
+/// Connections are served by hyper directly rather than `axum::serve` so that a dropped
+/// request (`x-mock-drop`, `--drop-every`) can fail in hyper's hands: hyper then closes the
+/// connection without writing a status line, as a provider's crashed backend does.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: MockState,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use axum::serve::ListenerExt;
-    // As real providers do: without TCP_NODELAY a stream's second small write waits for
-    // the client's delayed ACK (40 ms on Linux) on every reused connection.
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let app = router(state);
+    let builder = auto::Builder::new(TokioExecutor::new());
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                // Out of file descriptors and the like: back off rather than spin.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        // As real providers do: without TCP_NODELAY a stream's second small write waits for
+        // the client's delayed ACK (40 ms on Linux) on every reused connection.
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let service = TowerToHyperService::new(tower::service_fn(
+            move |request: http::Request<hyper::body::Incoming>| {
+                let answer = tower::ServiceExt::oneshot(app.clone(), request);
+                async move {
+                    let response = match answer.await {
+                        Ok(response) => response,
+                        Err(never) => match never {},
+                    };
+                    if response.extensions().get::<DropConnection>().is_some() {
+                        Err(Dropped)
+                    } else {
+                        Ok(response)
+                    }
+                }
+            },
+        ));
+        let connection = builder
+            .serve_connection_with_upgrades(TokioIo::new(stream), service)
+            .into_owned();
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            // A dropped request or a client gone mid-stream ends the connection in error:
+            // both are the point here, not failures of the mock.
+            let _ = connection.await;
+        });
+    }
+    drop(listener);
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await;
+    Ok(())
 }
 
-/// What the request's `x-mock-*` headers ask for, over the configured defaults.
+/// What the request's `x-mock-*` headers ask for, over the configured defaults, once the
+/// mock-wide faults and `x-mock-fail-first` have had their say.
 #[derive(Default)]
 pub(crate) struct Controls {
     delay: Duration,
     frame_interval: Duration,
     error_status: Option<StatusCode>,
+    /// Seconds for `retry-after` (and the dialect's reset headers on a 429) on an injected error.
+    retry_after: Option<u64>,
     stream_error_after: Option<usize>,
+    stall_after: Option<usize>,
+    reset_after: Option<usize>,
+    malformed_after: Option<usize>,
+    /// Send the body in `fault::DRIP_PIECE`-byte pieces this far apart.
+    drip: Option<Duration>,
+    /// Close the connection without answering.
+    drop: bool,
     reply: Option<String>,
     cached_tokens: u64,
     /// The tool to call: a declared tool's name, or `none` to answer in text.
@@ -226,17 +373,22 @@ pub(crate) struct Controls {
 
 impl Controls {
     fn read(headers: &HeaderMap, config: &MockConfig) -> Self {
+        let count = |name: &str| header_u64(headers, name).and_then(|n| usize::try_from(n).ok());
         Self {
             delay: header_u64(headers, "x-mock-delay-ms")
                 .map_or(config.delay, Duration::from_millis),
             frame_interval: header_u64(headers, "x-mock-frame-interval-ms")
                 .map_or(config.frame_interval, Duration::from_millis),
-            error_status: header_u64(headers, "x-mock-error-status")
-                .and_then(|n| u16::try_from(n).ok())
-                .and_then(|n| StatusCode::from_u16(n).ok())
-                .filter(|s| s.is_client_error() || s.is_server_error()),
-            stream_error_after: header_u64(headers, "x-mock-stream-error-after")
-                .and_then(|n| usize::try_from(n).ok()),
+            error_status: header_u64(headers, fault::ERROR_STATUS).and_then(error_status),
+            retry_after: header_u64(headers, fault::RETRY_AFTER),
+            stream_error_after: count(fault::STREAM_ERROR_AFTER),
+            stall_after: count(fault::STALL_AFTER),
+            reset_after: count(fault::RESET_AFTER),
+            malformed_after: count(fault::MALFORMED_AFTER),
+            drip: header_u64(headers, fault::DRIP_MS)
+                .filter(|&ms| ms > 0)
+                .map(Duration::from_millis),
+            drop: header_text(headers, fault::DROP).is_some_and(|v| is_true(&v)),
             reply: headers
                 .get("x-mock-reply")
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
@@ -247,6 +399,35 @@ impl Controls {
             }),
         }
     }
+
+    /// Drops the faults the headers asked for (`x-mock-delay-ms` among them), keeping the
+    /// frame interval and what shapes the reply.
+    fn without_faults(self, config: &MockConfig) -> Self {
+        Self {
+            delay: config.delay,
+            error_status: None,
+            retry_after: None,
+            stream_error_after: None,
+            stall_after: None,
+            reset_after: None,
+            malformed_after: None,
+            drip: None,
+            drop: false,
+            ..self
+        }
+    }
+}
+
+/// An error status a fault may ask for: a client or server error.
+fn error_status(code: u64) -> Option<StatusCode> {
+    u16::try_from(code)
+        .ok()
+        .and_then(|n| StatusCode::from_u16(n).ok())
+        .filter(|s| s.is_client_error() || s.is_server_error())
+}
+
+fn is_true(value: &str) -> bool {
+    matches!(value.trim(), "1" | "true" | "yes")
 }
 
 fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -259,18 +440,72 @@ fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {
     headers.get(name)?.to_str().ok()?.trim().parse().ok()
 }
 
-/// Records the request and waits out the requested delay; every provider endpoint starts here.
-async fn admit(
+/// Every provider endpoint's answer, in stages: record the request; decide its faults (the
+/// headers, then `x-mock-fail-first`, then the mock-wide `--drop-every`/`--fail-every`); drop
+/// the connection or wait out the delay; let `respond` build the dialect's answer; drip it;
+/// count what was served.
+async fn answer(
     state: &MockState,
     method: &Method,
     uri: &Uri,
     headers: &HeaderMap,
     body: &Bytes,
-) -> Controls {
+    respond: impl FnOnce(&Controls) -> Response,
+) -> Response {
     state.capture(method, uri, headers, body);
-    let controls = Controls::read(headers, state.config());
+    let controls = decide(state, headers);
+    if controls.drop {
+        state.record(|stats| stats.dropped += 1);
+        return fault::dropped();
+    }
     if !controls.delay.is_zero() {
         tokio::time::sleep(controls.delay).await;
+    }
+    let mut response = respond(&controls);
+    if let Some(interval) = controls.drip {
+        response = fault::drip(response, interval);
+    }
+    let status = response.status();
+    let injected = controls.error_status == Some(status);
+    state.record(|stats| {
+        *stats.statuses.entry(status.as_u16()).or_default() += 1;
+        if injected {
+            *stats.injected.entry(status.as_u16()).or_default() += 1;
+        }
+        if controls.drip.is_some() {
+            stats.dripped += 1;
+        }
+    });
+    response
+}
+
+/// The request's faults: its headers' unless `x-mock-fail-first` says its key has had its
+/// share, then the mock-wide ones when the request's ordinal comes up. A header's error
+/// status wins over `--fail-status`.
+fn decide(state: &MockState, headers: &HeaderMap) -> Controls {
+    let config = state.config();
+    let mut controls = Controls::read(headers, config);
+    let fail_first = header_u64(headers, fault::FAIL_FIRST);
+    let key = header_text(headers, fault::FAULT_KEY).unwrap_or_default();
+    let (ordinal, past_fail_first) = {
+        let mut ledger = state.lock_faults();
+        let past = fail_first.is_some_and(|n| ledger.count_key(&key) > n);
+        (ledger.next_ordinal(), past)
+    };
+    if past_fail_first {
+        controls = controls.without_faults(config);
+    }
+    let every = |n: u64| n > 0 && ordinal % n == 0;
+    if every(config.drop_every) {
+        controls.drop = true;
+    } else if let Some(status) = config
+        .fail_status
+        .filter(|_| every(config.fail_every.max(1)))
+    {
+        if controls.error_status.is_none() {
+            controls.error_status = Some(status);
+            controls.retry_after = controls.retry_after.or(config.retry_after);
+        }
     }
     controls
 }
@@ -282,12 +517,14 @@ async fn models(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let controls = admit(&state, &method, &uri, &headers, &body).await;
-    if headers.contains_key(anthropic::VERSION_HEADER) {
-        anthropic::models(&state, &controls, &headers)
-    } else {
-        openai::models(&state, &controls, &headers)
-    }
+    answer(&state, &method, &uri, &headers, &body, |controls| {
+        if headers.contains_key(anthropic::VERSION_HEADER) {
+            anthropic::models(&state, controls, &headers)
+        } else {
+            openai::models(&state, controls, &headers)
+        }
+    })
+    .await
 }
 
 async fn fallback(
@@ -297,12 +534,14 @@ async fn fallback(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let controls = admit(&state, &method, &uri, &headers, &body).await;
-    if headers.contains_key(anthropic::VERSION_HEADER) {
-        anthropic::not_found()
-    } else {
-        openai::invalid_url(&controls, &method, uri.path())
-    }
+    answer(&state, &method, &uri, &headers, &body, |controls| {
+        if headers.contains_key(anthropic::VERSION_HEADER) {
+            anthropic::not_found(controls)
+        } else {
+            openai::invalid_url(controls, &method, uri.path())
+        }
+    })
+    .await
 }
 
 async fn list_requests(State(state): State<MockState>) -> Response {
@@ -313,6 +552,17 @@ async fn list_requests(State(state): State<MockState>) -> Response {
 
 async fn clear_requests(State(state): State<MockState>) -> Response {
     state.clear();
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::NO_CONTENT;
+    response
+}
+
+async fn faults(State(state): State<MockState>) -> Response {
+    json_response(StatusCode::OK, &state.faults())
+}
+
+async fn clear_faults(State(state): State<MockState>) -> Response {
+    state.clear_faults();
     let mut response = Response::new(Body::empty());
     *response.status_mut() = StatusCode::NO_CONTENT;
     response

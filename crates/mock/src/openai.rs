@@ -7,7 +7,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{bytes_response, json_response, Controls, MockState};
+use super::{bytes_response, fault, json_response, Controls, MockState};
 
 /// Static answer to `GET /v1/models` in OpenAI's list shape.
 const MODELS: &str = concat!(
@@ -127,8 +127,26 @@ fn mask_key(key: &str) -> String {
     format!("{front}{}{back}", "*".repeat(chars.len() - keep_front - 4))
 }
 
+/// What OpenAI's edge (Cloudflare) answers when the API behind it fails or times out: a
+/// numeric `code`, the keys in alphabetical order.
+const BAD_GATEWAY: &str =
+    r#"{"error":{"code":502,"message":"Bad gateway.","param":null,"type":"cf_bad_gateway"}}"#;
+const GATEWAY_TIMEOUT: &str = r#"{"error":{"code":504,"message":"Gateway timeout.","param":null,"type":"cf_gateway_timeout"}}"#;
+
 /// The error OpenAI answers with for each status `x-mock-error-status` may ask for.
 pub(super) fn injected_error(status: StatusCode, model: &str) -> Response {
+    let edge = match status.as_u16() {
+        502 => Some(BAD_GATEWAY),
+        504 => Some(GATEWAY_TIMEOUT),
+        _ => None,
+    };
+    if let Some(body) = edge {
+        return bytes_response(
+            status,
+            "application/json",
+            Bytes::from_static(body.as_bytes()),
+        );
+    }
     let owned;
     let (message, kind, code): (&str, &str, Option<&str>) = match status.as_u16() {
         401 => (
@@ -159,7 +177,7 @@ pub(super) fn injected_error(status: StatusCode, model: &str) -> Response {
             "server_error",
             None,
         ),
-        502..=504 | 529 => (
+        503 | 529 => (
             "The engine is currently overloaded, please try again later.",
             "server_error",
             None,
@@ -240,8 +258,11 @@ pub(super) fn invalid_url(controls: &Controls, method: &Method, path: &str) -> R
     response
 }
 
-/// The request-id, processing-time and rate-limit headers OpenAI puts on every response.
+/// The request-id, processing-time and rate-limit headers OpenAI puts on every response; on
+/// an injected error with a retry-after, `retry-after` and, on a 429, the exhausted limits'
+/// reset durations.
 pub(super) fn add_headers(response: &mut Response, controls: &Controls) {
+    let status = response.status();
     let headers = response.headers_mut();
     if let Ok(id) = HeaderValue::from_str(&format!("req_{}", uuid::Uuid::new_v4().simple())) {
         headers.insert(HeaderName::from_static("x-request-id"), id);
@@ -264,6 +285,24 @@ pub(super) fn add_headers(response: &mut Response, controls: &Controls) {
             HeaderName::from_static(name),
             HeaderValue::from_static(value),
         );
+    }
+    let Some(secs) = controls
+        .retry_after
+        .filter(|_| controls.error_status == Some(status))
+    else {
+        return;
+    };
+    headers.insert(RETRY_AFTER, HeaderValue::from(secs));
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        headers.insert(
+            HeaderName::from_static("x-ratelimit-remaining-requests"),
+            HeaderValue::from_static("0"),
+        );
+        if let Ok(reset) = HeaderValue::from_str(&fault::go_duration(secs)) {
+            for name in ["x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"] {
+                headers.insert(HeaderName::from_static(name), reset.clone());
+            }
+        }
     }
 }
 

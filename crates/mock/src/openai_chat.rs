@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::openai::{self, ErrorBody};
 use super::reply::{joined_text, last_text, Answer, Conversation, Reasoning, ToolDecl, Usage};
-use super::{admit, json_response, random_id, sse, unix_now, Controls, EmptyArray, MockState};
+use super::{answer, json_response, random_id, sse, unix_now, Controls, EmptyArray, MockState};
 
 const FINGERPRINT: &str = "fp_mock0c0ffee";
 
@@ -22,10 +22,12 @@ pub(super) async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let controls = admit(&state, &method, &uri, &headers, &body).await;
-    let mut response = respond(&state, &controls, &headers, &body);
-    openai::add_headers(&mut response, &controls);
-    response
+    answer(&state, &method, &uri, &headers, &body, |controls| {
+        let mut response = respond(&state, controls, &headers, &body);
+        openai::add_headers(&mut response, controls);
+        response
+    })
+    .await
 }
 
 #[derive(Deserialize)]
@@ -104,7 +106,7 @@ fn respond(state: &MockState, controls: &Controls, headers: &HeaderMap, body: &B
             call_id: &call_id,
         };
         let mut frames = chunks(&id, model, &reply, usage, include_usage);
-        sse::inject_error(&mut frames, controls.stream_error_after, |_| {
+        sse::inject_error(state, &mut frames, controls.stream_error_after, |_| {
             vec![sse::frame(
                 None,
                 &StreamError {
@@ -112,7 +114,7 @@ fn respond(state: &MockState, controls: &Controls, headers: &HeaderMap, body: &B
                 },
             )]
         });
-        sse::response(state, frames, controls.frame_interval)
+        sse::response(state, frames, controls)
     } else {
         let reply = Reply {
             reasoning: reasoning.as_ref(),

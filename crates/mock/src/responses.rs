@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::openai::{self, STREAM_ERROR_MESSAGE};
 use super::reply::{joined_text, last_text, Answer, Conversation, Reasoning, ToolDecl, Usage};
 use super::{
-    admit, json_response, random_id, sse, unix_now, Controls, EmptyArray, EmptyObject, MockState,
+    answer, json_response, random_id, sse, unix_now, Controls, EmptyArray, EmptyObject, MockState,
 };
 
 pub(super) async fn handle(
@@ -22,10 +22,12 @@ pub(super) async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let controls = admit(&state, &method, &uri, &headers, &body).await;
-    let mut response = respond(&state, &controls, &headers, &body);
-    openai::add_headers(&mut response, &controls);
-    response
+    answer(&state, &method, &uri, &headers, &body, |controls| {
+        let mut response = respond(&state, controls, &headers, &body);
+        openai::add_headers(&mut response, controls);
+        response
+    })
+    .await
 }
 
 /// The request fields the reply reads, and those the response object echoes back.
@@ -149,10 +151,10 @@ fn respond(state: &MockState, controls: &Controls, headers: &HeaderMap, body: &B
     };
     if request.stream == Some(true) {
         let mut frames = events(&echo, &ids, &reply, usage);
-        sse::inject_error(&mut frames, controls.stream_error_after, |sent| {
+        sse::inject_error(state, &mut frames, controls.stream_error_after, |sent| {
             failure_frames(&echo, &ids, sent)
         });
-        sse::response(state, frames, controls.frame_interval)
+        sse::response(state, frames, controls)
     } else {
         let content = text_parts(&answer);
         let summary = summary_parts(&reply);

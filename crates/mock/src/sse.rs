@@ -1,7 +1,7 @@
 //! The body of a streamed response: pre-rendered SSE frames released one at a time.
 
-use std::convert::Infallible;
 use std::future::Future;
+use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -15,7 +15,7 @@ use http::{HeaderValue, StatusCode};
 use serde::Serialize;
 use tokio::time::Sleep;
 
-use super::MockState;
+use super::{Controls, MockState};
 
 /// One SSE frame: an optional `event:` line, one `data:` line, a blank line.
 pub(super) fn frame(event: Option<&str>, payload: &impl Serialize) -> Bytes {
@@ -49,6 +49,7 @@ pub(super) fn raw_frame(event: Option<&str>, data: &str) -> Bytes {
 /// Cuts the stream after `after` frames and ends it with `error` frames instead, as a
 /// provider does when it fails mid-response.
 pub(super) fn inject_error(
+    state: &MockState,
     frames: &mut Vec<Bytes>,
     after: Option<usize>,
     error: impl FnOnce(usize) -> Vec<Bytes>,
@@ -58,13 +59,39 @@ pub(super) fn inject_error(
             frames.truncate(after);
             let tail = error(after);
             frames.extend(tail);
+            state.record(|stats| stats.stream_errors += 1);
         }
     }
 }
 
-/// A `200 text/event-stream` response whose frames go out one body chunk each, `interval` apart.
-pub(super) fn response(state: &MockState, frames: Vec<Bytes>, interval: Duration) -> Response {
-    let body = SseBody::new(state.clone(), frames, interval);
+/// A `200 text/event-stream` response whose frames go out one body chunk each, the frame
+/// interval apart, with the stream faults `controls` ask for: a broken frame inserted after
+/// `malformed_after` frames, and the stream reset or stalled after `reset_after` or
+/// `stall_after` frames (a count at or past the frame count changes nothing).
+pub(super) fn response(state: &MockState, mut frames: Vec<Bytes>, controls: &Controls) -> Response {
+    let ending = match (controls.reset_after, controls.stall_after) {
+        (Some(n), _) if n < frames.len() => {
+            frames.truncate(n);
+            Ending::Reset
+        }
+        (_, Some(n)) if n < frames.len() => {
+            frames.truncate(n);
+            Ending::Stall
+        }
+        _ => Ending::Complete,
+    };
+    let malformed_at = controls.malformed_after.filter(|&n| n < frames.len());
+    if let Some(n) = malformed_at {
+        let broken = malformed(&frames[n]);
+        frames.insert(n, broken);
+    }
+    let body = SseBody::new(
+        state.clone(),
+        frames,
+        controls.frame_interval,
+        ending,
+        malformed_at,
+    );
     let mut response = Response::new(Body::from_stream(body));
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();
@@ -76,38 +103,113 @@ pub(super) fn response(state: &MockState, frames: Vec<Bytes>, interval: Duration
     response
 }
 
+/// `next` cut off halfway through its data line, event line kept: a frame a client cannot
+/// parse, as a proxy that mangles a stream sends.
+fn malformed(next: &Bytes) -> Bytes {
+    let text = String::from_utf8_lossy(next);
+    let (head, data) = text.split_once("data: ").unwrap_or(("", &text));
+    let data = data.trim_end();
+    let mut cut = data.len() / 2;
+    while !data.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    Bytes::from(format!("{head}data: {}\n\n", &data[..cut]))
+}
+
+/// How a stream ends once its frames are out.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// The body ends cleanly.
+    Complete,
+    /// The body never ends and never sends again; the connection stays open.
+    Stall,
+    /// The body fails, which makes hyper abort the connection without a final chunk.
+    Reset,
+}
+
 struct SseBody {
     frames: std::vec::IntoIter<Bytes>,
     interval: Duration,
     pause: Option<Pin<Box<Sleep>>>,
-    sent_any: bool,
+    sent: usize,
+    ending: Ending,
+    malformed_at: Option<usize>,
+    stalled: bool,
+    flushed: bool,
     finished: bool,
     state: MockState,
 }
 
 impl SseBody {
-    fn new(state: MockState, frames: Vec<Bytes>, interval: Duration) -> Self {
+    fn new(
+        state: MockState,
+        frames: Vec<Bytes>,
+        interval: Duration,
+        ending: Ending,
+        malformed_at: Option<usize>,
+    ) -> Self {
         state.stream_started();
         Self {
             frames: frames.into_iter(),
             interval,
             pause: None,
-            sent_any: false,
+            sent: 0,
+            ending,
+            malformed_at,
+            stalled: false,
+            flushed: false,
             finished: false,
             state,
+        }
+    }
+
+    /// The frames are out: end the way the stream was asked to.
+    fn end(&mut self, cx: &Context<'_>) -> Poll<Option<Result<Bytes, io::Error>>> {
+        match self.ending {
+            Ending::Complete => {
+                self.finished = true;
+                self.state.stream_completed();
+                Poll::Ready(None)
+            }
+            Ending::Stall => {
+                if !self.stalled {
+                    self.stalled = true;
+                    self.state.record(|stats| stats.stalled += 1);
+                }
+                // Nothing will wake this body: it is silent until the client gives up.
+                Poll::Pending
+            }
+            // Hyper writes what it holds when the body is pending; without that pause it
+            // would abort before the head and the frames left.
+            Ending::Reset if !self.flushed => {
+                self.flushed = true;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+            Ending::Reset => {
+                self.finished = true;
+                self.state.record(|stats| stats.reset += 1);
+                Poll::Ready(Some(Err(io::Error::new(
+                    io::ErrorKind::ConnectionReset,
+                    "stream reset by the mock",
+                ))))
+            }
         }
     }
 }
 
 impl Stream for SseBody {
-    type Item = Result<Bytes, Infallible>;
+    type Item = Result<Bytes, io::Error>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
         if this.finished {
             return Poll::Ready(None);
         }
-        if this.sent_any && !this.interval.is_zero() {
+        if this.frames.len() == 0 {
+            return this.end(cx);
+        }
+        if this.sent > 0 && !this.interval.is_zero() {
             let interval = this.interval;
             let pause = this
                 .pause
@@ -119,18 +221,17 @@ impl Stream for SseBody {
         }
         match this.frames.next() {
             Some(frame) => {
-                this.sent_any = true;
-                if this.frames.len() == 0 {
+                if this.malformed_at == Some(this.sent) {
+                    this.state.record(|stats| stats.malformed += 1);
+                }
+                this.sent += 1;
+                if this.frames.len() == 0 && this.ending == Ending::Complete {
                     this.finished = true;
                     this.state.stream_completed();
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
-            None => {
-                this.finished = true;
-                this.state.stream_completed();
-                Poll::Ready(None)
-            }
+            None => this.end(cx),
         }
     }
 }

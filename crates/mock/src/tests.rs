@@ -1420,3 +1420,498 @@ async fn anthropic_accepts_its_own_thinking_signature_back_and_refuses_any_other
     let (status, _, _) = post_json(&s, "/v1/messages", &anthropic, plain).await;
     assert_eq!(status, StatusCode::OK);
 }
+
+/// A mock served on a loopback socket, stopped by `stop`.
+struct Running {
+    addr: std::net::SocketAddr,
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Running {
+    async fn start(state: &MockState) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(serve(listener, state.clone(), async {
+            let _ = stopped.await;
+        }));
+        Self { addr, stop, server }
+    }
+
+    /// One request on a fresh connection: the response head, or the client's error.
+    async fn send(
+        &self,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Value,
+    ) -> Result<http::Response<hyper::body::Incoming>, hyper::Error> {
+        let tcp = tokio::net::TcpStream::connect(self.addr).await.unwrap();
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp))
+                .await
+                .unwrap();
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        let mut builder = Request::builder()
+            .method("POST")
+            .uri(path)
+            .header("host", "mock")
+            .header("content-type", "application/json");
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        let request = builder
+            .body(http_body_util::Full::new(Bytes::from(body.to_string())))
+            .unwrap();
+        sender.send_request(request).await
+    }
+
+    async fn stop(self) {
+        self.stop.send(()).unwrap();
+        self.server.await.unwrap().unwrap();
+    }
+}
+
+fn chat_stream() -> Value {
+    json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "a b c d"}]})
+}
+
+fn messages_body() -> Value {
+    json!({"model": "c", "max_tokens": 1, "messages": [{"role": "user", "content": "x"}]})
+}
+
+/// Waits until `done` holds of the fault counts, for what the server notices after the client.
+async fn eventually(state: &MockState, done: impl Fn(&super::FaultStats) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !done(&state.faults()) {
+        assert!(Instant::now() < deadline, "{:?}", state.faults());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn retry_after_header_adds_retry_after_and_on_a_429_the_dialects_reset_headers() {
+    let s = state();
+    let (status, headers, _) = post_json(
+        &s,
+        "/v1/chat/completions",
+        &[
+            OPENAI,
+            ("x-mock-error-status", "429"),
+            ("x-mock-retry-after", "360"),
+        ],
+        json!({"model": "gpt-4o", "messages": []}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(headers["retry-after"], "360");
+    assert_eq!(headers["x-ratelimit-remaining-requests"], "0");
+    assert_eq!(headers["x-ratelimit-reset-requests"], "6m0s");
+    assert_eq!(headers["x-ratelimit-reset-tokens"], "6m0s");
+
+    let (status, headers, _) = post_json(
+        &s,
+        "/v1/responses",
+        &[
+            OPENAI,
+            ("x-mock-error-status", "503"),
+            ("x-mock-retry-after", "2"),
+        ],
+        json!({"model": "gpt-5", "input": "x"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(headers["retry-after"], "2");
+    assert_eq!(headers["x-ratelimit-reset-requests"], "6ms");
+
+    let (status, headers, _) = post_json(
+        &s,
+        "/v1/messages",
+        &[
+            ANTHROPIC_KEY,
+            ANTHROPIC_VERSION,
+            ("x-mock-error-status", "429"),
+            ("x-mock-retry-after", "5"),
+        ],
+        messages_body(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(headers["retry-after"], "5");
+    assert_eq!(headers["anthropic-ratelimit-requests-remaining"], "0");
+    let reset = headers["anthropic-ratelimit-requests-reset"]
+        .to_str()
+        .unwrap();
+    assert_eq!(reset.len(), "2025-10-25T12:00:00Z".len(), "{reset}");
+    assert!(reset.ends_with('Z') && &reset[10..11] == "T", "{reset}");
+
+    // Without the header a 429 keeps its one second; a rejected key gets no retry-after.
+    let (_, headers, _) = post_json(
+        &s,
+        "/v1/messages",
+        &[
+            ("x-api-key", "sk-wrong"),
+            ANTHROPIC_VERSION,
+            ("x-mock-error-status", "529"),
+            ("x-mock-retry-after", "5"),
+        ],
+        messages_body(),
+    )
+    .await;
+    assert!(!headers.contains_key("retry-after"));
+}
+
+#[tokio::test]
+async fn server_errors_answer_in_each_providers_documented_shape() {
+    let s = state();
+    for (status, kind, message) in [
+        (500, "api_error", "Internal server error"),
+        (504, "timeout_error", "Request timed out"),
+        (529, "overloaded_error", "Overloaded"),
+    ] {
+        let status_text = status.to_string();
+        let (got, headers, body) = post_json(
+            &s,
+            "/v1/messages",
+            &[
+                ANTHROPIC_KEY,
+                ANTHROPIC_VERSION,
+                ("x-mock-error-status", &status_text),
+            ],
+            messages_body(),
+        )
+        .await;
+        assert_eq!(got.as_u16(), status);
+        assert_eq!(
+            body,
+            json!({"type": "error", "error": {"type": kind, "message": message},
+                   "request_id": headers["request-id"].to_str().unwrap()})
+        );
+    }
+    let chat = json!({"model": "gpt-4o", "messages": []});
+    for (status, message) in [
+        (
+            500,
+            "The server had an error while processing your request. Sorry about that!",
+        ),
+        (
+            503,
+            "The engine is currently overloaded, please try again later.",
+        ),
+    ] {
+        let status_text = status.to_string();
+        let (got, _, body) = post_json(
+            &s,
+            "/v1/chat/completions",
+            &[OPENAI, ("x-mock-error-status", &status_text)],
+            chat.clone(),
+        )
+        .await;
+        assert_eq!(got.as_u16(), status);
+        assert_eq!(
+            body,
+            json!({"error": {"message": message, "type": "server_error", "param": null, "code": null}})
+        );
+    }
+    for (status, body) in [
+        (
+            "502",
+            r#"{"error":{"code":502,"message":"Bad gateway.","param":null,"type":"cf_bad_gateway"}}"#,
+        ),
+        (
+            "504",
+            r#"{"error":{"code":504,"message":"Gateway timeout.","param":null,"type":"cf_gateway_timeout"}}"#,
+        ),
+    ] {
+        let (got, _, bytes) = call(
+            &s,
+            "POST",
+            "/v1/responses",
+            &[OPENAI, ("x-mock-error-status", status)],
+            &chat.to_string(),
+        )
+        .await;
+        assert_eq!(got.as_str(), status);
+        assert_eq!(bytes, body.as_bytes());
+    }
+}
+
+#[tokio::test]
+async fn stall_header_sends_n_frames_then_nothing_with_the_connection_open() {
+    let s = state();
+    let mock = Running::start(&s).await;
+    let response = mock
+        .send(
+            "/v1/chat/completions",
+            &[OPENAI, ("x-mock-stall-after", "2")],
+            chat_stream(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    let mut seen = Vec::new();
+    let silent = tokio::time::timeout(Duration::from_millis(300), async {
+        while let Some(frame) = body.frame().await {
+            seen.extend_from_slice(&frame.unwrap().into_data().unwrap());
+        }
+    })
+    .await;
+    assert!(silent.is_err(), "the stream ended: {seen:?}");
+    assert_eq!(sse_frames(&seen).len(), 2);
+    assert_eq!(s.faults().stalled, 1);
+    drop(body);
+    // The client giving up is what ends a stalled stream.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while s.stats().cancelled == 0 {
+        assert!(Instant::now() < deadline, "{:?}", s.stats());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    mock.stop().await;
+}
+
+#[tokio::test]
+async fn reset_header_aborts_the_connection_after_n_frames_without_a_clean_end() {
+    let s = state();
+    let mock = Running::start(&s).await;
+    let response = mock
+        .send(
+            "/v1/messages",
+            &[
+                ANTHROPIC_KEY,
+                ANTHROPIC_VERSION,
+                ("x-mock-reset-after", "3"),
+            ],
+            json!({"model": "c", "max_tokens": 1, "stream": true,
+                   "messages": [{"role": "user", "content": "a b c"}]}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    let mut seen = Vec::new();
+    let error = loop {
+        match body.frame().await {
+            Some(Ok(frame)) => seen.extend_from_slice(&frame.into_data().unwrap()),
+            Some(Err(e)) => break e,
+            None => panic!("clean end after {seen:?}"),
+        }
+    };
+    // The chunked body stops mid-way: no terminating chunk, the connection just ends.
+    let io = std::error::Error::source(&error)
+        .and_then(|e| e.downcast_ref::<std::io::Error>())
+        .map(std::io::Error::kind);
+    assert!(
+        matches!(
+            io,
+            Some(std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset)
+        ),
+        "{error:?}"
+    );
+    assert_eq!(sse_frames(&seen).len(), 3);
+    assert_eq!(s.faults().reset, 1);
+    assert_eq!(s.stats().completed, 0);
+    mock.stop().await;
+}
+
+#[tokio::test]
+async fn malformed_header_inserts_one_unparseable_frame_and_the_stream_goes_on() {
+    let s = state();
+    let (_, _, plain) = call(
+        &s,
+        "POST",
+        "/v1/chat/completions",
+        &[OPENAI],
+        &chat_stream().to_string(),
+    )
+    .await;
+    let (_, _, bytes) = call(
+        &s,
+        "POST",
+        "/v1/chat/completions",
+        &[OPENAI, ("x-mock-malformed-after", "1")],
+        &chat_stream().to_string(),
+    )
+    .await;
+    let plain = sse_frames(&plain);
+    let frames = sse_frames(&bytes);
+    assert_eq!(frames.len(), plain.len() + 1);
+    let broken = &frames[1].1;
+    assert!(serde_json::from_str::<Value>(broken).is_err(), "{broken}");
+    assert!(frames[2].1.starts_with(broken.as_str()), "{broken}");
+    assert_eq!(data_json(&[frames[0].clone()]).len(), 1);
+    assert_eq!(data_json(&frames[2..]).len(), plain.len() - 2);
+    assert_eq!(frames.last().unwrap().1, "[DONE]");
+    assert_eq!(s.faults().malformed, 1);
+    assert_eq!(s.stats().completed, 2);
+}
+
+#[tokio::test]
+async fn drip_header_sends_any_body_in_small_pieces_apart() {
+    let s = state();
+    let response = router(s.clone())
+        .oneshot(request(
+            "POST",
+            "/v1/messages",
+            &[ANTHROPIC_KEY, ANTHROPIC_VERSION, ("x-mock-drip-ms", "2")],
+            &messages_body().to_string(),
+        ))
+        .await
+        .unwrap();
+    let length: usize = response.headers()["content-length"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut body = response.into_body();
+    let mut pieces = Vec::new();
+    while let Some(frame) = body.frame().await {
+        pieces.push(frame.unwrap().into_data().unwrap());
+    }
+    assert!(pieces.iter().all(|p| !p.is_empty() && p.len() <= 16));
+    assert_eq!(pieces.len(), length.div_ceil(16));
+    let whole: Vec<u8> = pieces.concat();
+    assert_eq!(whole.len(), length);
+    let message: Value = serde_json::from_slice(&whole).unwrap();
+    assert_eq!(message["type"], "message");
+
+    let (_, _, bytes) = call(
+        &s,
+        "POST",
+        "/v1/chat/completions",
+        &[OPENAI, ("x-mock-drip-ms", "1")],
+        &chat_stream().to_string(),
+    )
+    .await;
+    assert_eq!(sse_frames(&bytes).last().unwrap().1, "[DONE]");
+    assert_eq!(s.faults().dripped, 2);
+}
+
+#[tokio::test]
+async fn fail_first_fails_the_first_n_requests_of_each_fault_key_then_answers() {
+    let s = state();
+    let statuses = |key: &'static str| {
+        let s = s.clone();
+        async move {
+            let (status, _, _) = post_json(
+                &s,
+                "/v1/messages",
+                &[
+                    ANTHROPIC_KEY,
+                    ANTHROPIC_VERSION,
+                    ("x-mock-error-status", "529"),
+                    ("x-mock-fail-first", "2"),
+                    ("x-mock-fault-key", key),
+                ],
+                messages_body(),
+            )
+            .await;
+            status.as_u16()
+        }
+    };
+    assert_eq!(statuses("a").await, 529);
+    assert_eq!(statuses("a").await, 529);
+    assert_eq!(statuses("b").await, 529);
+    assert_eq!(statuses("a").await, 200);
+    assert_eq!(statuses("a").await, 200);
+    assert_eq!(statuses("b").await, 529);
+    assert_eq!(statuses("b").await, 200);
+    let faults = s.faults();
+    assert_eq!(faults.statuses, [(200, 3), (529, 4)].into());
+    assert_eq!(faults.injected, [(529, 4)].into());
+
+    // Listed over HTTP, and cleared with the key counts.
+    let (_, _, body) = call(&s, "GET", "/_mock/faults", &[], "").await;
+    let listed: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(listed["statuses"], json!({"200": 3, "529": 4}));
+    assert_eq!(listed["dropped"], 0);
+    let (status, _, _) = call(&s, "DELETE", "/_mock/faults", &[], "").await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    assert_eq!(s.faults(), super::FaultStats::default());
+    assert_eq!(statuses("a").await, 529);
+}
+
+#[tokio::test]
+async fn fail_every_fails_every_nth_request_with_the_configured_status_and_retry_after() {
+    let s = MockState::new(MockConfig {
+        fail_status: Some(StatusCode::from_u16(529).unwrap()),
+        fail_every: 3,
+        retry_after: Some(7),
+        ..MockConfig::default()
+    });
+    let mut seen = Vec::new();
+    for _ in 0..6 {
+        let (status, headers, body) = post_json(
+            &s,
+            "/v1/messages",
+            &[ANTHROPIC_KEY, ANTHROPIC_VERSION],
+            messages_body(),
+        )
+        .await;
+        if status.as_u16() == 529 {
+            assert_eq!(body["error"]["type"], "overloaded_error");
+            assert_eq!(headers["retry-after"], "7");
+        } else {
+            assert!(!headers.contains_key("retry-after"));
+        }
+        seen.push(status.as_u16());
+    }
+    assert_eq!(seen, [200, 200, 529, 200, 200, 529]);
+    assert_eq!(s.faults().injected, [(529, 2)].into());
+
+    // 1 fails every request, in the dialect of the endpoint asked.
+    let s = MockState::new(MockConfig {
+        fail_status: Some(StatusCode::SERVICE_UNAVAILABLE),
+        fail_every: 1,
+        ..MockConfig::default()
+    });
+    for _ in 0..2 {
+        let (status, _, body) = post_json(
+            &s,
+            "/v1/chat/completions",
+            &[OPENAI],
+            json!({"model": "gpt-4o", "messages": []}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(body["error"]["type"], "server_error");
+    }
+}
+
+#[tokio::test]
+async fn drop_every_closes_every_nth_connection_before_any_status_line() {
+    let s = MockState::new(MockConfig {
+        drop_every: 2,
+        ..MockConfig::default()
+    });
+    let mock = Running::start(&s).await;
+    let messages = || {
+        mock.send(
+            "/v1/messages",
+            &[ANTHROPIC_KEY, ANTHROPIC_VERSION],
+            messages_body(),
+        )
+    };
+    assert_eq!(messages().await.unwrap().status(), StatusCode::OK);
+    let error = messages().await.unwrap_err();
+    assert!(error.is_incomplete_message(), "{error:?}");
+    assert_eq!(messages().await.unwrap().status(), StatusCode::OK);
+    assert!(messages().await.unwrap_err().is_incomplete_message());
+
+    // The header drops one request whatever the count says.
+    let error = mock
+        .send(
+            "/v1/chat/completions",
+            &[OPENAI, ("x-mock-drop", "1")],
+            chat_stream(),
+        )
+        .await
+        .unwrap_err();
+    assert!(error.is_incomplete_message(), "{error:?}");
+    eventually(&s, |f| f.dropped == 3).await;
+    assert_eq!(s.faults().statuses, [(200, 2)].into());
+    assert_eq!(s.requests().len(), 5);
+    mock.stop().await;
+}
