@@ -18,8 +18,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use gateway_core::headers::ENV_LOG;
-use gateway_core::telemetry::SPAN_TARGET;
+use gateway_core::telemetry::{ENV_LOG, SPAN_TARGET};
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 use tauri_plugin_dialog::{DialogExt as _, MessageDialogKind};
 use tracing_subscriber::EnvFilter;
