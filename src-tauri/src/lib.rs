@@ -122,6 +122,8 @@ fn name_a_language_for_the_webview() {
         .or_else(|| var("LC_MESSAGES"))
         .or_else(|| var("LANG"));
     if has_no_language(messages.as_deref()) {
+        // First thing in `run`, before any thread starts.
+        #[allow(clippy::disallowed_methods)]
         std::env::set_var("LC_MESSAGES", "en_US.UTF-8");
     }
 }
