@@ -35,6 +35,8 @@ fn main() {
                 "error: {} has no index.html: build the UI first (npm --prefix ui ci && npm --prefix ui run build)",
                 ui_dist.display()
             );
+            // A build script: nothing to flush or shut down.
+            #[allow(clippy::disallowed_methods)]
             std::process::exit(1);
         }
         let placeholder = manifest_dir.join("placeholder-ui");
@@ -45,6 +47,8 @@ fn main() {
         );
         let config = with_frontend_dist(std::env::var(CONFIG_ENV).ok(), &placeholder);
         // Read here by `try_build` and, through rustc's environment, by `generate_context!`.
+        // A build script is one thread.
+        #[allow(clippy::disallowed_methods)]
         std::env::set_var(CONFIG_ENV, &config);
         println!("cargo:rustc-env={CONFIG_ENV}={config}");
     }
@@ -53,6 +57,8 @@ fn main() {
         .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS));
     if let Err(e) = tauri_build::try_build(attributes) {
         eprintln!("error: {e:#}");
+        // A build script: nothing to flush or shut down.
+        #[allow(clippy::disallowed_methods)]
         std::process::exit(1);
     }
 }

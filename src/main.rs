@@ -12,16 +12,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use gateway_core::config::server::ENV_LISTEN;
+use gateway_core::config::telemetry::{ENV_OTLP_ENDPOINT, ENV_OTLP_PROTOCOL, OTLP_PROTOCOL};
+use gateway_core::config::ENV_CONFIG;
 use gateway_core::config::{self, Config, ProviderKind, Telemetry};
-use gateway_core::headers::{
-    ENV_CONFIG, ENV_LISTEN, ENV_LOG, ENV_OTLP_ENDPOINT, ENV_OTLP_PROTOCOL, OTLP_PROTOCOL,
-};
 use gateway_core::launch::Gateway;
 use gateway_core::ledger;
 use gateway_core::ledger::stats::{By, Totals};
 use gateway_core::secrets::KeyringStore;
 use gateway_core::server;
-use gateway_core::telemetry::SPAN_TARGET;
+use gateway_core::telemetry::{ENV_LOG, SPAN_TARGET};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};

@@ -10,8 +10,10 @@ use http::{header, HeaderValue, StatusCode};
 use serde_json::json;
 
 use crate::dialect::Dialect;
-use crate::headers::OVERLOAD_RETRY_AFTER_SECS;
 use trimgate_wire::WireError;
+
+/// `retry-after` on a 503 for too many requests at once, in seconds.
+pub const OVERLOAD_RETRY_AFTER_SECS: &str = "1";
 
 /// Who caused an error: decides the log level and whether retrying can help.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,65 +1,9 @@
-//! Header names, env keys and defaults, named once.
+//! Header names, and what the gateway does with headers: which are relayed, forwarded or
+//! dropped. Defaults and environment variables live with the part that reads them.
 
 use http::HeaderName;
 
 use crate::dialect::Dialect;
-
-/// The port the gateway listens on when nothing else is configured.
-pub const DEFAULT_PORT: u16 = 8788;
-/// Default cap on an inbound request body.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
-/// Default caps on a request's `model` length and JSON nesting: the sniffer's, kept with it.
-pub use crate::sniff::{DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_MODEL_BYTES};
-/// Default time a client has to send a request body.
-pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
-/// Default bytes of an over-limit body read and dropped after the 413.
-/// Loopback carries a GiB in well under a second; the body timeout bounds a slow sender.
-pub const DEFAULT_MAX_DISCARD_BYTES: usize = 1024 * 1024 * 1024;
-/// Default cap on open connections.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
-/// Default cap on requests served at once.
-pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
-/// Default cap on the headers of one request: how many, and their bytes in all. The
-/// agents send about 20 headers and 2 KiB.
-pub const DEFAULT_MAX_HEADER_COUNT: usize = 64;
-pub const DEFAULT_MAX_HEADER_BYTES: usize = 32 * 1024;
-/// Default time a connection may stay open with no request on it.
-pub const DEFAULT_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
-/// Default cap on requests open at once on one HTTP/2 connection (the least the
-/// HTTP/2 spec advises a peer to allow).
-pub const DEFAULT_MAX_STREAMS_PER_CONNECTION: usize = 100;
-/// How often an HTTP/2 connection is pinged, and how long the answer may take.
-pub const HTTP2_KEEPALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
-pub const HTTP2_KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
-/// `retry-after` on a 503 for too many requests at once, in seconds.
-pub const OVERLOAD_RETRY_AFTER_SECS: &str = "1";
-/// Default cap on a non-streamed answer, which is read whole (`server.max_answer_bytes`).
-/// The largest real ones are images in base64, tens of MiB.
-pub const DEFAULT_MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
-/// Default cap on one event of a provider's stream (`server.max_event_bytes`).
-pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
-/// Default cap on all of one provider stream (`server.max_stream_bytes`).
-pub const DEFAULT_MAX_STREAM_BYTES: usize = 256 * 1024 * 1024;
-/// Anthropic version sent when the client did not name one.
-pub const DEFAULT_ANTHROPIC_VERSION: &str = "2023-06-01";
-
-pub const ENV_LISTEN: &str = "TRIMGATE_LISTEN";
-pub const ENV_CONFIG: &str = "TRIMGATE_CONFIG";
-pub const ENV_LOG: &str = "TRIMGATE_LOG";
-pub const ENV_OPENAI_KEY: &str = "OPENAI_API_KEY";
-pub const ENV_ANTHROPIC_KEY: &str = "ANTHROPIC_API_KEY";
-pub const ENV_DEEPSEEK_KEY: &str = "DEEPSEEK_API_KEY";
-/// The standard OpenTelemetry variable; when set it overrides `telemetry.otlp_endpoint`.
-pub const ENV_OTLP_ENDPOINT: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
-/// The standard OpenTelemetry protocol variable: the endpoint variable is not for us
-/// when it names another protocol than ours.
-pub const ENV_OTLP_PROTOCOL: &str = "OTEL_EXPORTER_OTLP_PROTOCOL";
-/// The one OTLP protocol the gateway exports.
-pub const OTLP_PROTOCOL: &str = "http/protobuf";
-/// Appended to a collector's base URL for OTLP/HTTP traces.
-pub const OTLP_TRACES_PATH: &str = "/v1/traces";
-/// `service.name` of exported spans unless the config names another.
-pub const DEFAULT_SERVICE_NAME: &str = "trimgate";
 
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 pub const X_OVERHEAD_MS: HeaderName = HeaderName::from_static("x-trimgate-overhead-ms");

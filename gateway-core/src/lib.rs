@@ -19,10 +19,10 @@
 //! - [`clock`]    — the wall clock in Unix milliseconds, as the ledger, cache and window count it.
 //! - [`db`]       — what the stores sharing one database both need from its pool.
 //! - [`error`]    — typed errors (the wire's among them), turned into the client's own error shape in one place.
-//! - [`config`]   — TOML config parsed into raw types, validated into runtime types (`ProviderKind` comes from the wire).
+//! - [`config`]   — TOML config parsed into raw types, validated into runtime types, a file per section with its defaults (`ProviderKind` comes from the wire).
 //! - [`secrets`]  — where provider keys come from ([`secrets::SecretStore`]).
 //! - [`models`]   — `GET /v1/models` in OpenAI or Anthropic shape.
-//! - [`headers`]  — header names and other constants, in one place.
+//! - [`headers`]  — header names, and which headers are relayed, forwarded or dropped.
 //! - [`local_key`] — the optional local client key: made once, kept owner-only, checked on every client route.
 //! - [`files`]    — the gateway's own files: replaced whole, owner-only when it creates them.
 //! - [`ledger`]   — one row per request in SQLite or PostgreSQL, written off the request path.

@@ -23,11 +23,14 @@ use tokio::net::TcpListener;
 
 use crate::dialect::Dialect;
 use crate::error::GatewayError;
-use crate::headers::{HTTP2_KEEPALIVE_INTERVAL, HTTP2_KEEPALIVE_TIMEOUT};
 use crate::idle::{self, Activity, Tracked};
 use crate::ingress::Ingress;
 use crate::state::AppState;
 use crate::workers::Workers;
+
+/// How often an HTTP/2 connection is pinged, and how long the answer may take.
+pub const HTTP2_KEEPALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
+pub const HTTP2_KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// Serves `app` until `shutdown` resolves, then drains as described in the module docs.
 /// `state` gives the limits, and learns the bound address and when draining starts.

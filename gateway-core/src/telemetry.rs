@@ -172,6 +172,9 @@ impl Recorder for MetricsRecorder {
     }
 }
 
+/// The log filter the shells read (`tracing_subscriber`'s syntax; `info` when unset).
+pub const ENV_LOG: &str = "TRIMGATE_LOG";
+
 /// The `tracing` target of the request spans: the log filter turns it off, the OTLP
 /// exporter's filter admits it alone.
 pub const SPAN_TARGET: &str = "trimgate_spans";

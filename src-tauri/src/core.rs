@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use gateway_core::config::server::ENV_LISTEN;
+use gateway_core::config::ENV_CONFIG;
 use gateway_core::config::{self, Config};
-use gateway_core::headers::{ENV_CONFIG, ENV_LISTEN};
 use gateway_core::launch::Gateway;
 use gateway_core::secrets::{KeyringStore, SecretStore};
 use gateway_core::server;

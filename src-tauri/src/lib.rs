@@ -18,8 +18,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use gateway_core::headers::ENV_LOG;
-use gateway_core::telemetry::SPAN_TARGET;
+use gateway_core::telemetry::{ENV_LOG, SPAN_TARGET};
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 use tauri_plugin_dialog::{DialogExt as _, MessageDialogKind};
 use tracing_subscriber::EnvFilter;
@@ -123,6 +122,8 @@ fn name_a_language_for_the_webview() {
         .or_else(|| var("LC_MESSAGES"))
         .or_else(|| var("LANG"));
     if has_no_language(messages.as_deref()) {
+        // First thing in `run`, before any thread starts.
+        #[allow(clippy::disallowed_methods)]
         std::env::set_var("LC_MESSAGES", "en_US.UTF-8");
     }
 }

@@ -60,6 +60,8 @@ struct Args {
     stop_on_fail: bool,
 }
 
+// A command-line tool refusing its arguments before it starts anything.
+#[allow(clippy::disallowed_methods)]
 fn usage(problem: &str) -> ! {
     eprintln!("trimgate-bench-driver: {problem}");
     eprintln!(

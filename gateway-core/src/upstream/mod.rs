@@ -21,13 +21,16 @@ use crate::dialect::{Dialect, Endpoint};
 use crate::error::GatewayError;
 use crate::headers::{
     forwarded_request_header, retain_headers, ANTHROPIC_VERSION, CLIENT_CREDENTIAL_HEADERS,
-    DEFAULT_ANTHROPIC_VERSION, X_API_KEY,
+    X_API_KEY,
 };
 use crate::secrets::{Secret, SecretError, SecretStore};
 use crate::telemetry;
 
 mod pool;
 use pool::Pool;
+
+/// Anthropic version sent when the client did not name one.
+pub const DEFAULT_ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// Installs ring as the process's TLS crypto provider; harmless when one is already installed.
 pub fn install_tls_provider() {

@@ -5,6 +5,12 @@
 //!
 //! All six directions between OpenAI Chat, OpenAI Responses and Anthropic Messages, whole
 //! and streamed ([`stream`]), and provider errors re-shaped for the client.
+//!
+//! Each dialect is a folder ([`chat`], [`messages`], [`responses`]) holding its
+//! `request`, `response` and `stream` codecs. What is the same for every dialect sits
+//! here: the [`ir`], the [`compat`] policy, token [`count`]ing, and the dispatch by dialect
+//! (the functions below, and [`stream::Decoder`] / [`stream::Encoder`]). A new dialect is
+//! a new folder plus its arm in each dispatching `match`.
 
 pub mod chat;
 pub mod compat;

@@ -1,24 +1,18 @@
-//! The OpenAI Responses codec: requests and responses to and from the IR.
-//!
-//! Reasoning crosses as a `reasoning` item whose `encrypted_content` carries the other
-//! provider's signature and whose summary carries the reasoning text, so a Responses
-//! client that sends its items back returns Anthropic's signed thinking intact.
+//! OpenAI Responses requests: read into the IR, written from it.
 
 use serde_json::{json, Map, Value};
 
-use super::compat::{self, Carried, Field, Policy, Report};
-use super::ir::{
-    freeform_input, MediaSource, Message, Part, Reasoning, Request, Response, Role, StopReason,
-    TextBlock, Tool, ToolChoice, FREEFORM_ARGUMENT,
-};
-use super::{bad, cannot, function_tool, openai_tool_choice, parse_object, str_field};
-use crate::dialect::Dialect;
 use crate::error::WireError;
 use crate::provider::ProviderKind;
-use crate::usage::from_usage_value;
+use crate::translate::compat::{self, Carried, Field, Policy, Report};
+use crate::translate::ir::{
+    MediaSource, Message, Part, Reasoning, Request, Role, TextBlock, Tool, ToolChoice,
+    FREEFORM_ARGUMENT,
+};
+use crate::translate::{bad, cannot, function_tool, openai_tool_choice, parse_object, str_field};
 
 /// What happens to each Responses request field when the provider speaks another dialect
-/// (see [`super::compat`]).
+/// (see [`crate::translate::compat`]).
 pub const FIELDS: &[(&str, Field)] = &[
     ("model", Field::Carried),
     ("input", Field::Carried),
@@ -116,7 +110,7 @@ fn content_parts(content: &Value) -> Result<Vec<Part>, WireError> {
                 }
                 Some("input_file") => {
                     let source = match (str_field(item, "file_data"), str_field(item, "file_url")) {
-                        (Some(data), _) => super::chat::parse_image_url(data),
+                        (Some(data), _) => crate::translate::chat::parse_image_url(data),
                         (None, Some(url)) => MediaSource::Url(url.to_owned()),
                         _ => {
                             return Err(cannot(
@@ -133,7 +127,7 @@ fn content_parts(content: &Value) -> Result<Vec<Part>, WireError> {
                 }
                 Some("input_image") => match str_field(item, "image_url") {
                     Some(url) => Ok(Part::Image {
-                        source: super::chat::parse_image_url(url),
+                        source: crate::translate::chat::parse_image_url(url),
                         cache_control: None,
                     }),
                     None => Err(cannot(
@@ -381,7 +375,7 @@ pub fn encode_request(
                     content.push(json!({"type": kind, "text": t.text}));
                 }
                 Part::Image { source, .. } => content.push(
-                    json!({"type": "input_image", "image_url": super::chat::image_url(source)}),
+                    json!({"type": "input_image", "image_url": crate::translate::chat::image_url(source)}),
                 ),
                 Part::Document {
                     source, filename, ..
@@ -391,7 +385,7 @@ pub fn encode_request(
                             content.push(json!({"type": "input_file", "file_url": url}))
                         }
                         _ => {
-                            let (filename, data) = super::chat::file_part(source, filename)?;
+                            let (filename, data) = crate::translate::chat::file_part(source, filename)?;
                             content.push(json!({"type": "input_file", "filename": filename, "file_data": data}));
                         }
                     }
@@ -424,7 +418,7 @@ pub fn encode_request(
                         }
                     }
                     if *is_error {
-                        text.insert_str(0, super::chat::TOOL_ERROR_MARKER);
+                        text.insert_str(0, crate::translate::chat::TOOL_ERROR_MARKER);
                     }
                     input.push(
                         json!({"type": "function_call_output", "call_id": call_id, "output": text}),
@@ -527,182 +521,4 @@ pub fn encode_request(
         out.insert("stream".into(), json!(true));
     }
     serde_json::to_vec(&Value::Object(out)).map_err(|e| bad("input", e.to_string()))
-}
-
-pub fn decode_response(body: &[u8]) -> Result<Response, WireError> {
-    let v = Value::Object(parse_object(body)?);
-    let mut parts = Vec::new();
-    let mut has_call = false;
-    for item in v
-        .get("output")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        match str_field(item, "type") {
-            Some("message") => {
-                for c in item
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(text) = str_field(c, "text") {
-                        parts.push(Part::Text(TextBlock {
-                            text: text.to_owned(),
-                            cache_control: None,
-                        }));
-                    }
-                }
-            }
-            Some("function_call") => {
-                has_call = true;
-                parts.push(Part::ToolCall {
-                    id: str_field(item, "call_id").unwrap_or_default().to_owned(),
-                    name: str_field(item, "name").unwrap_or_default().to_owned(),
-                    arguments: str_field(item, "arguments").unwrap_or("{}").to_owned(),
-                });
-            }
-            Some("reasoning") => {
-                let text: String = item
-                    .get("summary")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|s| str_field(s, "text"))
-                    .collect();
-                parts.push(Part::Thinking {
-                    text,
-                    signature: str_field(item, "encrypted_content").map(str::to_owned),
-                });
-            }
-            _ => {}
-        }
-    }
-    let stop = match str_field(&v, "status") {
-        Some("incomplete") => match v
-            .get("incomplete_details")
-            .and_then(|d| str_field(d, "reason"))
-        {
-            Some("max_output_tokens") => StopReason::MaxTokens,
-            Some("content_filter") => StopReason::ContentFilter,
-            other => StopReason::Other(other.unwrap_or("incomplete").to_owned()),
-        },
-        _ if has_call => StopReason::ToolUse,
-        _ => StopReason::EndTurn,
-    };
-    Ok(Response {
-        id: str_field(&v, "id").unwrap_or_default().to_owned(),
-        model: str_field(&v, "model").unwrap_or_default().to_owned(),
-        parts,
-        stop,
-        usage: v
-            .get("usage")
-            .and_then(|u| from_usage_value(Dialect::OpenAiResponses, u))
-            .unwrap_or_default(),
-    })
-}
-
-/// The `usage` object of a Responses response.
-pub fn usage_json(u: &crate::usage::Usage) -> Value {
-    json!({
-        "input_tokens": u.input,
-        "input_tokens_details": {"cached_tokens": u.cache_read},
-        "output_tokens": u.output,
-        "output_tokens_details": {"reasoning_tokens": u.reasoning},
-        "total_tokens": u.input.saturating_add(u.output),
-    })
-}
-
-/// The whole response object, also the payload of the stream's `response.completed`.
-pub fn response_json(
-    id: &str,
-    model: &str,
-    created: u64,
-    output: Vec<Value>,
-    stop: &StopReason,
-    usage: Option<Value>,
-) -> Value {
-    let (status, incomplete) = match stop {
-        StopReason::MaxTokens => ("incomplete", json!({"reason": "max_output_tokens"})),
-        StopReason::ContentFilter => ("incomplete", json!({"reason": "content_filter"})),
-        _ => ("completed", Value::Null),
-    };
-    let id = if id.starts_with("resp_") {
-        id.to_owned()
-    } else {
-        format!("resp_{id}")
-    };
-    json!({
-        "id": id, "object": "response", "created_at": created, "status": status,
-        "error": null, "incomplete_details": incomplete, "model": model,
-        "output": output, "parallel_tool_calls": true, "tool_choice": "auto", "tools": [],
-        "usage": usage,
-    })
-}
-
-/// A call as a Responses output item: a function call, or a freeform one when the client
-/// offered the tool as `custom`.
-pub(crate) fn call_item(
-    id: &str,
-    call_id: &str,
-    name: &str,
-    arguments: &str,
-    freeform: bool,
-) -> Value {
-    if freeform {
-        json!({"type": "custom_tool_call", "id": id, "call_id": call_id, "name": name,
-               "input": freeform_input(arguments), "status": "completed"})
-    } else {
-        json!({"type": "function_call", "id": id, "call_id": call_id, "name": name,
-               "arguments": arguments, "status": "completed"})
-    }
-}
-
-/// Output items in the order a Responses client reads them: reasoning, the message, calls.
-pub fn encode_response(resp: &Response, created: u64, freeform: &[String]) -> Vec<u8> {
-    let mut reasoning = Vec::new();
-    let mut text = Vec::new();
-    let mut calls = Vec::new();
-    for (i, p) in resp.parts.iter().enumerate() {
-        match p {
-            Part::Text(t) => {
-                text.push(json!({"type": "output_text", "text": t.text, "annotations": []}))
-            }
-            Part::Thinking { text: t, signature } => {
-                reasoning.push(reasoning_item(&format!("rs_{i}"), t, signature))
-            }
-            Part::ToolCall {
-                id,
-                name,
-                arguments,
-            } => calls.push(call_item(
-                &format!("fc_{id}"),
-                id,
-                name,
-                arguments,
-                freeform.contains(name),
-            )),
-            _ => {}
-        }
-    }
-    let mut output = reasoning;
-    if !text.is_empty() {
-        let id = if resp.id.starts_with("msg_") {
-            resp.id.clone()
-        } else {
-            format!("msg_{}", resp.id)
-        };
-        output.push(json!({"type": "message", "id": id, "status": "completed", "role": "assistant", "content": text}));
-    }
-    output.extend(calls);
-    let body = response_json(
-        &resp.id,
-        &resp.model,
-        created,
-        output,
-        &resp.stop,
-        Some(usage_json(&resp.usage)),
-    );
-    serde_json::to_vec(&body).unwrap_or_default()
 }

@@ -1,19 +1,16 @@
-//! The Anthropic Messages codec: requests and responses to and from the IR.
+//! Anthropic Messages requests: read into the IR, written from it.
 
 use serde_json::{json, Map, Value};
 
-use super::compat::{self, Carried, Field, Policy, Report};
-use super::ir::{
-    MediaSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock, Tool,
-    ToolChoice,
-};
-use super::{bad, cannot, parse_object, str_field, string_or_parts};
-use crate::dialect::Dialect;
 use crate::error::WireError;
-use crate::usage::from_usage_value;
+use crate::translate::compat::{self, Carried, Field, Policy, Report};
+use crate::translate::ir::{
+    MediaSource, Message, Part, Reasoning, Request, Role, TextBlock, Tool, ToolChoice,
+};
+use crate::translate::{bad, cannot, parse_object, str_field, string_or_parts};
 
 /// What happens to each Messages request field when the provider speaks another dialect
-/// (see [`super::compat`]). `anthropic-beta` features ride in headers and are not the
+/// (see [`crate::translate::compat`]). `anthropic-beta` features ride in headers and are not the
 /// body's concern.
 pub const FIELDS: &[(&str, Field)] = &[
     ("model", Field::Carried),
@@ -56,7 +53,7 @@ const TOOL_FIELDS: &[&str] = &[
 /// Anthropic requires `max_tokens`; a Chat client that left it out gets this.
 pub const DEFAULT_MAX_TOKENS: u64 = 8192;
 
-fn blocks(content: &Value, param: &'static str) -> Result<Vec<Part>, WireError> {
+pub(super) fn blocks(content: &Value, param: &'static str) -> Result<Vec<Part>, WireError> {
     if content.is_null() {
         return Err(bad(
             param,
@@ -331,7 +328,7 @@ fn source_json(source: &MediaSource) -> Value {
     }
 }
 
-fn encode_part(p: &Part) -> Result<Value, WireError> {
+pub(super) fn encode_part(p: &Part) -> Result<Value, WireError> {
     Ok(match p {
         Part::Text(t) => {
             let mut b = Map::new();
@@ -544,76 +541,4 @@ fn mark_cache_breakpoints(out: &mut Map<String, Value>) {
     if let Some(block) = last_block(last_message.and_then(|m| m.get_mut("content"))) {
         block.insert("cache_control".into(), ephemeral);
     }
-}
-
-pub fn decode_response(body: &[u8]) -> Result<Response, WireError> {
-    let v = Value::Object(parse_object(body)?);
-    let parts = match v.get("content") {
-        Some(c) => blocks(c, "content")?,
-        None => Vec::new(),
-    };
-    let stop = match str_field(&v, "stop_reason") {
-        Some("end_turn") | None => StopReason::EndTurn,
-        Some("max_tokens") => StopReason::MaxTokens,
-        Some("stop_sequence") => {
-            StopReason::StopSequence(str_field(&v, "stop_sequence").map(str::to_owned))
-        }
-        Some("tool_use") => StopReason::ToolUse,
-        Some("refusal") => StopReason::ContentFilter,
-        Some(other) => StopReason::Other(other.to_owned()),
-    };
-    Ok(Response {
-        id: str_field(&v, "id").unwrap_or_default().to_owned(),
-        model: str_field(&v, "model").unwrap_or_default().to_owned(),
-        parts,
-        stop,
-        usage: v
-            .get("usage")
-            .and_then(|u| from_usage_value(Dialect::AnthropicMessages, u))
-            .unwrap_or_default(),
-    })
-}
-
-pub fn encode_response(resp: &Response) -> Result<Vec<u8>, WireError> {
-    let mut content = Vec::new();
-    for p in &resp.parts {
-        let v = match p {
-            // Reasoning from a provider that does not sign it is shown as thinking with an
-            // empty signature, as DeepSeek's own Anthropic endpoint does.
-            Part::Thinking { text, signature } => json!({
-                "type": "thinking", "thinking": text, "signature": signature.clone().unwrap_or_default(),
-            }),
-            other => encode_part(other)?,
-        };
-        content.push(v);
-    }
-    let (stop_reason, stop_sequence) = match &resp.stop {
-        StopReason::EndTurn | StopReason::Other(_) => ("end_turn", Value::Null),
-        StopReason::MaxTokens => ("max_tokens", Value::Null),
-        StopReason::StopSequence(s) => ("stop_sequence", json!(s)),
-        StopReason::ToolUse => ("tool_use", Value::Null),
-        StopReason::ContentFilter => ("refusal", Value::Null),
-    };
-    let u = resp.usage;
-    let id = if resp.id.starts_with("msg_") {
-        resp.id.clone()
-    } else {
-        format!("msg_{}", resp.id)
-    };
-    let body = json!({
-        "id": id,
-        "type": "message",
-        "role": "assistant",
-        "model": resp.model,
-        "content": content,
-        "stop_reason": stop_reason,
-        "stop_sequence": stop_sequence,
-        "usage": {
-            "input_tokens": u.input.saturating_sub(u.cache_read.saturating_add(u.cache_write)),
-            "cache_creation_input_tokens": u.cache_write,
-            "cache_read_input_tokens": u.cache_read,
-            "output_tokens": u.output,
-        },
-    });
-    serde_json::to_vec(&body).map_err(|e| bad("content", e.to_string()))
 }

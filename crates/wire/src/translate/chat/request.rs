@@ -1,22 +1,19 @@
-//! The OpenAI Chat Completions codec: requests and responses to and from the IR.
+//! OpenAI Chat Completions requests: read into the IR, written from it.
 
 use serde_json::{json, Map, Value};
 
-use super::compat::{self, Carried, Field, Policy, Report};
-use super::ir::{
-    MediaSource, Message, Part, Reasoning, Request, Response, Role, StopReason, TextBlock,
-    ToolChoice,
-};
-use super::{
-    bad, cannot, function_tool, openai_tool_choice, parse_object, str_field, string_or_parts,
-};
-use crate::dialect::Dialect;
 use crate::error::WireError;
 use crate::provider::ProviderKind;
-use crate::usage::from_usage_value;
+use crate::translate::compat::{self, Carried, Field, Policy, Report};
+use crate::translate::ir::{
+    MediaSource, Message, Part, Reasoning, Request, Role, TextBlock, ToolChoice,
+};
+use crate::translate::{
+    bad, cannot, function_tool, openai_tool_choice, parse_object, str_field, string_or_parts,
+};
 
 /// What happens to each Chat request field when the provider speaks another dialect
-/// (see [`super::compat`]).
+/// (see [`crate::translate::compat`]).
 pub const FIELDS: &[(&str, Field)] = &[
     ("model", Field::Carried),
     ("messages", Field::Carried),
@@ -337,12 +334,12 @@ fn tool_text(content: &[Part]) -> Result<String, WireError> {
 }
 
 /// One assistant tool call as Chat writes it.
-fn tool_call_json(id: &str, name: &str, arguments: &str) -> Value {
+pub(super) fn tool_call_json(id: &str, name: &str, arguments: &str) -> Value {
     json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
 }
 
 /// Chat's assistant `content`: the text, or null when there is none (a pure tool call).
-fn text_or_null(text: &str) -> Value {
+pub(super) fn text_or_null(text: &str) -> Value {
     if text.is_empty() {
         Value::Null
     } else {
@@ -530,104 +527,4 @@ pub fn encode_request(
         out.insert("stream_options".into(), json!({"include_usage": true}));
     }
     serde_json::to_vec(&Value::Object(out)).map_err(|e| bad("messages", e.to_string()))
-}
-
-pub fn decode_response(body: &[u8]) -> Result<Response, WireError> {
-    let v = Value::Object(parse_object(body)?);
-    let choice = v
-        .get("choices")
-        .and_then(|c| c.get(0))
-        .ok_or_else(|| bad("choices", "the provider's response has no choices"))?;
-    let message = choice.get("message").unwrap_or(&Value::Null);
-    let mut parts = Vec::new();
-    if let Some(r) = str_field(message, "reasoning_content").filter(|r| !r.is_empty()) {
-        parts.push(Part::Thinking {
-            text: r.to_owned(),
-            signature: None,
-        });
-    }
-    if let Some(text) = str_field(message, "content").filter(|t| !t.is_empty()) {
-        parts.push(Part::Text(TextBlock {
-            text: text.to_owned(),
-            cache_control: None,
-        }));
-    }
-    if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
-        for call in calls {
-            let f = call.get("function").unwrap_or(&Value::Null);
-            parts.push(Part::ToolCall {
-                id: str_field(call, "id").unwrap_or_default().to_owned(),
-                name: str_field(f, "name").unwrap_or_default().to_owned(),
-                arguments: str_field(f, "arguments").unwrap_or("{}").to_owned(),
-            });
-        }
-    }
-    let stop = match str_field(choice, "finish_reason") {
-        Some("stop") | None => StopReason::EndTurn,
-        Some("length") => StopReason::MaxTokens,
-        Some("tool_calls") | Some("function_call") => StopReason::ToolUse,
-        Some("content_filter") => StopReason::ContentFilter,
-        Some(other) => StopReason::Other(other.to_owned()),
-    };
-    Ok(Response {
-        id: str_field(&v, "id").unwrap_or_default().to_owned(),
-        model: str_field(&v, "model").unwrap_or_default().to_owned(),
-        parts,
-        stop,
-        usage: v
-            .get("usage")
-            .and_then(|u| from_usage_value(Dialect::OpenAiChat, u))
-            .unwrap_or_default(),
-    })
-}
-
-pub fn encode_response(resp: &Response, created: u64) -> Vec<u8> {
-    let mut text = String::new();
-    let mut reasoning = String::new();
-    let mut calls = Vec::new();
-    for p in &resp.parts {
-        match p {
-            Part::Text(t) => text.push_str(&t.text),
-            Part::Thinking { text, .. } => reasoning.push_str(text),
-            Part::ToolCall {
-                id,
-                name,
-                arguments,
-            } => calls.push(tool_call_json(id, name, arguments)),
-            _ => {}
-        }
-    }
-    let mut message = Map::new();
-    message.insert("role".into(), json!("assistant"));
-    message.insert("content".into(), text_or_null(&text));
-    if !reasoning.is_empty() {
-        message.insert("reasoning_content".into(), json!(reasoning));
-    }
-    if !calls.is_empty() {
-        message.insert("tool_calls".into(), Value::Array(calls));
-    }
-    message.insert("refusal".into(), Value::Null);
-    let finish = match &resp.stop {
-        StopReason::EndTurn | StopReason::StopSequence(_) => "stop",
-        StopReason::MaxTokens => "length",
-        StopReason::ToolUse => "tool_calls",
-        StopReason::ContentFilter => "content_filter",
-        StopReason::Other(_) => "stop",
-    };
-    let u = resp.usage;
-    let body = json!({
-        "id": resp.id,
-        "object": "chat.completion",
-        "created": created,
-        "model": resp.model,
-        "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish}],
-        "usage": {
-            "prompt_tokens": u.input,
-            "completion_tokens": u.output,
-            "total_tokens": u.input.saturating_add(u.output),
-            "prompt_tokens_details": {"cached_tokens": u.cache_read},
-            "completion_tokens_details": {"reasoning_tokens": u.reasoning},
-        },
-    });
-    serde_json::to_vec(&body).unwrap_or_default()
 }
