@@ -110,6 +110,7 @@ fn record(i: u64, model: &str, at: SystemTime) -> RequestRecord {
         session: Some(format!("session-{}", i % 3)),
         // Every tenth request was answered on its second attempt (see `retried_attempt`).
         attempt: if i % 10 == 0 { 2 } else { 1 },
+        api_key: None,
     }
 }
 

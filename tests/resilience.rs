@@ -460,3 +460,185 @@ async fn the_admin_api_refuses_a_bad_chain_with_the_same_message() {
     );
     assert_eq!(routes["routes"][0]["max_attempts"], 4);
 }
+
+/// A pool of three keys at the mock's OpenAI side (which takes any key), `extra` added.
+fn pool_config(mock: &str, extra: &str) -> String {
+    format!(
+        r#"
+[retry]
+backoff_initial_secs = 0.01
+backoff_max_secs = 0.05
+{extra}
+
+[providers.pooled]
+kind = "openai"
+base_url = "{mock}/v1"
+api_keys = [{{ env = "TG_POOL_A", name = "key-a" }}, {{ env = "TG_POOL_B", name = "key-b" }}, {{ env = "TG_POOL_C" }}]
+models = ["gpt-5"]
+"#
+    )
+}
+
+const POOL_ENV: [(&str, &str); 3] = [
+    ("TG_POOL_A", "sk-pool-a"),
+    ("TG_POOL_B", "sk-pool-b"),
+    ("TG_POOL_C", "sk-pool-c"),
+];
+
+/// The key the mock received on each request, in order.
+fn keys_seen(mock: &Mock) -> Vec<String> {
+    mock.state
+        .requests()
+        .iter()
+        .map(|r| r.headers["authorization"].to_str().unwrap().to_owned())
+        .collect()
+}
+
+fn chat_body(first: &str) -> String {
+    serde_json::json!({"model": "gpt-5", "messages": [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": first}
+    ]})
+    .to_string()
+}
+
+#[tokio::test]
+async fn a_session_sticks_to_one_key_of_a_pool_and_sessions_spread_over_it() {
+    let mock = start_mock(MockConfig {
+        openai_key: None,
+        ..MockConfig::default()
+    })
+    .await;
+    let gw = start_inprocess_env(&pool_config(&mock.url, ""), &POOL_ENV).await;
+    let url = format!("{}/v1/chat/completions", gw.url);
+    // Each way a session is named: Codex's header, Claude Code's header, Codex's
+    // prompt_cache_key, Claude Code's metadata.user_id, and the first user message.
+    let mut own = Vec::new();
+    for i in 0..8 {
+        mock.state.clear();
+        for turn in 0..4 {
+            let res = match i % 4 {
+                0 => {
+                    let id = format!("codex-{i}");
+                    post_json(
+                        &url,
+                        chat_body(&format!("turn {turn}")),
+                        &[("session-id", &id)],
+                    )
+                    .await
+                }
+                1 => {
+                    let body = serde_json::json!({"model": "gpt-5", "prompt_cache_key": format!("cache-{i}"),
+                        "messages": [{"role": "user", "content": format!("turn {turn}")}]});
+                    post_json(&url, body.to_string(), &[]).await
+                }
+                2 => {
+                    let body = serde_json::json!({"model": "gpt-5", "metadata": {"user_id": format!("user_x_account_y_session_{i}")},
+                        "messages": [{"role": "user", "content": format!("turn {turn}")}]});
+                    post_json(&url, body.to_string(), &[]).await
+                }
+                _ => {
+                    // The same first user message, later turns appended.
+                    let body = serde_json::json!({"model": "gpt-5", "messages": [
+                        {"role": "system", "content": "You are terse."},
+                        {"role": "user", "content": format!("first message of session {i}")},
+                        {"role": "assistant", "content": "ok"},
+                        {"role": "user", "content": format!("turn {turn}")}
+                    ]});
+                    post_json(&url, body.to_string(), &[]).await
+                }
+            };
+            assert_eq!(res.status(), 200);
+        }
+        let seen = keys_seen(&mock);
+        assert_eq!(seen.len(), 4);
+        assert!(
+            seen.iter().all(|k| *k == seen[0]),
+            "session {i} moved: {seen:?}"
+        );
+        own.push(seen[0].clone());
+    }
+    own.sort();
+    own.dedup();
+    assert!(own.len() >= 2, "eight sessions all on one key: {own:?}");
+    // The ledger's record names the key, never holds it.
+    let records = gw.records.records();
+    let names: Vec<_> = records.iter().filter_map(|r| r.api_key.clone()).collect();
+    assert_eq!(names.len(), 32);
+    assert!(
+        names
+            .iter()
+            .all(|n| ["key-a", "key-b", "TG_POOL_C"].contains(&n.as_str())),
+        "{names:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_rate_limited_key_cools_down_and_its_session_moves_to_the_next_key_only_meanwhile() {
+    let mock = start_mock(MockConfig {
+        openai_key: None,
+        ..MockConfig::default()
+    })
+    .await;
+    let gw = start_inprocess_env(
+        &pool_config(&mock.url, "cooldown_secs = 1\nmax_wait_secs = 0.5"),
+        &POOL_ENV,
+    )
+    .await;
+    let url = format!("{}/v1/chat/completions", gw.url);
+    let session = [("session-id", "agent-session-1")];
+    let res = post_json(&url, chat_body("hello"), &session).await;
+    assert_eq!(res.status(), 200);
+    let own = keys_seen(&mock)[0].clone();
+
+    // The session's key answers 429 with a reset two seconds out: the same request is
+    // sent at once with the next key, and the session stays there while the key cools.
+    mock.state.clear();
+    let limited = [
+        ("session-id", "agent-session-1"),
+        ("x-mock-error-status", "429"),
+        ("x-mock-retry-after", "2"),
+        ("x-mock-fail-first", "1"),
+        ("x-mock-fault-key", "pool-429"),
+    ];
+    let res = post_json(&url, chat_body("hello"), &limited).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-trimgate-attempts"), "2");
+    let seen = keys_seen(&mock);
+    assert_eq!(seen[0], own);
+    let next = seen[1].clone();
+    assert_ne!(next, own);
+    for _ in 0..3 {
+        let res = post_json(&url, chat_body("again"), &session).await;
+        assert_eq!(res.status(), 200);
+    }
+    assert!(keys_seen(&mock)[2..].iter().all(|k| *k == next));
+    // After the reset, back on its own key.
+    tokio::time::sleep(std::time::Duration::from_millis(2200)).await;
+    mock.state.clear();
+    for _ in 0..2 {
+        let res = post_json(&url, chat_body("later"), &session).await;
+        assert_eq!(res.status(), 200);
+    }
+    assert_eq!(keys_seen(&mock), [own.clone(), own]);
+}
+
+#[test]
+fn a_pool_and_a_single_key_together_or_a_key_twice_are_refused() {
+    let text = r#"
+[providers.p]
+kind = "openai"
+api_key = { env = "A" }
+api_keys = [{ env = "A" }, { env = "B", name = "b" }, { env = "C", name = "b" }, { file = "/x", env = "D" }]
+"#;
+    let err = gateway_core::config::Config::from_toml(text, "t")
+        .unwrap_err()
+        .to_string();
+    for expected in [
+        "providers.p.api_keys: give api_key or api_keys, not both",
+        "providers.p.api_keys[2]: \"b\" is already in this pool",
+        "providers.p.api_keys[3]: give exactly one of",
+    ] {
+        assert!(err.contains(expected), "missing {expected:?} in:\n{err}");
+    }
+}

@@ -83,6 +83,8 @@ impl Budget {
 struct Inner {
     circuits: HashMap<String, Circuit>,
     budgets: HashMap<String, Budget>,
+    /// Per provider with a key pool: whose turn it is, for requests without a session.
+    turns: HashMap<String, usize>,
 }
 
 pub struct Health {
@@ -132,6 +134,17 @@ impl Health {
                 Admit::Probe
             }
         }
+    }
+
+    /// The next turn at `provider`'s key pool.
+    pub fn next_turn(&self, provider: &str) -> usize {
+        let mut inner = self.lock();
+        let turn = match inner.turns.get_mut(provider) {
+            Some(t) => t,
+            None => inner.turns.entry(provider.to_owned()).or_default(),
+        };
+        *turn = turn.wrapping_add(1);
+        *turn - 1
     }
 
     /// Whether `provider` is out of rotation now (without taking a probe's turn).

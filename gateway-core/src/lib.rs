@@ -10,7 +10,11 @@
 //! - [`idle`]     — when a connection counts as idle (no request open), so it can be closed.
 //! - [`endpoints`] — the gateway's own routes: the proxied `/v1/…`, models, metrics, health.
 //! - [`proxy`]    — the request stages: ingress → route → prepare body → upstream → relay → record.
-//! - [`routing`]  — model name → provider (globs, aliases, `provider/model`, default route).
+//! - [`routing`]  — model name → provider (globs, aliases, `provider/model`, default route),
+//!   and the route's fallback chain.
+//! - [`retry`]    — which failures are tried again, and after how long (`retry-after`, resets, backoff).
+//! - [`health`]   — providers' cooldowns and retry budgets, in memory.
+//! - [`keys`]     — which key of a provider's pool serves a request (sticky per session).
 //! - [`upstream`] — the pooled HTTP client and the provider's URL, auth and headers.
 //! - [`relay`]    — SSE frames relayed as they arrive, with usage captured on the way.
 //! - [`record`]   — the record stage: one [`record::RequestRecord`] per request, success or failure (plain data).
@@ -58,6 +62,7 @@ pub mod headers;
 pub mod health;
 pub mod idle;
 pub mod ingress;
+pub mod keys;
 pub mod launch;
 pub mod ledger;
 pub mod local_key;

@@ -100,6 +100,8 @@ pub struct RequestRecord {
     pub session: Option<String>,
     /// Which attempt of the request this row is, from 1; 0 when no provider was tried.
     pub attempt: u32,
+    /// The pool key that served this attempt, by name (never the key).
+    pub api_key: Option<String>,
 }
 
 impl RequestRecord {
@@ -134,6 +136,7 @@ impl RequestRecord {
             dropped: String::new(),
             session: None,
             attempt: 0,
+            api_key: None,
         }
     }
 }

@@ -219,11 +219,19 @@ pub struct InProcess {
 }
 
 pub async fn start_inprocess(config_toml: &str) -> InProcess {
+    start_inprocess_env(config_toml, &[]).await
+}
+
+/// The gateway in-process, with more keys in its environment than the two tests' own.
+pub async fn start_inprocess_env(config_toml: &str, env: &[(&str, &str)]) -> InProcess {
     gateway_core::upstream::install_tls_provider();
     let config = Config::from_toml(config_toml, "test").unwrap();
-    let secrets = MemoryStore::default()
+    let mut secrets = MemoryStore::default()
         .with_env("TG_TEST_OPENAI_KEY", OPENAI_KEY)
         .with_env("TG_TEST_ANTHROPIC_KEY", ANTHROPIC_KEY);
+    for (name, value) in env {
+        secrets = secrets.with_env(name, value);
+    }
     let records = Arc::new(MemoryRecorder::new(1000));
     let state = AppState::new(config, Arc::new(secrets), records.clone()).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -212,6 +212,7 @@ impl Config {
                             base_url: None,
                             anthropic_base_url: None,
                             api_key: None,
+                            api_keys: None,
                             headers: BTreeMap::new(),
                             models: None,
                             dialects: None,

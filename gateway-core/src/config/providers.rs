@@ -28,6 +28,9 @@ pub struct ProviderConfig {
     /// their OpenAI-compatible API (DeepSeek, Ollama).
     pub anthropic_base_url: Option<String>,
     pub api_key: Option<KeySourceConfig>,
+    /// A pool of keys instead of one: a session sticks to one of them (its prompt cache
+    /// and encrypted reasoning are tied to the key), and moves when that one cools down.
+    pub api_keys: Option<Vec<KeySourceConfig>>,
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
     /// Model names this provider serves, listed by `GET /v1/models`.
@@ -60,6 +63,9 @@ pub struct KeySourceConfig {
     pub file: Option<PathBuf>,
     /// An entry in the OS keychain (the desktop app's keys).
     pub keychain: Option<String>,
+    /// How a pool key is named in the ledger and logs (never the key itself); defaults to
+    /// its variable, file or keychain entry name.
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -147,7 +153,10 @@ pub struct Provider {
     /// Base URL without a trailing slash, ending in the API version (`…/v1`).
     pub base_url: String,
     pub anthropic_base_url: Option<String>,
+    /// The key; with a pool, its first.
     pub key: KeySource,
+    /// `api_keys`: the keys sessions are spread over; empty with `api_key`.
+    pub pool: Vec<PoolKey>,
     pub headers: Vec<(HeaderName, HeaderValue)>,
     pub models: Vec<String>,
     pub dialects: Vec<Dialect>,
@@ -159,6 +168,26 @@ pub struct Provider {
     pub client_auth: ClientAuth,
     /// Whether a client's `openai-organization`/`openai-project` headers go on.
     pub client_org: bool,
+}
+
+/// One key of a provider's pool, with the name the ledger shows for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolKey {
+    pub name: String,
+    pub source: KeySource,
+}
+
+/// The name a pool key goes by when the config gives none: where it is read from.
+fn pool_key_name(source: &KeySource) -> String {
+    match source {
+        KeySource::Env(var) => var.clone(),
+        KeySource::File(path) => path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
+        KeySource::Keychain(entry) => entry.clone(),
+        KeySource::None => "none".to_owned(),
+    }
 }
 
 /// The route table over this config's providers.
@@ -235,16 +264,19 @@ pub(super) fn key_source(
             env: Some(var),
             file: None,
             keychain: None,
+            ..
         } if !var.is_empty() => Some(KeySource::Env(var)),
         KeySourceConfig {
             env: None,
             file: Some(path),
             keychain: None,
+            ..
         } => Some(KeySource::File(path)),
         KeySourceConfig {
             env: None,
             file: None,
             keychain: Some(name),
+            ..
         } if !name.is_empty() => Some(KeySource::Keychain(name)),
         _ => {
             problems.push(ConfigProblem {
@@ -275,6 +307,7 @@ pub(super) fn validate_provider(
         base_url,
         anthropic_base_url,
         api_key,
+        api_keys,
         headers,
         models,
         dialects,
@@ -316,7 +349,42 @@ pub(super) fn validate_provider(
         .as_deref()
         .or(kind_parsed.default_anthropic_base_url())
         .map(|url| check_url(url, at("anthropic_base_url"), problems));
+    let mut pool = Vec::new();
+    for (i, source) in api_keys.into_iter().flatten().enumerate() {
+        let path = at(&format!("api_keys[{i}]"));
+        let name = source.name.clone();
+        if name
+            .as_deref()
+            .is_some_and(|n| n.is_empty() || n.len() > 64)
+        {
+            problems.push(ConfigProblem {
+                path: format!("{path}.name"),
+                message: "must be 1 to 64 characters".into(),
+            });
+        }
+        if let Some(source) = key_source(Some(source), &path, problems) {
+            let name = name.unwrap_or_else(|| pool_key_name(&source));
+            if pool
+                .iter()
+                .any(|k: &PoolKey| k.name == name || k.source == source)
+            {
+                problems.push(ConfigProblem {
+                    path,
+                    message: format!("{name:?} is already in this pool"),
+                });
+                continue;
+            }
+            pool.push(PoolKey { name, source });
+        }
+    }
+    if !pool.is_empty() && api_key.is_some() {
+        problems.push(ConfigProblem {
+            path: at("api_keys"),
+            message: "give api_key or api_keys, not both".into(),
+        });
+    }
     let key = match api_key {
+        _ if !pool.is_empty() => pool[0].source.clone(),
         None => match default_key_env(kind_parsed) {
             Some(var) => KeySource::Env(var.to_owned()),
             None => KeySource::None,
@@ -430,6 +498,7 @@ pub(super) fn validate_provider(
         base_url,
         anthropic_base_url,
         key,
+        pool,
         headers: header_list,
         models,
         dialects,

@@ -545,6 +545,13 @@ async fn run(
     let mut step_at = 0usize;
     let mut tries_on_step = 0u32;
     let mut prepared: Option<(usize, Outgoing)> = None;
+    // A session sticks to one key of a pool; worked out only when a step has a pool.
+    let session = steps
+        .iter()
+        .any(|s| s.provider.pool.len() > 1)
+        .then(|| session_of(pending.record().session.as_deref(), &body))
+        .flatten();
+    let mut key_index: Option<usize> = None;
     state
         .health
         .note_request(&steps[0].provider.name, settings, Instant::now());
@@ -559,7 +566,22 @@ async fn run(
                 .health
                 .admit(&step.provider.name, settings, Instant::now())
             {
-                crate::health::Admit::Yes | crate::health::Admit::Probe => break Some(step_at),
+                crate::health::Admit::Yes | crate::health::Admit::Probe => {
+                    match pool_key(state, &step.provider, session, settings) {
+                        Ok(index) => {
+                            key_index = index;
+                            break Some(step_at);
+                        }
+                        // Every key of its pool is out of rotation.
+                        Err(()) => {
+                            cooling = Some(
+                                cooling.map_or(settings.cooldown, |c| c.min(settings.cooldown)),
+                            );
+                            step_at += 1;
+                            tries_on_step = 0;
+                        }
+                    }
+                }
                 crate::health::Admit::No { retry_in } => {
                     cooling = Some(cooling.map_or(retry_in, |c| c.min(retry_in)));
                     step_at += 1;
@@ -581,6 +603,7 @@ async fn run(
         let record = pending.record();
         record.provider = Some(step.provider.name.clone());
         record.attempt = ctx.attempts;
+        record.api_key = key_index.map(|i| step.provider.pool[i].name.clone());
         if prepared.as_ref().is_none_or(|(i, _)| *i != step_index) {
             let outgoing = match prepare(
                 state,
@@ -618,6 +641,9 @@ async fn run(
             .upstream
             .send(
                 &outgoing.provider,
+                key_index.map_or(&outgoing.provider.key, |i| {
+                    &outgoing.provider.pool[i].source
+                }),
                 outgoing.endpoint,
                 outgoing.query.as_deref(),
                 headers,
@@ -649,17 +675,32 @@ async fn run(
         // A cooldown counts failed requests, not attempts: one request retried three
         // times is one provider failing once. A 429's reset time counts at once.
         let reset_in = asked.filter(|_| failure == crate::retry::Failure::Status(429));
-        if tries_on_step == 1 || reset_in.is_some() {
-            state.health.failed(&provider_name, settings, reset_in, now);
-        }
+        // A 429 with a pool is that key's limit: it cools down, and another key of the
+        // same provider is tried at once.
+        let other_key = match key_index {
+            Some(i) if failure == crate::retry::Failure::Status(429) => {
+                let pool_key = &outgoing.provider.pool[i];
+                let target = key_target(&provider_name, &pool_key.name);
+                let cool_for = reset_in.unwrap_or(settings.cooldown);
+                state.health.failed(&target, settings, Some(cool_for), now);
+                pool_key_usable(state, &outgoing.provider, session, settings)
+            }
+            _ => {
+                if tries_on_step == 1 || reset_in.is_some() {
+                    state.health.failed(&provider_name, settings, reset_in, now);
+                }
+                false
+            }
+        };
         metrics::counter!("trimgate_upstream_failures_total", "provider" => provider_name.clone(), "kind" => failure.label()).increment(1);
 
         // Where the next attempt goes, and after how long.
         let is_last_step = step_index + 1 >= steps.len();
-        let move_on = !is_last_step
+        let move_on = !other_key
+            && !is_last_step
             && (tries_on_step >= settings.attempts_per_step
                 || asked.is_some_and(|w| w > settings.max_wait));
-        let wait = if move_on {
+        let wait = if move_on || other_key {
             Duration::ZERO
         } else {
             asked.unwrap_or_else(|| crate::retry::backoff(settings, tries_on_step))
@@ -692,10 +733,107 @@ async fn run(
             step_at += 1;
             tries_on_step = 0;
         }
+        if other_key {
+            // Another key is another try of this step, not a second failure of it.
+            tries_on_step -= 1;
+        }
         if !wait.is_zero() {
             tokio::time::sleep(wait).await;
         }
     }
+}
+
+/// The health entry of one key of a provider's pool.
+fn key_target(provider: &str, key: &str) -> String {
+    format!("{provider}#{key}")
+}
+
+/// The pool key for this request at `provider`: `Ok(None)` without a pool, `Err` when
+/// every key of it is cooling down.
+fn pool_key(
+    state: &AppState,
+    provider: &Provider,
+    session: Option<u64>,
+    settings: &crate::retry::Settings,
+) -> Result<Option<usize>, ()> {
+    if provider.pool.is_empty() {
+        return Ok(None);
+    }
+    let now = Instant::now();
+    let turn = state.health.next_turn(&provider.name);
+    crate::keys::pick(provider.pool.len(), session, turn, |i| {
+        let target = key_target(&provider.name, &provider.pool[i].name);
+        !state.health.cooling(&target, settings, now)
+    })
+    .map(Some)
+    .ok_or(())
+}
+
+/// Whether some key of the provider's pool is in rotation now.
+fn pool_key_usable(
+    state: &AppState,
+    provider: &Provider,
+    session: Option<u64>,
+    settings: &crate::retry::Settings,
+) -> bool {
+    provider.pool.len() > 1 && matches!(pool_key(state, provider, session, settings), Ok(Some(_)))
+}
+
+/// The session a request belongs to, for keeping it on one key: the agent's session header,
+/// else Claude Code's `metadata.user_id` (which ends in its session id) or Codex's
+/// `prompt_cache_key`, else the first user message, which a conversation keeps.
+fn session_of(header: Option<&str>, body: &[u8]) -> Option<u64> {
+    use serde_json::value::RawValue;
+    #[derive(serde::Deserialize)]
+    struct Meta<'a> {
+        #[serde(borrow)]
+        user_id: Option<std::borrow::Cow<'a, str>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Ids<'a> {
+        #[serde(borrow)]
+        metadata: Option<Meta<'a>>,
+        #[serde(borrow)]
+        prompt_cache_key: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow)]
+        messages: Option<Vec<&'a RawValue>>,
+        #[serde(borrow)]
+        input: Option<&'a RawValue>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Role<'a> {
+        #[serde(borrow)]
+        role: Option<std::borrow::Cow<'a, str>>,
+    }
+    if let Some(id) = header {
+        return Some(crate::keys::session_hash(id));
+    }
+    let ids: Ids<'_> = serde_json::from_slice(body).ok()?;
+    if let Some(id) = ids
+        .metadata
+        .and_then(|m| m.user_id)
+        .or(ids.prompt_cache_key)
+        .filter(|id| !id.is_empty())
+    {
+        return Some(crate::keys::session_hash(&id));
+    }
+    let items = match (ids.messages, ids.input) {
+        (Some(messages), _) => messages,
+        (None, Some(input)) if input.get().starts_with('[') => {
+            serde_json::from_str(input.get()).ok()?
+        }
+        (None, Some(text)) => return Some(crate::keys::session_hash(text.get())),
+        (None, None) => return None,
+    };
+    items
+        .iter()
+        .find(|m| {
+            serde_json::from_str::<Role<'_>>(m.get())
+                .ok()
+                .and_then(|r| r.role)
+                .is_some_and(|r| r == "user")
+        })
+        .map(|m| crate::keys::session_hash(m.get()))
 }
 
 /// A row for an attempt that failed and was followed by another: the request's record as

@@ -23,7 +23,7 @@ use crate::headers::{
     forwarded_request_header, retain_headers, ANTHROPIC_VERSION, CLIENT_CREDENTIAL_HEADERS,
     X_API_KEY,
 };
-use crate::secrets::{Secret, SecretError, SecretStore};
+use crate::secrets::{KeySource, Secret, SecretError, SecretStore};
 use crate::telemetry;
 
 mod pool;
@@ -106,6 +106,7 @@ impl Upstream {
     pub async fn send(
         &self,
         provider: &Provider,
+        key: &KeySource,
         endpoint: Endpoint,
         query: Option<&str>,
         inbound: HeaderMap,
@@ -132,7 +133,7 @@ impl Upstream {
                 with_query(base, q).ok_or_else(|| unreachable("the query string is not valid"))?
             }
         };
-        let headers = self.headers_for(provider, dialect, inbound)?;
+        let headers = self.headers_for(provider, key, dialect, inbound)?;
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = Method::POST;
         *request.uri_mut() = uri;
@@ -180,7 +181,8 @@ impl Upstream {
         let mut request = Request::new(Full::new(Bytes::new()));
         *request.method_mut() = Method::GET;
         *request.uri_mut() = uri;
-        *request.headers_mut() = self.headers_for(provider, dialect, HeaderMap::new())?;
+        *request.headers_mut() =
+            self.headers_for(provider, &provider.key, dialect, HeaderMap::new())?;
         let sent = pc.pool().send(request, &host);
         match tokio::time::timeout(provider.timeouts.first_byte, sent).await {
             Err(_) => Err(GatewayError::UpstreamTimeout {
@@ -195,6 +197,7 @@ impl Upstream {
     fn headers_for(
         &self,
         provider: &Provider,
+        source: &KeySource,
         dialect: Dialect,
         inbound: HeaderMap,
     ) -> Result<HeaderMap, GatewayError> {
@@ -211,7 +214,7 @@ impl Upstream {
         }
         let key = self
             .secrets
-            .get(&provider.key)
+            .get(source)
             .map_err(|e| GatewayError::MissingKey {
                 provider: provider.name.clone(),
                 hint: match e {
