@@ -9,6 +9,7 @@
 //!   outage does not turn every client into three.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -89,6 +90,9 @@ struct Inner {
 
 pub struct Health {
     inner: Mutex<Inner>,
+    /// How many circuits are not plainly up: while none is, a request asks nothing of
+    /// the lock (the common case, kept off the hot path).
+    unsettled: AtomicUsize,
     epoch: Instant,
 }
 
@@ -96,6 +100,7 @@ impl Default for Health {
     fn default() -> Self {
         Health {
             inner: Mutex::new(Inner::default()),
+            unsettled: AtomicUsize::new(0),
             epoch: Instant::now(),
         }
     }
@@ -115,6 +120,9 @@ impl Health {
 
     /// Whether `provider` takes a request now; a cooldown that has run out lets one probe through.
     pub fn admit(&self, provider: &str, settings: &Settings, now: Instant) -> Admit {
+        if self.unsettled.load(Ordering::Acquire) == 0 {
+            return Admit::Yes;
+        }
         let mut inner = self.lock();
         let Some(circuit) = inner.circuits.get_mut(provider) else {
             return Admit::Yes;
@@ -149,6 +157,9 @@ impl Health {
 
     /// Whether `provider` is out of rotation now (without taking a probe's turn).
     pub fn cooling(&self, provider: &str, settings: &Settings, now: Instant) -> bool {
+        if self.unsettled.load(Ordering::Acquire) == 0 {
+            return false;
+        }
         match self.lock().circuits.get(provider) {
             Some(Circuit::Open { until }) => now < *until,
             Some(Circuit::HalfOpen { since }) => now < *since + settings.cooldown,
@@ -158,12 +169,17 @@ impl Health {
 
     /// The provider answered (any answer the client did not need retried).
     pub fn succeeded(&self, provider: &str) {
+        if self.unsettled.load(Ordering::Acquire) == 0 {
+            return;
+        }
         let mut inner = self.lock();
-        let Some(circuit) = inner.circuits.get_mut(provider) else {
+        // An entry is a provider that is not plainly up: a success takes it out.
+        let Some(circuit) = inner.circuits.remove(provider) else {
             return;
         };
+        self.unsettled
+            .store(inner.circuits.len(), Ordering::Release);
         let was_out = !matches!(circuit, Circuit::Closed { .. });
-        *circuit = Circuit::Closed { failures: 0 };
         if was_out {
             set_gauge(provider, 0.0);
             tracing::warn!(provider, "provider back in rotation");
@@ -211,6 +227,8 @@ impl Health {
             }
             None => *circuit = Circuit::Closed { failures },
         }
+        self.unsettled
+            .store(inner.circuits.len(), Ordering::Release);
     }
 
     /// Counts a request's first attempt at `provider` toward its retry budget.
@@ -240,7 +258,8 @@ impl Health {
         true
     }
 
-    /// Every provider that has failed since the start, in name order.
+    /// Every provider that is not plainly up (cooling down, probing, or failing without
+    /// being out yet), in name order.
     pub fn report(&self, now: Instant) -> Vec<ProviderHealth> {
         let inner = self.lock();
         let mut out: Vec<ProviderHealth> = inner
@@ -327,7 +346,10 @@ mod tests {
             h.admit("a", &s, later + Duration::from_secs(10)),
             Admit::Yes
         );
-        assert_eq!(h.report(later)[0].state, "up");
+        assert!(
+            h.report(later).is_empty(),
+            "a provider plainly up is not reported"
+        );
         assert_eq!(h.admit("b", &s, later), Admit::Yes, "providers are apart");
     }
 
