@@ -36,13 +36,20 @@ def render(results, routings, claude_version, codex_version):
     login = "✅" if results.get("claude|subscription|plain") else "❌"
     chatgpt = "✅" if results.get("codex|subscription|plain") else "❌"
     patched = [t for r, t in ROUTING_TITLES if results.get(f"codex|{r}|apply_patch")]
+    chains = ", ".join(
+        f"{name} " + " / ".join("✅" if results.get(f"{agent}|chain|{fallback}") else "❌"
+                                for fallback in ("as-sent", "translated"))
+        for agent, name in (("claude", "Claude Code"), ("codex", "Codex CLI")))
     note = ("\n✅ means a streamed turn and a shell-tool round trip (the mock calls the agent's "
             "shell tool, the agent runs it, the final answer quotes its output) both passed.\n"
             f"Claude Code signed in with a Claude subscription (its OAuth login forwarded to an "
             f"Anthropic provider with no key): {login}\n"
             f"Codex CLI's freeform `apply_patch` tool edited a file through: {', '.join(patched) or 'none'}\n"
             f"Codex CLI signed in with ChatGPT (its login forwarded to ChatGPT's Codex backend "
-            f"through a provider with `client_auth = \"forward\"`): {chatgpt}\n")
+            f"through a provider with `client_auth = \"forward\"`): {chatgpt}\n"
+            f"The shell-tool round trip through a fallback chain whose first provider answers "
+            f"529s and drops connections, the fallback speaking the agent's dialect / the other "
+            f"one: {chains}\n")
     return "\n".join([head, rule, *rows]) + "\n" + note
 
 

@@ -2,7 +2,8 @@
 `trimgate serve` with the mock provider behind it, in every routing: to a provider of the
 agent's own dialect (bytes as sent), and translated to OpenAI, Anthropic, a Chat-only
 OpenAI-compatible server and DeepSeek. Each routing runs a plain streamed turn and a shell-tool round trip
-whose final answer must quote the command's output.
+whose final answer must quote the command's output. The same round trip also runs through a
+fallback chain whose first provider answers 529s and drops connections.
 
 Every outcome is written to results.json; matrix.py renders README's agent × provider
 table from it, and the last test checks that README shows what this run found.
@@ -12,6 +13,7 @@ import json
 import os
 import subprocess
 import tempfile
+import time
 import urllib.request
 import uuid
 
@@ -162,6 +164,13 @@ class Mock:
 
     def requests(self):
         return json.loads(urllib.request.urlopen(f"{self.url}/_mock/requests").read())
+
+    def faults(self):
+        return json.loads(urllib.request.urlopen(f"{self.url}/_mock/faults").read())
+
+    def clear_faults(self):
+        """Starts the fault counts and the request numbering afresh."""
+        urllib.request.urlopen(urllib.request.Request(f"{self.url}/_mock/faults", method="DELETE")).read()
 
 
 @pytest.fixture()
@@ -347,6 +356,181 @@ def test_with_a_local_key_only_agents_started_by_wrap_get_through(agent, locked_
     sent = mock.requests()
     assert sent, "nothing reached the provider"
     assert key not in json.dumps(sent), "the local key reached the provider"
+
+
+# agent → what the fallback speaks → (model the agent asks for, the fallback's provider path).
+# Each model's route starts at the failing mock, in the agent's own dialect, and falls back to
+# the healthy one: in the same dialect, or in the other, through translation.
+CHAINS = {
+    "claude": {
+        "as-sent": ("claude-sonnet-4-6-chain", "/v1/messages"),
+        "translated": ("claude-sonnet-4-6-chain-to-openai", "/v1/chat/completions"),
+    },
+    "codex": {
+        "as-sent": ("gpt-5.5-chain", "/v1/responses"),
+        "translated": ("gpt-5.5-chain-to-anthropic", "/v1/messages"),
+    },
+}
+# Each chain's fallback provider in the gateway below.
+CHAIN_FALLBACK = {("claude", "as-sent"): "anthropic", ("claude", "translated"): "openai",
+                  ("codex", "as-sent"): "openai", ("codex", "translated"): "anthropic"}
+
+
+@pytest.fixture(scope="module")
+def overloaded_url():
+    """A mock that fails as an overloaded provider does, whatever the request asks: request
+    number 2, 4, 6… gets a 529 in its endpoint's dialect, number 3, 6, 9… has its connection
+    closed before any status line (the drop wins on 6, 12…)."""
+    yield from _serving(["mock", "--listen", "127.0.0.1:0", "--openai-key", PROVIDER_KEY,
+                         "--anthropic-key", PROVIDER_KEY, "--fail-status", "529",
+                         "--fail-every", "2", "--drop-every", "3"],
+                        "mock provider listening on ")
+
+
+@pytest.fixture(scope="module")
+def chain_gateway(mock_url, overloaded_url):
+    """A gateway whose chain routes start at the overloaded mock: (its URL, its admin token)."""
+    d = tempfile.mkdtemp(prefix="trimgate-agents-chain-")
+    path = os.path.join(d, "config.toml")
+    with open(path, "w") as f:
+        f.write(f"""
+# Two tries of the first provider, then the fallback: with the overloaded mock's numbering
+# reset before each run, the agent's first request passes, its second meets a 529 (request 2),
+# then a dropped connection (request 3), then goes to the fallback, so both faults and the
+# fallback are certain within a two-request task; later requests keep meeting them.
+# Backoff is short so the task stays quick. Cooldowns and the retry budget are out of reach
+# (1000), so every request starts at the overloaded mock and every failure is retried: the
+# test counts the gateway's retries against the mock's faults one for one.
+[retry]
+max_attempts = 3
+attempts_per_step = 2
+backoff_initial_secs = 0.05
+backoff_max_secs = 0.2
+cooldown_failures = 1000
+budget_floor = 1000
+
+[providers.overloaded-anthropic]
+kind = "anthropic"
+base_url = "{overloaded_url}/v1"
+api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
+
+[providers.overloaded-openai]
+kind = "openai"
+base_url = "{overloaded_url}/v1"
+api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
+
+[providers.anthropic]
+kind = "anthropic"
+base_url = "{mock_url}/v1"
+api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
+
+[providers.openai]
+kind = "openai"
+base_url = "{mock_url}/v1"
+api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
+
+[[routes]]
+match = "claude-sonnet-4-6-chain"
+provider = "overloaded-anthropic"
+model = "claude-sonnet-4-6"
+fallbacks = ["anthropic/claude-sonnet-4-6"]
+
+[[routes]]
+match = "claude-sonnet-4-6-chain-to-openai"
+provider = "overloaded-anthropic"
+model = "claude-sonnet-4-6"
+fallbacks = ["openai/gpt-5.5"]
+
+[[routes]]
+match = "gpt-5.5-chain"
+provider = "overloaded-openai"
+model = "gpt-5.5"
+fallbacks = ["openai/gpt-5.5"]
+
+[[routes]]
+match = "gpt-5.5-chain-to-anthropic"
+provider = "overloaded-openai"
+model = "gpt-5.5"
+fallbacks = ["anthropic/claude-sonnet-4-6"]
+""")
+    serving = _serving(
+        ["serve", "--config", path, "--listen", "127.0.0.1:0"], "Trimgate listening on ",
+        env={"AGENT_TEST_PROVIDER_KEY": PROVIDER_KEY,
+             "ANTHROPIC_API_KEY": "", "TRIMGATE_LOG": "warn", "XDG_DATA_HOME": d})
+    url = next(serving)
+    # stdout is a pipe, so the admin token goes to the data dir (just after the line read).
+    token_file = os.path.join(d, "trimgate", "admin-token")
+    for _ in range(50):
+        if os.path.exists(token_file):
+            break
+        time.sleep(0.1)
+    with open(token_file) as f:
+        token = f.read().strip()
+    yield url, token
+    next(serving, None)
+
+
+def _feed(url, token, model):
+    """The gateway's records of requests for `model` (the window's live feed), oldest first:
+    one per failed attempt it retried, one per answer the client got."""
+    request = urllib.request.Request(f"{url}/admin/api/requests?limit=200",
+                                     headers={"authorization": f"Bearer {token}"})
+    rows = json.loads(urllib.request.urlopen(request).read())["requests"]
+    return [r for r in reversed(rows) if r["model"] == model]
+
+
+@pytest.mark.parametrize("fallback", ["as-sent", "translated"])
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_agent_finishes_a_tool_round_trip_while_its_first_provider_is_overloaded(
+        agent, fallback, chain_gateway, overloaded_url, mock):
+    """The route's first provider answers 529s and drops connections; the gateway retries
+    before the first byte and moves on to the fallback (of the agent's dialect, or of the
+    other through translation), so the agent finishes its shell-tool round trip and never
+    sees a failure: every answer the gateway gave it was a 200 (Claude Code retries a 529 by
+    itself, so its finishing alone would not show that)."""
+    url, token = chain_gateway
+    model, fallback_path = CHAINS[agent][fallback]
+    overloaded = Mock(overloaded_url)
+    overloaded.clear()
+    overloaded.clear_faults()
+    marker = f"marker-{uuid.uuid4().hex[:12]}"
+    RESULTS[(agent, "chain", fallback)] = False
+    ok, text, log = _run(agent, url, model, "Run the command, then tell me its output.",
+                         agents.shell_call_headers(agent, marker), timeout=90)
+    assert ok, log
+    assert "tool result:" in text and marker in text and f"echo {marker}" not in text, text
+
+    # The first provider really failed, both ways.
+    faults = overloaded.faults()
+    injected = faults["injected"].get("529", 0)
+    dropped = faults["dropped"]
+    assert injected >= 1 and dropped >= 1, faults
+    # The fallback got the requests the first provider failed twice, in its own dialect.
+    rescued = _check_upstream(mock, fallback_path)
+    first_served = faults["statuses"].get("200", 0)
+
+    # The gateway retried each fault once, and every answer the agent got was a 200. A
+    # streamed answer is recorded once its stream ends, just after the agent has read it.
+    for _ in range(50):
+        rows = _feed(url, token, model)
+        answered = [r for r in rows if r["outcome"] != "retried"]
+        if len(answered) >= first_served + len(rescued):
+            break
+        time.sleep(0.1)
+    # A retried attempt is recorded with what the provider answered: its 529, or the 502
+    # the gateway gives a connection that closed unanswered.
+    retried = [r for r in rows if r["outcome"] == "retried"]
+    assert sorted(r["status"] for r in retried) == [502] * dropped + [529] * injected, rows
+    assert [(r["status"], r["outcome"]) for r in answered] == [(200, "completed")] * len(answered), rows
+    assert len(answered) == first_served + len(rescued), (faults, len(rescued), rows)
+    fallback_provider = CHAIN_FALLBACK[(agent, fallback)]
+    assert sum(r["provider"] == fallback_provider for r in answered) == len(rescued), rows
+    # The task changed provider halfway: the first provider answered the first request (the
+    # tool call); the request carrying the command's output met both faults and was answered
+    # by the fallback.
+    assert first_served >= 1, faults
+    assert marker in rescued[-1]["body"], "the command's output did not reach the fallback"
+    RESULTS[(agent, "chain", fallback)] = True
 
 
 def test_readme_shows_this_runs_agent_matrix():
