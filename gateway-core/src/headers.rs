@@ -65,6 +65,22 @@ pub fn relayed_response_header(name: &str) -> bool {
 /// Takes out of `headers` every name `keep` refuses. In place: a request's or a
 /// response's map is passed on rather than copied, and only the few names to drop are
 /// looked up (a map holds a dozen or two).
+/// A copy of the headers `keep` lets through, leaving the original as it is (a retry
+/// sends the same request again).
+pub fn kept_headers(
+    headers: &http::HeaderMap,
+    keep: fn(&str) -> bool,
+    room: usize,
+) -> http::HeaderMap {
+    let mut out = http::HeaderMap::with_capacity(headers.len() + room);
+    for (name, value) in headers {
+        if keep(name.as_str()) {
+            out.append(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
 pub fn retain_headers(headers: &mut http::HeaderMap, keep: fn(&str) -> bool) {
     while let Some(name) = headers.keys().find(|n| !keep(n.as_str())).cloned() {
         headers.remove(&name);

@@ -64,7 +64,7 @@ struct Ctx {
     /// Attempts made so far, for `x-trimgate-attempts`.
     attempts: u32,
     /// The provider and model of the attempt under way, for `x-trimgate-provider`/`-model`.
-    served: Option<(String, String)>,
+    served: Option<(Arc<Provider>, Arc<str>)>,
 }
 
 /// The optimizer's echo: `x-trimgate-applied`, `-saved-bytes`, `-saved-tokens`.
@@ -164,7 +164,7 @@ fn stamp(response: &mut Response, ctx: &Ctx) {
         .insert(X_OVERHEAD_MS, millis_header(ctx.overhead));
     if let Some((provider, model)) = &ctx.served {
         let headers = response.headers_mut();
-        if let Ok(v) = HeaderValue::from_str(provider) {
+        if let Ok(v) = HeaderValue::from_str(&provider.name) {
             headers.insert(X_PROVIDER, v);
         }
         if let Ok(v) = HeaderValue::from_str(model) {
@@ -450,7 +450,8 @@ struct Outgoing {
     provider: Arc<Provider>,
     endpoint: Endpoint,
     query: Option<String>,
-    headers: HeaderMap,
+    /// The headers to send, when not the client's own (a translated request's are filtered).
+    headers: Option<HeaderMap>,
     body: Bytes,
     /// Where a complete answer is kept in the response cache.
     store: Option<cache::Prepared>,
@@ -469,7 +470,7 @@ enum Via {
 struct Step {
     provider: Arc<Provider>,
     /// The model name this step sends.
-    model: String,
+    model: Arc<str>,
 }
 
 /// The steps for this request, and how many attempts they may take together.
@@ -481,7 +482,7 @@ fn chain(
 ) -> (Vec<Step>, u32) {
     let first = Step {
         provider: target.provider.clone(),
-        model: target.rewrite.unwrap_or(requested).to_owned(),
+        model: Arc::from(target.rewrite.unwrap_or(requested)),
     };
     let retry_off = headers
         .get(&X_RETRY)
@@ -492,7 +493,7 @@ fn chain(
     let mut steps = vec![first];
     steps.extend(target.fallbacks.iter().map(|s| Step {
         provider: s.provider.clone(),
-        model: s.model.clone().unwrap_or_else(|| requested.to_owned()),
+        model: Arc::from(s.model.as_deref().unwrap_or(requested)),
     }));
     (steps, target.max_attempts.unwrap_or(settings.max_attempts))
 }
@@ -599,7 +600,7 @@ async fn run(
         let step = &steps[step_index];
         ctx.attempts += 1;
         tries_on_step += 1;
-        ctx.served = Some((step.provider.name.clone(), step.model.clone()));
+        ctx.served = Some((step.provider.clone(), step.model.clone()));
         let record = pending.record();
         record.provider = Some(step.provider.name.clone());
         record.attempt = ctx.attempts;
@@ -627,11 +628,6 @@ async fn run(
             unreachable!("prepared just above");
         };
         let last_try = ctx.attempts >= max_attempts;
-        let headers = if last_try {
-            std::mem::take(&mut outgoing.headers)
-        } else {
-            outgoing.headers.clone()
-        };
         let attempt_started = Instant::now();
         if ctx.attempts == 1 {
             ctx.overhead += ctx.started.elapsed();
@@ -646,7 +642,7 @@ async fn run(
                 }),
                 outgoing.endpoint,
                 outgoing.query.as_deref(),
-                headers,
+                outgoing.headers.as_ref().unwrap_or(&parts.headers),
                 outgoing.body.clone(),
             )
             .await;
@@ -892,7 +888,7 @@ async fn prepare(
             state,
             ctx,
             pending,
-            parts.headers.clone(),
+            &parts.headers,
             parts.uri.query(),
             body,
             sniffed,
@@ -927,9 +923,9 @@ async fn prepare(
         state,
         ctx,
         pending,
-        parts.headers.clone(),
+        &parts.headers,
         &body,
-        step.model.clone(),
+        step.model.to_string(),
         provider,
         provider_dialect,
         gateway_key,

@@ -24,7 +24,7 @@ pub(super) async fn prepare(
     state: &Arc<AppState>,
     ctx: &mut Ctx,
     pending: &mut Pending,
-    headers: HeaderMap,
+    headers: &HeaderMap,
     query: Option<&str>,
     body: &Bytes,
     sniffed: &Sniffed,
@@ -49,11 +49,11 @@ pub(super) async fn prepare(
         model,
         dialect: ctx.dialect(),
         gateway_key,
-        credential: crate::upstream::client_credential(provider, &headers),
+        credential: crate::upstream::client_credential(provider, headers),
         temperature: sniffed.temperature,
         body: &body,
     };
-    let store = match cached(state, ctx, pending, &headers, &lookup).await {
+    let store = match cached(state, ctx, pending, headers, &lookup).await {
         Cached::Answer(response) => return Err(response),
         Cached::Store(store) => store,
     };
@@ -61,7 +61,7 @@ pub(super) async fn prepare(
         provider: provider.clone(),
         endpoint: ctx.endpoint,
         query: query.map(str::to_owned),
-        headers,
+        headers: None,
         body,
         store,
         via: Via::Same { hide_usage },

@@ -17,7 +17,7 @@ use crate::cache;
 use crate::config::Provider;
 use crate::dialect::{Dialect, Endpoint};
 use crate::error::GatewayError;
-use crate::headers::retain_headers;
+use crate::headers::kept_headers;
 use crate::pending::Pending;
 use crate::state::AppState;
 use crate::translate;
@@ -35,7 +35,7 @@ pub(super) async fn prepare(
     state: &Arc<AppState>,
     ctx: &mut Ctx,
     pending: &mut Pending,
-    mut headers: HeaderMap,
+    inbound: &HeaderMap,
     body: &[u8],
     model: String,
     provider: &Arc<Provider>,
@@ -53,18 +53,19 @@ pub(super) async fn prepare(
     };
     let (ir, upstream_body, report) = translate::request_for(client_dialect, body, model, &target)?;
     if !report.is_empty() {
-        log_dropped(&report, &headers, &target);
+        log_dropped(&report, inbound, &target);
         ctx.dropped = report.header_value();
         pending.record().dropped.clone_from(&ctx.dropped);
     }
     // The client's own provider's headers (`anthropic-beta`, `openai-organization`) mean
     // nothing to a provider of another dialect.
-    retain_headers(
-        &mut headers,
+    let headers = kept_headers(
+        inbound,
         match client_dialect {
             Dialect::AnthropicMessages => |name: &str| !name.starts_with("anthropic-"),
             _ => |name: &str| !name.starts_with("openai-"),
         },
+        0,
     );
     let lookup = cache::Request {
         provider: &provider.name,
@@ -83,7 +84,7 @@ pub(super) async fn prepare(
         provider: provider.clone(),
         endpoint: Endpoint::for_dialect(provider_dialect),
         query: None,
-        headers,
+        headers: Some(headers),
         body: Bytes::from(upstream_body),
         store,
         via: Via::Translated(Translation {

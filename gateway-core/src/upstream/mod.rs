@@ -20,8 +20,7 @@ use crate::config::{ClientAuth, Config, Provider};
 use crate::dialect::{Dialect, Endpoint};
 use crate::error::GatewayError;
 use crate::headers::{
-    forwarded_request_header, retain_headers, ANTHROPIC_VERSION, CLIENT_CREDENTIAL_HEADERS,
-    X_API_KEY,
+    forwarded_request_header, kept_headers, ANTHROPIC_VERSION, CLIENT_CREDENTIAL_HEADERS, X_API_KEY,
 };
 use crate::secrets::{KeySource, Secret, SecretError, SecretStore};
 use crate::telemetry;
@@ -109,7 +108,7 @@ impl Upstream {
         key: &KeySource,
         endpoint: Endpoint,
         query: Option<&str>,
-        inbound: HeaderMap,
+        inbound: &HeaderMap,
         body: Bytes,
     ) -> Result<Response<Incoming>, GatewayError> {
         let unreachable = |detail: &str| GatewayError::UpstreamUnreachable {
@@ -182,7 +181,7 @@ impl Upstream {
         *request.method_mut() = Method::GET;
         *request.uri_mut() = uri;
         *request.headers_mut() =
-            self.headers_for(provider, &provider.key, dialect, HeaderMap::new())?;
+            self.headers_for(provider, &provider.key, dialect, &HeaderMap::new())?;
         let sent = pc.pool().send(request, &host);
         match tokio::time::timeout(provider.timeouts.first_byte, sent).await {
             Err(_) => Err(GatewayError::UpstreamTimeout {
@@ -199,15 +198,16 @@ impl Upstream {
         provider: &Provider,
         source: &KeySource,
         dialect: Dialect,
-        inbound: HeaderMap,
+        inbound: &HeaderMap,
     ) -> Result<HeaderMap, GatewayError> {
-        let mut out = inbound;
-        // Taken before the client's credentials are stripped, and only for a provider
-        // configured to receive them.
-        let client = ClientCredentials::take(provider, &out);
-        retain_headers(
-            &mut out,
+        // Only for a provider configured to receive them.
+        let client = ClientCredentials::take(provider, inbound);
+        // Room for the provider's own headers, the key and the API version.
+        let room = provider.headers.len() + 2;
+        let mut out = kept_headers(
+            inbound,
             forwarded_request_header(dialect, provider.client_org),
+            room,
         );
         for (name, value) in &provider.headers {
             out.insert(name.clone(), value.clone());
