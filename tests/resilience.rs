@@ -642,3 +642,82 @@ api_keys = [{ env = "A" }, { env = "B", name = "b" }, { env = "C", name = "b" },
         assert!(err.contains(expected), "missing {expected:?} in:\n{err}");
     }
 }
+/// A provider driven into cooldown is shown so in the admin API, with the seconds until it
+/// is probed; the others, which never failed, are `up`; the log says it once.
+#[tokio::test]
+async fn the_admin_api_shows_a_cooling_provider_and_the_others_up() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&config(
+        &mock.url,
+        &refused_url(),
+        "cooldown_failures = 1\ncooldown_secs = 600",
+        "[[routes]]\nmatch = \"claude-x\"\nprovider = \"zz-failing\"\n",
+    ));
+    let health = || async {
+        let res = client()
+            .get(format!("{}/admin/api/health", gw.url))
+            .bearer_auth(&gw.admin_token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        res.json::<Value>().await.unwrap()
+    };
+    let state_of = |body: &Value, name: &str| {
+        body["providers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["provider"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} missing from {body}"))
+    };
+
+    // Before any failure every configured provider is listed, in rotation.
+    let before = health().await;
+    assert_eq!(before["providers"].as_array().unwrap().len(), 3, "{before}");
+    for name in ["zz-failing", "mock-openai", "mock-anthropic"] {
+        let p = state_of(&before, name);
+        assert_eq!(p["state"], "up", "{p}");
+        assert_eq!(p["retry_in_secs"], Value::Null, "{p}");
+    }
+
+    // One request fails at the refused port: out of rotation at once.
+    let res = post_json(&format!("{}/v1/messages", gw.url), MESSAGES, &[]).await;
+    assert!(res.status().is_server_error(), "{}", res.status());
+    let res = post_json(&format!("{}/v1/messages", gw.url), MESSAGES, &[]).await;
+    assert_eq!(res.status(), 503, "the second finds it cooling down");
+
+    let after = health().await;
+    let failing = state_of(&after, "zz-failing");
+    assert_eq!(failing["state"], "cooling_down", "{after}");
+    let retry_in = failing["retry_in_secs"].as_f64().unwrap();
+    assert!(retry_in > 500.0 && retry_in <= 600.0, "{retry_in}");
+    for name in ["mock-openai", "mock-anthropic"] {
+        assert_eq!(state_of(&after, name)["state"], "up", "{after}");
+    }
+
+    // The health of providers is the token holder's to see, like the rest of the API.
+    let res = client()
+        .get(format!("{}/admin/api/health", gw.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+
+    assert!(
+        eventually(std::time::Duration::from_secs(5), || gw
+            .stderr()
+            .contains("provider out of rotation: cooling down"))
+        .await,
+        "{}",
+        gw.stderr()
+    );
+    assert_eq!(
+        gw.stderr()
+            .matches("provider out of rotation: cooling down")
+            .count(),
+        1,
+        "one line per change of state"
+    );
+}

@@ -29,7 +29,34 @@ const state = {
   paused: false,
   requests: [],
   routes: [],
+  /** Provider name → when its cooldown ends (ms). */
+  cooling: new Map(),
 };
+/** As `[retry] cooldown_failures = 1`, `cooldown_secs = 600`. */
+const COOLDOWN_MS = 600_000;
+/** A provider at port 1 stands for one that refuses connections. */
+const refuses = (p) => /:1(\/|$)/.test(p.base_url ?? '');
+const globMatch = (glob, name) => new RegExp('^' + glob.split('*').map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*') + '$').test(name);
+
+/** The provider and model a request goes to: its route's steps in order, past cooling or refusing ones. */
+function pick(model) {
+  const route = state.routes.find((r) => globMatch(r.match, model));
+  if (!route) {
+    const p = [...state.providers.values()].find((q) => q.models.includes(model) || q.kind === 'openai');
+    return p ? { provider: p, served: model } : null;
+  }
+  const steps = [[route.provider, route.model ?? model], ...(route.fallbacks ?? []).map((f) => f.split('/'))];
+  for (const [name, served] of steps) {
+    const p = state.providers.get(name);
+    if (!p || (state.cooling.get(name) ?? 0) > Date.now()) continue;
+    if (refuses(p)) {
+      state.cooling.set(name, Date.now() + COOLDOWN_MS);
+      continue;
+    }
+    return { provider: p, served };
+  }
+  return null;
+}
 
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml' };
 const mask = (k) => `${k.slice(0, 3)}…${k.slice(-4)}`;
@@ -109,7 +136,8 @@ function savings(url) {
 
 function chat(body) {
   const model = body.model;
-  const provider = [...state.providers.values()].find((p) => p.models.includes(model) || p.kind === 'openai');
+  const picked = pick(model);
+  const provider = picked?.provider;
   let input = 0;
   let saved = 0;
   for (const m of body.messages ?? []) {
@@ -124,7 +152,7 @@ function chat(body) {
     dialect: 'chat',
     provider: provider?.name ?? null,
     model,
-    served: model,
+    served: picked?.served ?? model,
     streamed: false,
     status: provider ? 200 : 404,
     outcome: provider ? 'completed' : 'gateway_error',
@@ -216,6 +244,16 @@ function admin(method, path, url, body) {
       state.keys.delete(name);
       return [204];
     }
+  }
+  if (method === 'GET' && path === '/health') {
+    const now = Date.now();
+    const view = (p) => {
+      const until = state.cooling.get(p.name) ?? 0;
+      return until > now
+        ? { provider: p.name, state: 'cooling_down', failures: 0, retry_in_secs: (until - now) / 1000 }
+        : { provider: p.name, state: 'up', failures: 0, retry_in_secs: null };
+    };
+    return [200, { providers: [...state.providers.values()].map(view) }];
   }
   if (path === '/routes') {
     if (method === 'PUT') state.routes = body.routes;

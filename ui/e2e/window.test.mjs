@@ -109,6 +109,19 @@ describe('the window against the real gateway', () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
   }
 
+  /** The admin API called directly, with the window's token: what a test sets up behind the window's back. */
+  async function admin(method, path, body) {
+    const token = new URL(windowUrl).hash.replace(/^#token=/, '');
+    const res = await fetch(`${origin}/admin/api${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  }
+
   async function screenshot(name) {
     shot += 1;
     await page.screenshot({ path: join(SHOTS, `${String(shot).padStart(2, '0')}-${name}.png`), fullPage: true });
@@ -138,7 +151,8 @@ describe('the window against the real gateway', () => {
       mock = await startUntil(bin, ['mock', '--listen', '127.0.0.1:0'], { env, pattern: /listening on (http:\/\/\S+)/, name: 'trimgate mock' });
       mockUrl = mock.match[1];
       const config = join(tmp, 'trimgate.toml');
-      await writeFile(config, '[server]\nlisten = "127.0.0.1:0"\n');
+      // One failed request takes a provider out of rotation, for long enough to be seen.
+      await writeFile(config, '[server]\nlisten = "127.0.0.1:0"\n\n[retry]\ncooldown_failures = 1\ncooldown_secs = 600\n');
       gateway = await startUntil(bin, ['serve', '--config', config], { env, pattern: windowLine, name: 'trimgate serve' });
     }
     const token = gateway.match[2] ?? (await readFile(gateway.match[3], 'utf8')).trim();
@@ -365,17 +379,6 @@ describe('the window against the real gateway', () => {
 
   it("maps Claude Code's model slots to models of two providers, and the gateway serves them", async () => {
     // A second provider on the same mock, so the slots can go to different ones.
-    const token = new URL(windowUrl).hash.replace(/^#token=/, '');
-    const admin = async (method, path, body) => {
-      const res = await fetch(`${origin}/admin/api${path}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
-      return text ? JSON.parse(text) : null;
-    };
     await admin('POST', '/providers', { name: 'mock-b', kind: 'openai_compatible', base_url: `${mockUrl}/v1`, models: ['m-small'], key: MOCK_KEY });
 
     await nav('Agents');
@@ -436,6 +439,45 @@ describe('the window against the real gateway', () => {
     // Gone with its provider: its slot route too.
     await admin('DELETE', '/providers/mock-b');
     if (!FAKE) assert.equal((await admin('GET', '/routes')).routes.some((r) => r.provider === 'mock-b'), false);
+  });
+
+  it("shows a provider that refuses connections cooling down, and the route's fallback that served", async () => {
+    // Nothing listens on loopback port 1: every connection is refused.
+    await admin('POST', '/providers', { name: 'dead', kind: 'openai_compatible', base_url: 'http://127.0.0.1:1/v1', models: ['m-dead'] });
+    await admin('PATCH', '/routes', { replace: [], routes: [{ match: 'fragile-*', provider: 'dead', model: 'm-dead', fallbacks: [`mock/${MODEL}`] }] });
+
+    await nav('Providers');
+    const deadCard = page.getByRole('article', { name: 'dead' });
+    await until('dead up before any request', async () => (await textOf(deadCard.getByTestId('health'))) === 'up');
+
+    // One request: refused at `dead`, which cools down at once, and served by the fallback.
+    const client = new OpenAI({ baseURL: `${origin}/v1`, apiKey: 'sk-trimgate', maxRetries: 0, timeout: 20_000 });
+    const { data, response } = await client.chat.completions.create({ model: 'fragile-1', messages: [{ role: 'user', content: 'Say hello.' }] }).withResponse();
+    assert.ok(data.choices.length > 0);
+    if (!FAKE) assert.equal(response.headers.get('x-trimgate-provider'), 'mock');
+
+    // The badge follows without a reload: polled like the feed.
+    const badge = await until('the cooling-down badge', async () => {
+      const t = await textOf(deadCard.getByTestId('health'));
+      return /^cooling down · retry in \d+m \d+s$/.test(t) && t;
+    });
+    assert.match(badge, /retry in (9m|10m)/);
+    assert.equal(await deadCard.getByTestId('health').getAttribute('data-state'), 'cooling_down');
+    assert.equal(await textOf(page.getByRole('article', { name: 'mock' }).getByTestId('health')), 'up');
+
+    // The routes, with the chain that served.
+    const row = page.getByRole('table', { name: 'Routes' }).getByRole('row').filter({ hasText: 'fragile-*' });
+    assert.equal(await textOf(row.getByTestId('fallbacks')), `mock/${MODEL}`);
+    await row.getByText('dead/m-dead').waitFor();
+    await deadCard.scrollIntoViewIfNeeded();
+    await screenshot('provider-cooling-down');
+
+    // Gone from the window, with its route.
+    await deadCard.getByRole('button', { name: 'Delete provider' }).click();
+    await deadCard.getByRole('button', { name: 'Yes, delete dead' }).click();
+    await deadCard.waitFor({ state: 'detached' });
+    if (FAKE) await admin('PATCH', '/routes', { replace: ['fragile-*'], routes: [] });
+    else await until('its route gone', async () => (await page.getByRole('table', { name: 'Routes' }).getByText('fragile-*').count()) === 0);
   });
 
   it('deletes the key and then the provider', async () => {

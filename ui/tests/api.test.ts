@@ -173,6 +173,15 @@ describe('Api against a fake admin server', () => {
             });
           case 'GET /admin/api/providers':
             return json(200, { providers: [] });
+          case 'GET /admin/api/health':
+            return json(200, {
+              providers: [
+                { provider: 'openai', state: 'up', failures: 0, retry_in_secs: null },
+                { provider: 'local', state: 'cooling_down', failures: 0, retry_in_secs: 28.5 },
+              ],
+            });
+          case 'GET /admin/api/routes':
+            return json(200, { routes: [{ match: 'claude-*', provider: 'anthropic', fallbacks: ['openai/gpt-5'], max_attempts: 4 }] });
           case 'POST /admin/api/providers': {
             const p = JSON.parse(body);
             if (p.kind === 'openai_compatible' && !p.base_url) {
@@ -294,6 +303,18 @@ describe('Api against a fake admin server', () => {
     expect(await api(TOKEN).preview('x'.repeat(50), 'aggressive')).toEqual({ output: 'short', tokens_before: 100, tokens_after: 10 });
     expect(JSON.parse(seen.at(-1)!.body)).toEqual({ text: 'x'.repeat(50), tool_output: 'aggressive' });
     expect(await api(TOKEN).pause(true)).toBe(true);
+  });
+
+  it('reads each provider’s health and a route’s fallbacks', async () => {
+    const health = await api(TOKEN).health();
+    expect(seen.at(-1)?.url).toBe('/admin/api/health');
+    expect(health.map((h) => [h.provider, h.state, h.retry_in_secs])).toEqual([
+      ['openai', 'up', null],
+      ['local', 'cooling_down', 28.5],
+    ]);
+    const [route] = await api(TOKEN).routes();
+    expect(route.fallbacks).toEqual(['openai/gpt-5']);
+    expect(route.max_attempts).toBe(4);
   });
 
   it('replaces some routes and reads back all of them', async () => {

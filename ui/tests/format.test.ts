@@ -13,9 +13,11 @@ import {
   formatTick,
   formatTokens,
   formatUsd,
+  healthLabel,
   outcomeLabel,
   parseList,
   requestSucceeded,
+  routeSteps,
   share,
   splitApplied,
 } from '../src/lib/format';
@@ -153,5 +155,34 @@ describe('request outcome', () => {
     expect(requestSucceeded({ status: 200, outcome: 'client_cancelled' })).toBe(false);
     expect(requestSucceeded({ status: 502, outcome: 'gateway_error' })).toBe(false);
     expect(outcomeLabel('upstream_failed')).toBe('upstream failed');
+  });
+});
+
+describe('healthLabel', () => {
+  it('says up, probing, or cooling down with the seconds left rounded up', () => {
+    expect(healthLabel({ state: 'up', retry_in_secs: null })).toBe('up');
+    expect(healthLabel(null)).toBe('up');
+    expect(healthLabel({ state: 'probing', retry_in_secs: null })).toBe('probing');
+    expect(healthLabel({ state: 'cooling_down', retry_in_secs: 41.2 })).toBe('cooling down · retry in 42s');
+    expect(healthLabel({ state: 'cooling_down', retry_in_secs: 599.5 })).toBe('cooling down · retry in 10m 0s');
+    expect(healthLabel({ state: 'cooling_down', retry_in_secs: 0.01 })).toBe('cooling down · retry in 1s');
+  });
+
+  it('says the next request probes it once the cooldown ran out, and copes with a state it does not know', () => {
+    expect(healthLabel({ state: 'cooling_down', retry_in_secs: 0 })).toBe('cooling down · next request probes it');
+    expect(healthLabel({ state: 'cooling_down', retry_in_secs: null })).toBe('cooling down');
+    expect(healthLabel({ state: 'half_open', retry_in_secs: null })).toBe('half open');
+  });
+});
+
+describe('routeSteps', () => {
+  it('lists the route’s target then its fallbacks, in the order tried', () => {
+    expect(routeSteps({ provider: 'openai', model: 'gpt-5' })).toEqual(['openai/gpt-5']);
+    expect(routeSteps({ provider: 'local' })).toEqual(['local']);
+    expect(routeSteps({ provider: 'anthropic', model: 'claude-sonnet-5-5', fallbacks: ['openai/gpt-5', 'local/qwen3'] })).toEqual([
+      'anthropic/claude-sonnet-5-5',
+      'openai/gpt-5',
+      'local/qwen3',
+    ]);
   });
 });

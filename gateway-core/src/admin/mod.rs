@@ -7,6 +7,7 @@
 //! only: they are stored in the keychain and shown as a mask.
 
 pub mod edit;
+mod health;
 mod history;
 mod modes;
 mod providers;
@@ -14,6 +15,7 @@ mod routes;
 mod settings;
 pub mod ui;
 
+use health::get_health;
 use history::{requests, savings};
 use modes::{get_modes, pause, preview, put_modes};
 use providers::{
@@ -231,6 +233,7 @@ pub fn router<S: Clone + Send + Sync + 'static>(
             preflight(put(set_key).delete(delete_key)),
         )
         .route("/providers/{name}/test", preflight(post(test_provider)))
+        .route("/health", preflight(get(get_health)))
         .route(
             "/routes",
             preflight(get(get_routes).put(put_routes).patch(patch_routes)),

@@ -84,6 +84,23 @@ export interface Route {
   match: string;
   provider: string;
   model?: string;
+  /** `provider/model` steps tried in order when the provider fails before answering. */
+  fallbacks?: string[];
+  /** Attempts for a request on this route, all steps together (else `[retry] max_attempts`). */
+  max_attempts?: number;
+}
+
+/** `up` in rotation; `cooling_down` out of it after failures; `probing` one request tries it again. */
+export type HealthState = 'up' | 'cooling_down' | 'probing';
+
+/** A configured provider's health (`GET /admin/api/health`). */
+export interface ProviderHealth {
+  provider: string;
+  state: HealthState;
+  /** Failed requests in a row so far (while up). */
+  failures: number;
+  /** Seconds until it is probed again, while cooling down; else null. */
+  retry_in_secs: number | null;
 }
 
 export interface Modes {
@@ -405,6 +422,12 @@ export class Api {
 
   testProvider(name: string): Promise<TestResult> {
     return this.call('POST', `/providers/${enc(name)}/test`);
+  }
+
+  /** Every configured provider's health, in config order. */
+  async health(): Promise<ProviderHealth[]> {
+    const r = await this.call<{ providers: ProviderHealth[] }>('GET', '/health');
+    return r.providers;
   }
 
   async routes(): Promise<Route[]> {

@@ -66,6 +66,26 @@ export function formatDuration(secs: number): string {
   return `${Math.floor(s / 86_400)}d ${Math.floor((s % 86_400) / 3600)}h`;
 }
 
+/**
+ * A provider's health as its badge says it: "up", "cooling down · retry in 4m 2s" (the
+ * seconds left rounded up, so it never says 0 while it still waits), "probing".
+ */
+export function healthLabel(h: { state: string; retry_in_secs: number | null } | null | undefined): string {
+  if (!h || h.state === 'up') return 'up';
+  if (h.state === 'probing') return 'probing';
+  if (h.state === 'cooling_down') {
+    const left = h.retry_in_secs;
+    if (left == null || !Number.isFinite(left)) return 'cooling down';
+    return left > 0 ? `cooling down · retry in ${formatDuration(Math.ceil(left))}` : 'cooling down · next request probes it';
+  }
+  return h.state.replace(/_/g, ' ');
+}
+
+/** Where a route sends a request, in the order tried: `provider/model` (or the provider alone), then each fallback. */
+export function routeSteps(r: { provider: string; model?: string | null; fallbacks?: string[] | null }): string[] {
+  return [r.model ? `${r.provider}/${r.model}` : r.provider, ...(r.fallbacks ?? [])];
+}
+
 /** Bytes: 512 → "512 B", 2048 → "2 KiB", 5_500_000 → "5.2 MiB". */
 export function formatBytes(n: number | null | undefined): string {
   if (n == null || !Number.isFinite(n)) return '–';
