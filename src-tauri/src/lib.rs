@@ -29,6 +29,9 @@ use crate::core::Core;
 pub const HIDDEN_ARG: &str = "--hidden";
 
 /// Runs the app until it quits; the exit code says how it ended.
+// `tauri::generate_context!` expands to Tauri's own code, which calls
+// `std::process::exit`; the app itself returns its ExitCode.
+#[allow(clippy::disallowed_methods)]
 pub fn run() -> ExitCode {
     #[cfg(target_os = "linux")]
     name_a_language_for_the_webview();
