@@ -8,7 +8,7 @@
 //!   `budget_share` of its requests (and `budget_floor` are always allowed), so that an
 //!   outage does not turn every client into three.
 
-use std::collections::HashMap;
+use fnv::FnvHashMap as HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -119,10 +119,11 @@ impl Health {
     }
 
     /// Whether `provider` takes a request now; a cooldown that has run out lets one probe through.
-    pub fn admit(&self, provider: &str, settings: &Settings, now: Instant) -> Admit {
+    pub fn admit(&self, provider: &str, settings: &Settings, now: impl Fn() -> Instant) -> Admit {
         if self.unsettled.load(Ordering::Acquire) == 0 {
             return Admit::Yes;
         }
+        let now = now();
         let mut inner = self.lock();
         let Some(circuit) = inner.circuits.get_mut(provider) else {
             return Admit::Yes;
@@ -311,46 +312,54 @@ mod tests {
     #[test]
     fn failures_in_a_row_cool_a_provider_down_then_one_probe_decides() {
         let (h, s, t0) = (Health::default(), settings(), Instant::now());
-        assert_eq!(h.admit("a", &s, t0), Admit::Yes);
+        assert_eq!(h.admit("a", &s, || t0), Admit::Yes);
         h.failed("a", &s, None, t0);
-        assert_eq!(h.admit("a", &s, t0), Admit::Yes);
+        assert_eq!(h.admit("a", &s, || t0), Admit::Yes);
         h.succeeded("a");
         h.failed("a", &s, None, t0);
-        assert_eq!(h.admit("a", &s, t0), Admit::Yes, "a success broke the run");
+        assert_eq!(
+            h.admit("a", &s, || t0),
+            Admit::Yes,
+            "a success broke the run"
+        );
         h.failed("a", &s, None, t0);
         assert_eq!(
-            h.admit("a", &s, t0 + Duration::from_secs(4)),
+            h.admit("a", &s, || t0 + Duration::from_secs(4)),
             Admit::No {
                 retry_in: Duration::from_secs(6)
             }
         );
         assert_eq!(h.report(t0)[0].state, "cooling_down");
         let later = t0 + Duration::from_secs(11);
-        assert_eq!(h.admit("a", &s, later), Admit::Probe);
+        assert_eq!(h.admit("a", &s, || later), Admit::Probe);
         assert!(
-            matches!(h.admit("a", &s, later), Admit::No { .. }),
+            matches!(h.admit("a", &s, || later), Admit::No { .. }),
             "one probe at a time"
         );
         // The probe fails: out again for a full cooldown.
         h.failed("a", &s, None, later);
         assert!(matches!(
-            h.admit("a", &s, later + Duration::from_secs(9)),
+            h.admit("a", &s, || later + Duration::from_secs(9)),
             Admit::No { .. }
         ));
         assert_eq!(
-            h.admit("a", &s, later + Duration::from_secs(10)),
+            h.admit("a", &s, || later + Duration::from_secs(10)),
             Admit::Probe
         );
         h.succeeded("a");
         assert_eq!(
-            h.admit("a", &s, later + Duration::from_secs(10)),
+            h.admit("a", &s, || later + Duration::from_secs(10)),
             Admit::Yes
         );
         assert!(
             h.report(later).is_empty(),
             "a provider plainly up is not reported"
         );
-        assert_eq!(h.admit("b", &s, later), Admit::Yes, "providers are apart");
+        assert_eq!(
+            h.admit("b", &s, || later),
+            Admit::Yes,
+            "providers are apart"
+        );
     }
 
     #[test]
@@ -358,12 +367,15 @@ mod tests {
         let (h, s, t0) = (Health::default(), settings(), Instant::now());
         h.failed("a", &s, Some(Duration::from_secs(3)), t0);
         assert_eq!(
-            h.admit("a", &s, t0),
+            h.admit("a", &s, || t0),
             Admit::No {
                 retry_in: Duration::from_secs(3)
             }
         );
-        assert_eq!(h.admit("a", &s, t0 + Duration::from_secs(3)), Admit::Probe);
+        assert_eq!(
+            h.admit("a", &s, || t0 + Duration::from_secs(3)),
+            Admit::Probe
+        );
     }
 
     #[test]
@@ -371,12 +383,15 @@ mod tests {
         let (h, s, t0) = (Health::default(), settings(), Instant::now());
         h.failed("a", &s, Some(Duration::from_secs(1)), t0);
         let t1 = t0 + Duration::from_secs(1);
-        assert_eq!(h.admit("a", &s, t1), Admit::Probe);
+        assert_eq!(h.admit("a", &s, || t1), Admit::Probe);
         assert!(matches!(
-            h.admit("a", &s, t1 + Duration::from_secs(9)),
+            h.admit("a", &s, || t1 + Duration::from_secs(9)),
             Admit::No { .. }
         ));
-        assert_eq!(h.admit("a", &s, t1 + Duration::from_secs(10)), Admit::Probe);
+        assert_eq!(
+            h.admit("a", &s, || t1 + Duration::from_secs(10)),
+            Admit::Probe
+        );
     }
 
     #[test]

@@ -553,9 +553,10 @@ async fn run(
         .then(|| session_of(pending.record().session.as_deref(), &body))
         .flatten();
     let mut key_index: Option<usize> = None;
+    // The arrival time is close enough for a window of a minute, and costs no clock read.
     state
         .health
-        .note_request(&steps[0].provider.name, settings, Instant::now());
+        .note_request(&steps[0].provider.name, settings, ctx.started);
     loop {
         // The step to try: the current one, unless it is cooling down.
         let mut cooling: Option<Duration> = None;
@@ -565,7 +566,7 @@ async fn run(
             };
             match state
                 .health
-                .admit(&step.provider.name, settings, Instant::now())
+                .admit(&step.provider.name, settings, Instant::now)
             {
                 crate::health::Admit::Yes | crate::health::Admit::Probe => {
                     match pool_key(state, &step.provider, session, settings) {
