@@ -732,6 +732,12 @@ def soak_report(args, results, samples, sent_for, connections, at_start, final_r
         d = per_fault.setdefault(r["fault"], {"sent": 0, "as_expected": 0, "expect": r["expect"]})
         d["sent"] += 1
         d["as_expected"] += r["seen"] == r["expect"]
+    def why(r):
+        return f"{r['status']} {r.get('error') or r['seen']}" if r["status"] != 200 else r["seen"]
+
+    clean_bad_by = {}
+    for r in clean_bad:
+        clean_bad_by[why(r)] = clean_bad_by.get(why(r), 0) + 1
     lat = sorted(r["ms"] for r in clean)
     return {
         "run": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -743,7 +749,8 @@ def soak_report(args, results, samples, sent_for, connections, at_start, final_r
         "sent": sent, "streamed": sum(r["stream"] for r in results),
         "by_dialect": {d: sum(r["dialect"] == d for r in results) for d in DIALECTS},
         "injected": len(injected), "per_fault": per_fault,
-        "clean_not_complete": len(clean_bad), "clean_not_complete_examples": clean_bad[:10],
+        "clean_not_complete": len(clean_bad), "clean_not_complete_by_kind": clean_bad_by,
+        "clean_not_complete_examples": clean_bad[:10],
         "injected_not_as_expected": len(fault_bad), "injected_not_as_expected_examples": fault_bad[:10],
         "clean_latency_ms": {"p50": lat[len(lat) // 2], "p99": lat[int(len(lat) * 0.99)], "max": lat[-1]}
         if lat else None,
@@ -765,7 +772,9 @@ def soak_markdown(r):
         f"| requests sent | {r['sent']} ({r['streamed']} streamed; Chat {r['by_dialect'][CHAT]}, "
         f"Responses {r['by_dialect'][RESPONSES]}, Messages {r['by_dialect'][MESSAGES]}) | |",
         f"| with an injected fault | {r['injected']} | ~{r['fault_share']:.0%} |",
-        f"| errors not injected (clean requests not answered completely) | {r['clean_not_complete']} | 0 |",
+        f"| errors not injected (clean requests not answered completely) | {r['clean_not_complete']}"
+        + ("".join(f"; {n} × {k}" for k, n in sorted(r["clean_not_complete_by_kind"].items())))
+        + " | 0 |",
         f"| injected faults not seen as expected | {r['injected_not_as_expected']} | 0 |",
         f"| ledger rows, not `retried` (distinct request ids) | {r['ledger_final_rows']} "
         f"({r['ledger_distinct_requests']}) | = requests sent ({r['sent']}) |",
