@@ -507,9 +507,13 @@ class Pool:
         self.host, self.port = host, port
         self.idle = []
         self.opened = 0
+        self.stale = 0
 
     async def request(self, path, body, headers, timeout):
-        if self.idle:
+        """As HTTP clients do, a request that finds its kept-alive connection closed by the
+        server (idle timeout) before any answer is sent again once on a new connection."""
+        reused = bool(self.idle)
+        if reused:
             reader, writer = self.idle.pop()
         else:
             reader, writer = await asyncio.open_connection(self.host, self.port)
@@ -519,6 +523,13 @@ class Pool:
                     f"content-length: {len(body)}"] + [f"{k}: {v}" for k, v in headers.items()]
             writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
             status, rh, data = await asyncio.wait_for(read_response(reader), timeout)
+        except StaleConnection:
+            writer.close()
+            if not reused:
+                raise
+            self.stale += 1
+            self.idle.clear()
+            return await self.request(path, body, headers, timeout)
         except BaseException:
             writer.close()
             raise
@@ -534,10 +545,17 @@ class Pool:
         self.idle = []
 
 
+class StaleConnection(ConnectionError):
+    """The server closed the connection before any byte of an answer."""
+
+
 async def read_response(reader):
-    line = await reader.readline()
+    try:
+        line = await reader.readline()
+    except ConnectionResetError as e:
+        raise StaleConnection(str(e)) from e
     if not line:
-        raise ConnectionError("closed before the status line")
+        raise StaleConnection("closed before the status line")
     status = int(line.split()[1])
     rh = {}
     while True:
@@ -594,7 +612,7 @@ def proc_sample(pid):
     return {"rss_kib": status_kib(pid, "VmRSS"), "fds": fds}
 
 
-async def soak_traffic(addr, seconds, rate, share, stream_share, pid, sample_every, seed):
+async def soak_traffic(addr, seconds, rate, share, stream_share, pid, sample_every, seed, skip):
     rng = random.Random(seed)
     host, port = addr.rsplit(":", 1)
     pool = Pool(host, int(port))
@@ -652,7 +670,7 @@ async def soak_traffic(addr, seconds, rate, share, stream_share, pid, sample_eve
         stream = rng.random() < stream_share
         fault = None
         if rng.random() < share:
-            choices = [f for f in SOAK_FAULTS if not f[3] or stream]
+            choices = [f for f in SOAK_FAULTS if (not f[3] or stream) and f[0] not in skip]
             fault = rng.choice(choices)
         t = asyncio.create_task(one(i, dialect, stream, fault))
         tasks.add(t)
@@ -666,7 +684,7 @@ async def soak_traffic(addr, seconds, rate, share, stream_share, pid, sample_eve
     await asyncio.sleep(sample_every)
     sampling.cancel()
     pool.close()
-    return results, samples, sent_for, pool.opened
+    return results, samples, sent_for, (pool.opened, pool.stale)
 
 
 def run_soak(args):
@@ -678,7 +696,8 @@ def run_soak(args):
         routes = "".join(route(f"soak-{k}", f"mock-{k}", k, OTHER[k]) for k in ("openai", "anthropic"))
         # first_byte 2 s (the timeout fault waits 2.5 s), idle as the table's.
         providers = providers.replace(f"first_byte_secs = {FIRST_BYTE_SECS}", "first_byte_secs = 2")
-        config = f'[ledger]\nurl = "sqlite://{b.ledger}"\n\n' + providers + routes
+        ledger = f'[ledger]\nurl = "sqlite://{b.ledger}"\n\n' if not args.no_ledger else ""
+        config = ledger + providers + routes
         gw, gw_addr = b.gateway(config)
         first = send(gw_addr, CHAT, "soak-openai", False, {})
         if first.get("status") != 200:
@@ -688,16 +707,18 @@ def run_soak(args):
         print(f"-- soak: {seconds:.0f} s at {args.rate}/s, {args.fault_share:.0%} faults", file=sys.stderr)
         results, samples, sent_for, connections = asyncio.run(soak_traffic(
             gw_addr, seconds, args.rate, args.fault_share, args.stream_share, gw.pid, args.sample_every,
-            args.seed))
+            args.seed, set(args.skip_fault)))
         time.sleep(1.5)  # the ledger writer's last batch
-        db = sqlite3.connect(f"file:{b.ledger}?mode=ro", uri=True)
-        final_rows = db.execute("SELECT count(*), count(DISTINCT request_id) FROM requests "
-                                "WHERE request_id LIKE 'soak-%' AND outcome != 'retried'").fetchone()
-        retried_rows = db.execute("SELECT count(*) FROM requests WHERE request_id LIKE 'soak-%' "
-                                  "AND outcome = 'retried'").fetchone()[0]
-        by_outcome = dict(db.execute("SELECT outcome, count(*) FROM requests WHERE request_id LIKE 'soak-%' "
-                                     "GROUP BY outcome").fetchall())
-        db.close()
+        final_rows, retried_rows, by_outcome = (None, None), None, {}
+        if not args.no_ledger:
+            db = sqlite3.connect(f"file:{b.ledger}?mode=ro", uri=True)
+            final_rows = db.execute("SELECT count(*), count(DISTINCT request_id) FROM requests "
+                                    "WHERE request_id LIKE 'soak-%' AND outcome != 'retried'").fetchone()
+            retried_rows = db.execute("SELECT count(*) FROM requests WHERE request_id LIKE 'soak-%' "
+                                      "AND outcome = 'retried'").fetchone()[0]
+            by_outcome = dict(db.execute("SELECT outcome, count(*) FROM requests WHERE request_id LIKE 'soak-%' "
+                                         "GROUP BY outcome").fetchall())
+            db.close()
         report = soak_report(args, results, samples, sent_for, connections, at_start, final_rows,
                              retried_rows, by_outcome, gw.pid)
         out = write_json(args.out, "faults-soak", report)
@@ -745,7 +766,8 @@ def soak_report(args, results, samples, sent_for, connections, at_start, final_r
         "bin": args.bin, "machine": machine(),
         "duration_s": round(sent_for, 1), "rate": args.rate, "fault_share": args.fault_share,
         "stream_share": args.stream_share, "warmup_s": warm, "window_s": window * args.sample_every, "sample_every_s": args.sample_every,
-        "client_connections_opened": connections,
+        "client_connections_opened": connections[0], "stale_keepalive_resends": connections[1],
+        "ledger": not args.no_ledger, "skipped_faults": args.skip_fault,
         "sent": sent, "streamed": sum(r["stream"] for r in results),
         "by_dialect": {d: sum(r["dialect"] == d for r in results) for d in DIALECTS},
         "injected": len(injected), "per_fault": per_fault,
@@ -771,7 +793,8 @@ def soak_markdown(r):
         "|---|---|---|",
         f"| requests sent | {r['sent']} ({r['streamed']} streamed; Chat {r['by_dialect'][CHAT]}, "
         f"Responses {r['by_dialect'][RESPONSES]}, Messages {r['by_dialect'][MESSAGES]}) | |",
-        f"| with an injected fault | {r['injected']} | ~{r['fault_share']:.0%} |",
+        f"| with an injected fault | {r['injected']}"
+        + (f" (not: {', '.join(r['skipped_faults'])})" if r["skipped_faults"] else "") + f" | ~{r['fault_share']:.0%} |",
         f"| errors not injected (clean requests not answered completely) | {r['clean_not_complete']}"
         + ("".join(f"; {n} × {k}" for k, n in sorted(r["clean_not_complete_by_kind"].items())))
         + " | 0 |",
@@ -784,6 +807,8 @@ def soak_markdown(r):
         f"({rss['growth_pct']:+.2f} %; max {mib(rss['max'])}) | ≤ +5 % |",
         f"| open fds, same windows | {fds['first_minute_after_warmup']} → {fds['last_minute']} "
         f"({fds['growth_pct']:+.2f} %; min {fds['min']}, max {fds['max']}) | ≤ +5 % |",
+        f"| client connections opened (kept-alive ones the gateway had closed, sent again) | "
+        f"{r['client_connections_opened']} ({r['stale_keepalive_resends']}) | |",
         f"| clean requests, latency p50 / p99 / max | {r['clean_latency_ms']['p50']} / "
         f"{r['clean_latency_ms']['p99']} / {r['clean_latency_ms']['max']} ms | |",
         "",
@@ -1068,6 +1093,9 @@ def main():
     s.add_argument("--warmup", type=float, default=60, help="seconds before growth is counted")
     s.add_argument("--sample-every", type=float, default=5)
     s.add_argument("--seed", type=int, default=19)
+    s.add_argument("--skip-fault", action="append", default=[], metavar="NAME",
+                   help="leave this fault out of the mix (e.g. '429, then fine'); repeatable")
+    s.add_argument("--no-ledger", action="store_true", help="run the gateway without its ledger")
     st = sub.add_parser("streams", help="streams held open at once")
     st.add_argument("--streams", type=int, default=10_000)
     st.add_argument("--per-conn", type=int, default=100, help="HTTP/2 streams per client connection")
