@@ -266,6 +266,40 @@ fallbacks = ["mock-anthropic/claude-sonnet-5-5"]
     assert_eq!(flaky.hits(), 1);
 }
 
+/// A route without a fallback: a 429 asking for a short wait (within `max_wait`) is waited
+/// out and tried again on the same provider, though its reset took the provider out of
+/// rotation until then.
+#[tokio::test]
+async fn a_short_retry_after_is_waited_out_on_a_route_without_a_fallback() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = start_inprocess(&config(
+        &mock.url,
+        &refused_url(),
+        "",
+        "[[routes]]\nmatch = \"claude-x\"\nprovider = \"mock-anthropic\"\nmodel = \"claude-sonnet-5-5\"\n",
+    ))
+    .await;
+    let started = std::time::Instant::now();
+    let res = post_json(
+        &format!("{}/v1/messages", gw.url),
+        MESSAGES,
+        &[
+            ("x-mock-error-status", "429"),
+            ("x-mock-retry-after", "1"),
+            ("x-mock-fail-first", "1"),
+            ("x-mock-fault-key", "short-429"),
+        ],
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-trimgate-attempts"), "2");
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(1),
+        "the provider's retry-after was waited out"
+    );
+    assert_eq!(mock.state.requests().len(), 2);
+}
+
 #[tokio::test]
 async fn a_chain_all_cooling_down_answers_at_once_with_a_clear_503() {
     let mock = start_mock(MockConfig::default()).await;

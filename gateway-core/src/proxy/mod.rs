@@ -704,10 +704,12 @@ async fn run(
         };
         let in_time = ctx.started.elapsed() + wait < settings.deadline
             && (move_on || wait <= settings.max_wait);
-        // A retry goes ahead only to a step in rotation (this one may just have cooled down).
+        // A retry goes ahead only to a step in rotation when it goes out, after the wait:
+        // this one may just have cooled down, for longer than the wait, or only until the
+        // 429's reset that the wait is.
         let next_in_rotation = steps[step_index + usize::from(move_on)..]
             .iter()
-            .any(|s| !state.health.cooling(&s.provider.name, settings, now));
+            .any(|s| !state.health.cooling(&s.provider.name, settings, now + wait));
         let retry = !last_try
             && in_time
             && next_in_rotation
