@@ -755,3 +755,29 @@ async fn the_admin_api_shows_a_cooling_provider_and_the_others_up() {
         "one line per change of state"
     );
 }
+
+#[tokio::test]
+async fn a_chain_out_of_rotation_for_less_than_max_wait_is_waited_out_not_refused() {
+    let mock = start_mock(MockConfig::default()).await;
+    // The first request's 429 says its limit resets in a second: the provider cools for
+    // that long, and the next request, arriving meanwhile, waits for it.
+    let gw = start_inprocess(&config(
+        &mock.url,
+        &refused_url(),
+        "max_attempts = 1",
+        "[[routes]]\nmatch = \"gpt-x\"\nprovider = \"mock-openai\"\nmodel = \"gpt-5\"\n",
+    ))
+    .await;
+    let url = format!("{}/v1/chat/completions", gw.url);
+    let res = post_json(
+        &url,
+        CHAT,
+        &[("x-mock-error-status", "429"), ("x-mock-retry-after", "1")],
+    )
+    .await;
+    assert_eq!(res.status(), 429);
+    let started = std::time::Instant::now();
+    let res = post_json(&url, CHAT, &[]).await;
+    assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
+    assert!(started.elapsed() >= std::time::Duration::from_millis(500));
+}

@@ -553,6 +553,7 @@ async fn run(
         .then(|| session_of(pending.record().session.as_deref(), &body))
         .flatten();
     let mut key_index: Option<usize> = None;
+    let mut waited_out = false;
     // The arrival time is close enough for a window of a minute, and costs no clock read.
     state
         .health
@@ -591,11 +592,25 @@ async fn run(
                 }
             }
         };
-        // Only before the first attempt: a retry goes ahead only to a step in rotation.
+        // Every step out of rotation (before the first attempt: a retry goes ahead only to
+        // a step in rotation). Out for less than `max_wait`, as after a 429's short reset,
+        // the chain is waited out once, as a `retry-after` would be; for longer, the client
+        // hears it at once rather than piling up.
         let Some(step_index) = step_index else {
+            let retry_in = cooling.unwrap_or(settings.cooldown);
+            if !waited_out
+                && retry_in <= settings.max_wait
+                && ctx.started.elapsed() + retry_in < settings.deadline
+            {
+                waited_out = true;
+                tokio::time::sleep(retry_in).await;
+                step_at = 0;
+                tries_on_step = 0;
+                continue;
+            }
             return Err(GatewayError::CoolingDown {
                 model: sniffed.model.clone(),
-                retry_in_secs: cooling.map_or(1, |c| c.as_secs().max(1)),
+                retry_in_secs: retry_in.as_secs().max(1),
             });
         };
         let step = &steps[step_index];
