@@ -33,6 +33,18 @@ enum Circuit {
     },
 }
 
+impl Circuit {
+    /// How long it stays out of rotation from `now`; `None` when a request may go.
+    fn out_for(self, settings: &Settings, now: Instant) -> Option<Duration> {
+        let until = match self {
+            Circuit::Closed { .. } => return None,
+            Circuit::Open { until } => until,
+            Circuit::HalfOpen { since } => since + settings.cooldown,
+        };
+        (now < until).then(|| until - now)
+    }
+}
+
 /// Whether a request may go to a provider now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Admit {
@@ -128,21 +140,16 @@ impl Health {
         let Some(circuit) = inner.circuits.get_mut(provider) else {
             return Admit::Yes;
         };
-        match *circuit {
-            Circuit::Closed { .. } => Admit::Yes,
-            Circuit::Open { until } if now < until => Admit::No {
-                retry_in: until - now,
-            },
-            Circuit::HalfOpen { since } if now < since + settings.cooldown => Admit::No {
-                retry_in: since + settings.cooldown - now,
-            },
-            Circuit::Open { .. } | Circuit::HalfOpen { .. } => {
-                *circuit = Circuit::HalfOpen { since: now };
-                set_gauge(provider, 2.0);
-                tracing::info!(provider, "provider cooldown over: one request probes it");
-                Admit::Probe
-            }
+        if let Circuit::Closed { .. } = *circuit {
+            return Admit::Yes;
         }
+        if let Some(retry_in) = circuit.out_for(settings, now) {
+            return Admit::No { retry_in };
+        }
+        *circuit = Circuit::HalfOpen { since: now };
+        set_gauge(provider, 2.0);
+        tracing::info!(provider, "provider cooldown over: one request probes it");
+        Admit::Probe
     }
 
     /// The next turn at `provider`'s key pool.
@@ -161,11 +168,10 @@ impl Health {
         if self.unsettled.load(Ordering::Acquire) == 0 {
             return false;
         }
-        match self.lock().circuits.get(provider) {
-            Some(Circuit::Open { until }) => now < *until,
-            Some(Circuit::HalfOpen { since }) => now < *since + settings.cooldown,
-            _ => false,
-        }
+        self.lock()
+            .circuits
+            .get(provider)
+            .is_some_and(|c| c.out_for(settings, now).is_some())
     }
 
     /// The provider answered (any answer the client did not need retried).

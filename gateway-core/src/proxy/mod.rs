@@ -695,7 +695,11 @@ async fn run(
                 let target = key_target(&provider_name, &pool_key.name);
                 let cool_for = reset_in.unwrap_or(settings.cooldown);
                 state.health.failed(&target, settings, Some(cool_for), now);
-                pool_key_usable(state, &outgoing.provider, session, settings)
+                outgoing.provider.pool.iter().any(|k| {
+                    !state
+                        .health
+                        .cooling(&key_target(&provider_name, &k.name), settings, now)
+                })
             }
             _ => {
                 if tries_on_step == 1 || reset_in.is_some() {
@@ -730,10 +734,13 @@ async fn run(
             && next_in_rotation
             && state.health.take_retry(&provider_name, settings, now);
         if !retry {
-            return match result {
-                Ok(response) => deliver_failure(state, ctx, pending, prepared, response).await,
-                Err(e) => Err(e),
+            // The last failure is the answer: a provider's error relayed as any answer is,
+            // in the client's dialect.
+            let response = result?;
+            let Some((_, outgoing)) = prepared else {
+                unreachable!("prepared above");
             };
+            return deliver(state, ctx, pending, outgoing, response).await;
         }
         metrics::counter!("trimgate_retries_total", "provider" => provider_name.clone(), "kind" => failure.label()).increment(1);
         let status = match &result {
@@ -781,16 +788,6 @@ fn pool_key(
     })
     .map(Some)
     .ok_or(())
-}
-
-/// Whether some key of the provider's pool is in rotation now.
-fn pool_key_usable(
-    state: &AppState,
-    provider: &Provider,
-    session: Option<u64>,
-    settings: &crate::retry::Settings,
-) -> bool {
-    provider.pool.len() > 1 && matches!(pool_key(state, provider, session, settings), Ok(Some(_)))
 }
 
 /// The session a request belongs to, for keeping it on one key: the agent's session header,
@@ -1005,23 +1002,6 @@ async fn deliver(
             translated::answer(state, ctx, pending, &provider, how, store, response).await
         }
     }
-}
-
-/// The last attempt's failing answer, relayed as any answer is: in the client's dialect.
-async fn deliver_failure(
-    state: &Arc<AppState>,
-    ctx: &mut Ctx,
-    pending: &mut Pending,
-    prepared: Option<(usize, Outgoing)>,
-    response: http::Response<hyper::body::Incoming>,
-) -> Result<Response, GatewayError> {
-    let Some((_, outgoing)) = prepared else {
-        return Err(GatewayError::UpstreamBroken {
-            provider: "-".into(),
-            detail: "no request was prepared".into(),
-        });
-    };
-    deliver(state, ctx, pending, outgoing, response).await
 }
 
 /// What the response cache made of a request.
