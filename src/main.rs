@@ -2,6 +2,7 @@
 //! trace export, when configured), binds, and hands over to gateway-core.
 
 mod memory;
+mod status;
 mod traces;
 mod wrap;
 
@@ -54,6 +55,20 @@ enum Command {
     Stats(StatsArgs),
     /// Run a coding agent (claude, codex, aider, or any command) through the running gateway.
     Wrap(WrapArgs),
+    /// The running gateway's providers: in rotation, cooling down, or being probed.
+    Status(StatusArgs),
+}
+
+#[derive(Args)]
+struct StatusArgs {
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// The gateway's address (default: the config's listen address).
+    #[arg(long, env = "TRIMGATE_URL")]
+    gateway: Option<String>,
+    /// Print the gateway's JSON instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -494,8 +509,36 @@ fn format_ms(ms: i64) -> String {
 }
 
 fn wrap_agent(args: WrapArgs) -> Result<i32, String> {
-    // The config says where the gateway listens and whether it wants its local key.
-    let named = args.config.config.clone();
+    let (base, local_key) = gateway_address(&args.config, args.gateway)?;
+    wrap::run(&base, &args.agent, &args.args, local_key.as_deref())
+}
+
+async fn status(args: StatusArgs) -> Result<(), String> {
+    let (base, local_key) = gateway_address(&args.config, args.gateway)?;
+    let local_key = match local_key {
+        Some(path) => Some(
+            gateway_core::local_key::LocalKey::read(&path)
+                .map_err(|e| format!("{e} (the gateway makes it when it starts with this config)"))?
+                .expose()
+                .to_owned(),
+        ),
+        None => None,
+    };
+    let target = status::Target {
+        base,
+        local_key,
+        gateway_key: std::env::var("TRIMGATE_KEY").ok().filter(|k| !k.is_empty()),
+    };
+    status::run(&target, args.json).await
+}
+
+/// The running gateway's base URL (`--gateway`, else the config's listen address) and the
+/// path of its local key when its config turns that on.
+fn gateway_address(
+    args: &ConfigArgs,
+    gateway: Option<String>,
+) -> Result<(String, Option<PathBuf>), String> {
+    let named = args.config.clone();
     let config_path = named
         .clone()
         .or_else(|| config::default_config_path().filter(|p| p.exists()));
@@ -504,11 +547,11 @@ fn wrap_agent(args: WrapArgs) -> Result<i32, String> {
         Some(path) => match Config::load(path) {
             Ok(config) => Some(config),
             // Given the address, a broken default config only costs the local key.
-            Err(_) if named.is_none() && args.gateway.is_some() => None,
+            Err(_) if named.is_none() && gateway.is_some() => None,
             Err(e) => return Err(e.to_string()),
         },
     };
-    let base = match args.gateway {
+    let base = match gateway {
         Some(url) => url,
         None => {
             let listen = config
@@ -526,7 +569,7 @@ fn wrap_agent(args: WrapArgs) -> Result<i32, String> {
         .filter(|c| c.server.local_key)
         .and(config_path)
         .map(|path| gateway_core::local_key::path_for(&path));
-    wrap::run(&base, &args.agent, &args.args, local_key.as_deref())
+    Ok((base, local_key))
 }
 
 fn check(args: ConfigArgs) -> Result<(), String> {
@@ -557,6 +600,7 @@ fn main() -> ExitCode {
         Command::Mock(args) => runtime.block_on(mock(args)),
         Command::Check(args) => check(args),
         Command::Stats(args) => runtime.block_on(stats(args)),
+        Command::Status(args) => runtime.block_on(status(args)),
         Command::Wrap(args) => {
             return match wrap_agent(args) {
                 Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),

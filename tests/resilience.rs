@@ -731,6 +731,45 @@ async fn the_admin_api_shows_a_cooling_provider_and_the_others_up() {
         assert_eq!(state_of(&after, name)["state"], "up", "{after}");
     }
 
+    // `trimgate status` shows the same, from the gateway's `/status`.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_trimgate"))
+        .args(["status", "--gateway", &gw.url, "--config"])
+        .arg(gw.dir.path().join("config.toml"))
+        .env_remove("TRIMGATE_KEY")
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{printed}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let row = |name: &str| {
+        printed
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no row for {name} in\n{printed}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("zz-failing")[1], "cooling_down", "{printed}");
+    assert_eq!(row("zz-failing")[4], "s", "a wait in seconds: {printed}");
+    assert_eq!(row("mock-openai")[1], "up", "{printed}");
+    assert_eq!(row("mock-anthropic")[1], "up", "{printed}");
+
+    // With no gateway there, it says so and fails.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_trimgate"))
+        .args(["status", "--gateway", &refused_url(), "--config"])
+        .arg(gw.dir.path().join("config.toml"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no gateway answers at"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     // The health of providers is the token holder's to see, like the rest of the API.
     let res = client()
         .get(format!("{}/admin/api/health", gw.url))

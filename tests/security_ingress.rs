@@ -58,7 +58,14 @@ async fn a_rebound_host_is_refused_on_every_route_and_nothing_goes_upstream() {
     .await;
     assert_eq!(res.status(), 403);
 
-    for path in ["/v1/models", "/models", "/metrics", "/healthz", "/readyz"] {
+    for path in [
+        "/v1/models",
+        "/models",
+        "/metrics",
+        "/status",
+        "/healthz",
+        "/readyz",
+    ] {
         let res = client()
             .get(format!("{}{path}", gw.url))
             .header("host", &evil)
@@ -602,7 +609,7 @@ async fn with_gateway_keys_models_and_metrics_need_a_key() {
         ),
         &[("TG_TEST_GATEWAY_KEY", "gk-ci-123")],
     );
-    for path in ["/v1/models", "/metrics"] {
+    for path in ["/v1/models", "/metrics", "/status"] {
         let url = format!("{}{path}", gw.url);
         let refused = client().get(&url).send().await.unwrap();
         assert_eq!(refused.status(), 401, "{path}");

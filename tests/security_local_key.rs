@@ -70,7 +70,7 @@ async fn without_the_local_key_every_client_route_is_refused_and_nothing_goes_up
             assert_refused(post_json(&url, body, &headers).await, path).await;
         }
     }
-    for path in ["/v1/models", "/models", "/metrics"] {
+    for path in ["/v1/models", "/models", "/metrics", "/status"] {
         let res = client()
             .get(format!("{}{path}", gw.url))
             .send()
@@ -119,7 +119,7 @@ async fn the_local_key_is_accepted_in_each_way_and_never_forwarded() {
             let res = post_json(&format!("{}{path}", gw.url), body, &[(name, value)]).await;
             assert_eq!(res.status(), 200, "{name} on {path}");
         }
-        for path in ["/v1/models", "/metrics"] {
+        for path in ["/v1/models", "/metrics", "/status"] {
             let res = client()
                 .get(format!("{}{path}", gw.url))
                 .header(name, value)
@@ -382,4 +382,38 @@ async fn wrap_hands_the_local_key_to_the_agent() {
         .await
         .unwrap();
     assert_eq!(res.status(), 200);
+}
+
+/// `trimgate status` reads the key file of the config it is given, as `wrap` does, and is
+/// let in; without the key file's config it is refused like any other client.
+#[tokio::test]
+async fn status_presents_the_local_key_of_its_config() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = spawn_with_local_key(&mock, "");
+    let run = |config: Option<std::path::PathBuf>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_trimgate"));
+        command.args(["status", "--gateway", &gw.url]);
+        if let Some(config) = config {
+            command.arg("--config").arg(config);
+        } else {
+            // No config at all: nothing names a key file.
+            command.env("XDG_CONFIG_HOME", gw.dir.path().join("none"));
+        }
+        command.env_remove("TRIMGATE_KEY").output().unwrap()
+    };
+    let out = run(Some(gw.dir.path().join("config.toml")));
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(printed.contains(": ok"), "{printed}");
+    assert!(printed.contains("mock-openai"), "{printed}");
+    assert!(!printed.contains(&local_key(&gw)), "the key is not printed");
+
+    let out = run(None);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("401"), "{stderr}");
 }

@@ -64,6 +64,32 @@ async fn metrics(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
     }
 }
 
+/// What `trimgate status` shows: each provider in rotation, cooling down or probing. Guarded
+/// like `/metrics`: which providers are failing is for the gateway's users only.
+async fn status(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Err(e) = state.check_client(&headers) {
+        return e.into_response(Dialect::OpenAiChat);
+    }
+    let config = state.config();
+    let providers = state.health.report_for(
+        config.providers.iter().map(|p| p.name.as_str()),
+        std::time::Instant::now(),
+    );
+    let status = if state.draining.load(Ordering::Relaxed) {
+        "draining"
+    } else {
+        "ok"
+    };
+    json_response(
+        StatusCode::OK,
+        &serde_json::json!({
+            "status": status,
+            "version": env!("CARGO_PKG_VERSION"),
+            "providers": providers,
+        }),
+    )
+}
+
 async fn healthz() -> Response {
     json_response(StatusCode::OK, &serde_json::json!({"status": "ok"}))
 }
@@ -148,4 +174,5 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .route("/readyz", get(readyz))
+        .route("/status", get(status))
 }

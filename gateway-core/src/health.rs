@@ -293,6 +293,36 @@ impl Health {
         out.sort_by(|a, b| a.provider.cmp(&b.provider));
         out
     }
+
+    /// Every provider named, in the order given, with those that have not failed since
+    /// the start as `up`; then the keys of pools that have a circuit of their own
+    /// (`provider#key`), in name order.
+    pub fn report_for<'a>(
+        &self,
+        providers: impl IntoIterator<Item = &'a str>,
+        now: Instant,
+    ) -> Vec<ProviderHealth> {
+        let mut known: HashMap<String, ProviderHealth> = self
+            .report(now)
+            .into_iter()
+            .map(|h| (h.provider.clone(), h))
+            .collect();
+        let mut out: Vec<ProviderHealth> = providers
+            .into_iter()
+            .map(|name| {
+                known.remove(name).unwrap_or_else(|| ProviderHealth {
+                    provider: name.to_owned(),
+                    state: "up",
+                    failures: 0,
+                    retry_in_secs: None,
+                })
+            })
+            .collect();
+        let mut keys: Vec<ProviderHealth> = known.into_values().collect();
+        keys.sort_by(|a, b| a.provider.cmp(&b.provider));
+        out.extend(keys);
+        out
+    }
 }
 
 /// `trimgate_provider_cooldown`: 0 in rotation, 1 cooling down, 2 probing.

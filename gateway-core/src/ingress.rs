@@ -144,7 +144,7 @@ impl Ingress {
 /// gateway's own (`/healthz`, `/readyz`, `/metrics`, `/ui`).
 fn refusal<B>(request: &http::Request<B>, why: &'static str) -> Response {
     let path = request.uri().path();
-    let plain = matches!(path, "/healthz" | "/readyz" | "/metrics")
+    let plain = matches!(path, "/healthz" | "/readyz" | "/metrics" | "/status")
         || path == "/ui"
         || path.starts_with("/ui/");
     if plain {
