@@ -609,7 +609,10 @@ def proc_sample(pid):
         fds = len(os.listdir(f"/proc/{pid}/fd"))
     except OSError:
         fds = None
-    return {"rss_kib": status_kib(pid, "VmRSS"), "fds": fds}
+    # Anonymous memory (the heap) apart from file pages (the executable's code, which the
+    # gateway hands back at start and faults in again as paths first run).
+    return {"rss_kib": status_kib(pid, "VmRSS"), "anon_kib": status_kib(pid, "RssAnon"),
+            "file_kib": status_kib(pid, "RssFile"), "fds": fds}
 
 
 async def soak_traffic(addr, seconds, rate, share, stream_share, pid, sample_every, seed, skip):
@@ -779,13 +782,14 @@ def soak_report(args, results, samples, sent_for, connections, at_start, final_r
         "ledger_final_rows": final_rows[0], "ledger_distinct_requests": final_rows[1],
         "ledger_retried_rows": retried_rows, "ledger_by_outcome": by_outcome,
         "gateway_at_start": at_start, "gateway_at_end": proc_sample(pid),
-        "rss": growth("rss_kib"), "fds": growth("fds"),
+        "rss": growth("rss_kib"), "anon": growth("anon_kib"), "file": growth("file_kib"),
+        "fds": growth("fds"),
         "samples": samples,
     }
 
 
 def soak_markdown(r):
-    rss, fds = r["rss"], r["fds"]
+    rss, fds, anon, file = r["rss"], r["fds"], r["anon"], r["file"]
     lines = [
         f"# Soak: {r['duration_s']} s at {r['rate']} req/s, {r['fault_share']:.0%} injected faults, {r['run']}",
         "",
@@ -805,6 +809,9 @@ def soak_markdown(r):
         f"| RSS, first {r['window_s']:.0f} s after {r['warmup_s']:.0f} s warm-up → last {r['window_s']:.0f} s | "
         f"{mib(rss['first_minute_after_warmup'])} → {mib(rss['last_minute'])} MiB "
         f"({rss['growth_pct']:+.2f} %; max {mib(rss['max'])}) | ≤ +5 % |",
+        f"| of which anonymous (heap) / file (code), same windows | "
+        f"{mib(anon['first_minute_after_warmup'])} → {mib(anon['last_minute'])} ({anon['growth_pct']:+.2f} %) / "
+        f"{mib(file['first_minute_after_warmup'])} → {mib(file['last_minute'])} ({file['growth_pct']:+.2f} %) | |",
         f"| open fds, same windows | {fds['first_minute_after_warmup']} → {fds['last_minute']} "
         f"({fds['growth_pct']:+.2f} %; min {fds['min']}, max {fds['max']}) | ≤ +5 % |",
         f"| client connections opened (kept-alive ones the gateway had closed, sent again) | "

@@ -208,6 +208,12 @@ async fn a_stalled_stream_ends_with_an_error_event_in_the_clients_dialect() {
             r#"{"model":"gpt-5","stream":true,"input":"a b"}"#,
             "responses",
         ),
+        // Translated: the Responses stream is written by the gateway from Anthropic's.
+        (
+            "/v1/responses",
+            r#"{"model":"claude-sonnet-5-5","stream":true,"input":"a b"}"#,
+            "responses",
+        ),
     ] {
         let res = post_json(
             &format!("{}{path}", gw.url),
@@ -226,14 +232,35 @@ async fn a_stalled_stream_ends_with_an_error_event_in_the_clients_dialect() {
                 assert_eq!(v["error"]["type"], "timeout_error");
             }
             _ => {
-                assert_eq!(event.as_deref(), Some("error"));
-                assert_eq!(v["type"], "error");
-                assert_eq!(v["code"], "upstream_timeout");
+                // An `error` event, then `response.failed` for the response the stream
+                // began, both numbered on from the events before them.
+                let data: Vec<Value> = events
+                    .iter()
+                    .map(|(_, d)| serde_json::from_str(d).unwrap())
+                    .collect();
+                let n = data.len();
+                assert!(n >= 3, "{events:?}");
+                assert_eq!(event.as_deref(), Some("response.failed"), "{events:?}");
+                assert_eq!(events[n - 2].0.as_deref(), Some("error"), "{events:?}");
+                let error = &data[n - 2];
+                assert_eq!(error["type"], "error");
+                assert_eq!(error["code"], "upstream_timeout");
+                assert_eq!(v["type"], "response.failed");
+                assert_eq!(v["response"]["status"], "failed");
+                assert_eq!(v["response"]["error"]["code"], "upstream_timeout");
+                assert_eq!(v["response"]["id"], data[0]["response"]["id"], "{body}");
+                assert!(v["response"]["id"].is_string(), "{v}");
+                let numbers: Vec<u64> = data
+                    .iter()
+                    .map(|d| d["sequence_number"].as_u64().unwrap())
+                    .collect();
+                let counted: Vec<u64> = (0..n as u64).collect();
+                assert_eq!(numbers, counted, "{body}");
             }
         }
     }
     let records = gw.records.clone();
-    assert!(eventually(Duration::from_secs(5), || records.records().len() == 3).await);
+    assert!(eventually(Duration::from_secs(5), || records.records().len() == 4).await);
     assert!(gw
         .records
         .records()

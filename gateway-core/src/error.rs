@@ -236,7 +236,7 @@ impl GatewayError {
     }
 
     /// OpenAI's `error.code`.
-    fn openai_code(&self) -> &'static str {
+    pub fn openai_code(&self) -> &'static str {
         match self {
             GatewayError::UnknownModel { .. } => "model_not_found",
             GatewayError::MissingKey { .. }
@@ -305,9 +305,10 @@ impl GatewayError {
         response
     }
 
-    /// The error as one SSE frame, for failures after the stream has begun:
-    /// Anthropic's `event: error`, an OpenAI Chat error chunk, a Responses `error` event.
-    pub fn sse_frame(&self, dialect: Dialect, sequence_number: Option<u64>) -> Bytes {
+    /// The error as SSE, for failures after the stream has begun: Anthropic's
+    /// `event: error`, an OpenAI Chat error chunk, or for Responses an `error` event and
+    /// then `response.failed`, numbered on from where the stream was (`at`).
+    pub fn sse_frame(&self, dialect: Dialect, at: &ResponsesPosition) -> Bytes {
         let frame = match dialect {
             Dialect::AnthropicMessages => {
                 format!("event: error\ndata: {}\n\n", self.body_json(dialect))
@@ -319,13 +320,34 @@ impl GatewayError {
                     "code": self.openai_code(),
                     "message": self.to_string(),
                     "param": self.param(),
-                    "sequence_number": sequence_number.unwrap_or(0),
+                    "sequence_number": at.next_sequence,
                 });
-                format!("event: error\ndata: {event}\n\n")
+                let failed = json!({
+                    "type": "response.failed",
+                    "sequence_number": at.next_sequence + 1,
+                    "response": {
+                        "id": at.id,
+                        "object": "response",
+                        "status": "failed",
+                        "model": at.model,
+                        "output": [],
+                        "error": {"code": self.openai_code(), "message": self.to_string()},
+                    },
+                });
+                format!("event: error\ndata: {event}\n\nevent: response.failed\ndata: {failed}\n\n")
             }
         };
         Bytes::from(frame)
     }
+}
+
+/// Where a relayed Responses stream was: the number its next event takes and the
+/// response it was writing, so a failure event continues it.
+#[derive(Debug, Default)]
+pub struct ResponsesPosition {
+    pub next_sequence: u64,
+    pub id: Option<String>,
+    pub model: Option<String>,
 }
 
 #[cfg(test)]
@@ -355,13 +377,32 @@ mod tests {
             provider: "p".into(),
             detail: "reset".into(),
         };
-        let a = err.sse_frame(Dialect::AnthropicMessages, None);
+        let start = ResponsesPosition::default();
+        let a = err.sse_frame(Dialect::AnthropicMessages, &start);
         assert!(a.starts_with(b"event: error\ndata: {\"error\":{"));
-        let c = err.sse_frame(Dialect::OpenAiChat, None);
+        let c = err.sse_frame(Dialect::OpenAiChat, &start);
         assert!(c.starts_with(b"data: {\"error\":{"));
-        let r = err.sse_frame(Dialect::OpenAiResponses, Some(7));
+        let at = ResponsesPosition {
+            next_sequence: 7,
+            id: Some("resp_1".into()),
+            model: Some("gpt-x".into()),
+        };
+        let r = err.sse_frame(Dialect::OpenAiResponses, &at);
         let text = String::from_utf8_lossy(&r);
-        assert!(text.starts_with("event: error\n") && text.contains("\"sequence_number\":7"));
+        let frames: Vec<serde_json::Value> = text
+            .split("\n\n")
+            .filter_map(|f| f.lines().find_map(|l| l.strip_prefix("data: ")))
+            .map(|d| serde_json::from_str(d).unwrap())
+            .collect();
+        assert!(text.starts_with("event: error\n"), "{text}");
+        assert_eq!(frames.len(), 2, "{text}");
+        assert_eq!(frames[0]["type"], "error");
+        assert_eq!(frames[0]["sequence_number"], 7);
+        assert_eq!(frames[1]["type"], "response.failed");
+        assert_eq!(frames[1]["sequence_number"], 8);
+        assert_eq!(frames[1]["response"]["id"], "resp_1");
+        assert_eq!(frames[1]["response"]["status"], "failed");
+        assert_eq!(frames[1]["response"]["error"]["code"], frames[0]["code"]);
     }
 
     #[test]

@@ -18,10 +18,11 @@ use memchr::memmem;
 use tokio::sync::watch;
 
 use crate::dialect::Dialect;
-use crate::error::GatewayError;
+use crate::error::{GatewayError, ResponsesPosition};
 use crate::pending::Pending;
 use crate::record::Outcome;
-use crate::translate::stream::{Decoder, Encoder};
+use crate::translate::ir::ProviderError;
+use crate::translate::stream::{Decoder, Encoder, Event};
 use crate::upstream::classify;
 use crate::usage::StreamUsage;
 use trimgate_wire::sse::{scan, Scan};
@@ -133,6 +134,8 @@ struct Relay {
     stashed: Option<Option<Result<Bytes, hyper::Error>>>,
     /// A bound the provider went past while gathering a burst, handled next.
     failed: Option<GatewayError>,
+    /// A relayed Responses stream: the number its next event takes.
+    next_sequence: u64,
 }
 
 /// At most this many further upstream chunks, or this many bytes, go into one write.
@@ -253,6 +256,11 @@ impl Relay {
             }
             start = end;
         }
+        if self.params.dialect == Dialect::OpenAiResponses {
+            if let Some(n) = last_sequence_number(&complete) {
+                self.next_sequence = n + 1;
+            }
+        }
         match kept {
             Some(v) => Bytes::from(v),
             None => complete,
@@ -343,10 +351,53 @@ impl Relay {
         self.scanned = 0;
         tracing::warn!(provider = %self.params.provider, error = %err, "stream ended early");
         let label = err.metric_label();
-        let frame = err.sse_frame(self.params.dialect, None);
+        let frame = self.error_frames(&err);
         self.finish(Outcome::UpstreamFailed, Some(label));
         frame
     }
+}
+
+impl Relay {
+    /// The client's error event(s), continuing its stream: a Responses stream goes on
+    /// from its last event number, and a translated one is failed by its encoder, which
+    /// knows the output items written so far.
+    fn error_frames(&mut self, err: &GatewayError) -> Bytes {
+        if self.params.dialect != Dialect::OpenAiResponses {
+            return err.sse_frame(self.params.dialect, &ResponsesPosition::default());
+        }
+        if let Some(t) = self.params.translate.as_mut() {
+            if !t.encoder.is_finished() {
+                let mut out = Vec::new();
+                t.encoder.encode(
+                    Event::Error(ProviderError {
+                        kind: err.openai_code().to_owned(),
+                        message: err.to_string(),
+                    }),
+                    &mut out,
+                );
+                return Bytes::from(out);
+            }
+        }
+        let at = ResponsesPosition {
+            next_sequence: self.next_sequence,
+            id: self.usage.response_id.clone(),
+            model: self.usage.model.clone(),
+        };
+        err.sse_frame(self.params.dialect, &at)
+    }
+}
+
+/// The `sequence_number` of the last Responses event in `frames`: numbers only grow, so
+/// the last one written is the stream's latest.
+fn last_sequence_number(frames: &[u8]) -> Option<u64> {
+    const KEY: &[u8] = b"\"sequence_number\":";
+    let at = memmem::rfind(frames, KEY)? + KEY.len();
+    let digits = frames[at..].trim_ascii_start();
+    let end = digits
+        .iter()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(digits.len());
+    std::str::from_utf8(&digits[..end]).ok()?.parse().ok()
 }
 
 impl Drop for Relay {
@@ -377,6 +428,7 @@ pub fn relay_stream(body: Incoming, params: RelayParams, pending: Pending) -> Bo
         done: false,
         stashed: None,
         failed: None,
+        next_sequence: 0,
     };
     let stream = futures_util::stream::unfold(relay, |mut relay| async move {
         loop {

@@ -151,3 +151,21 @@ def test_errors_arrive_as_the_sdks_typed_exceptions(openai_client):
 def test_models_list(openai_client):
     ids = [m.id for m in openai_client.models.list()]
     assert "gpt-5" in ids and "claude-sonnet-5-5" in ids
+
+
+@pytest.mark.parametrize("model", ["gpt-5", "claude-sonnet-5-5"])
+def test_a_responses_stream_cut_mid_way_ends_with_error_then_response_failed(openai_client, model):
+    # The provider resets the connection after three frames: relayed as it comes (gpt-5)
+    # or translated from Anthropic's stream (claude-sonnet-5-5).
+    stream = openai_client.responses.create(
+        model=model, input="a b c d e f g h", stream=True, extra_headers={"x-mock-reset-after": "3"}
+    )
+    events = list(stream)
+    types = [e.type for e in events]
+    assert types[0] == "response.created", types
+    assert types[-2:] == ["error", "response.failed"], types
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    failed = events[-1].response
+    assert failed.status == "failed"
+    assert failed.id == events[0].response.id
+    assert failed.error.code == events[-2].code == "upstream_broken"

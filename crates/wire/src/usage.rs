@@ -107,6 +107,8 @@ struct Head<'a> {
 #[derive(Deserialize)]
 struct Inner<'a> {
     #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
     model: Option<Cow<'a, str>>,
     usage: Option<UsageWire>,
 }
@@ -213,6 +215,8 @@ fn details_or_null(s: &mut Scanner<'_>) -> Result<Option<Details>, Unsure> {
 pub struct StreamUsage {
     pub usage: Option<Usage>,
     pub model: Option<String>,
+    /// A Responses stream's response id, for an error event that ends it early.
+    pub response_id: Option<String>,
 }
 
 /// Whether a frame has a `"usage"` field that is not `null`: an OpenAI Chat stream asked
@@ -248,6 +252,9 @@ impl StreamUsage {
             Dialect::OpenAiResponses => {
                 if let Some(response) = head.response {
                     self.take_model(response.model);
+                    if self.response_id.is_none() {
+                        self.response_id = response.id.map(Cow::into_owned);
+                    }
                     if let Some(u) = response.usage {
                         self.usage = Some(u.to_usage(dialect));
                     }

@@ -172,6 +172,11 @@ impl Encoder {
         &self.model
     }
 
+    /// Where a Responses stream is: the number its next event takes, and its response id.
+    pub fn responses_position(&self) -> (u64, &str) {
+        (self.sequence, &self.id)
+    }
+
     pub fn is_finished(&self) -> bool {
         self.finished
     }
