@@ -393,6 +393,76 @@ fallbacks = ["mock-anthropic/claude-sonnet-5-5"]
     assert_eq!(mock.state.requests().len(), 1);
 }
 
+/// A whole answer is read before anything goes to the client: one whose body stalls after
+/// the headers is asked for again, and the client gets the second, whole; a stream that
+/// stalls after its headers is not (its first bytes are the client's already).
+#[tokio::test]
+async fn a_whole_answer_whose_body_stalls_is_asked_for_again() {
+    let mock = start_mock(MockConfig::default()).await;
+    let config = config(
+        &mock.url,
+        &refused_url(),
+        "",
+        "[[routes]]\nmatch = \"gpt-x\"\nprovider = \"mock-openai\"\nmodel = \"gpt-5\"\n",
+    )
+    .replace(
+        "models = [\"gpt-5\", \"gpt-5-mini\"]",
+        "models = [\"gpt-5\", \"gpt-5-mini\"]\ntimeouts = { idle_secs = 0.3 }",
+    );
+    assert!(config.contains("idle_secs = 0.3"), "{config}");
+    let gw = start_inprocess(&config).await;
+    let url = format!("{}/v1/chat/completions", gw.url);
+    // The first request with this key drips 16 bytes every 2 s: past the idle timeout.
+    let stall = [
+        ("x-mock-drip-ms", "2000"),
+        ("x-mock-fail-first", "1"),
+        ("x-mock-fault-key", "whole"),
+    ];
+    let res = post_json(&url, CHAT, &stall).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-trimgate-attempts"), "2");
+    let body: Value = res.json().await.unwrap();
+    assert!(
+        body["choices"][0]["message"]["content"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("Hello from the mock.")),
+        "{body}"
+    );
+    assert_eq!(mock.state.requests().len(), 2);
+    let records = gw.records.clone();
+    assert!(
+        eventually(std::time::Duration::from_secs(5), || records
+            .records()
+            .len()
+            == 2)
+        .await
+    );
+    let mut rows = gw.records.records();
+    rows.sort_by_key(|r| r.attempt);
+    assert_eq!(rows[0].outcome, Outcome::Retried);
+    assert_eq!(rows[0].error, Some("upstream_body"));
+    assert_eq!(rows[1].outcome, Outcome::Completed);
+
+    // Streamed, the same stall reaches the client as its error event, once.
+    mock.state.clear();
+    let stall = [
+        ("x-mock-stall-after", "2"),
+        ("x-mock-fail-first", "1"),
+        ("x-mock-fault-key", "streamed"),
+    ];
+    let res = post_json(
+        &url,
+        r#"{"model":"gpt-x","stream":true,"messages":[{"role":"user","content":"hello there"}]}"#,
+        &stall,
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-trimgate-attempts"), "1");
+    let text = res.text().await.unwrap();
+    assert!(text.contains("upstream_timeout"), "{text}");
+    assert_eq!(mock.state.requests().len(), 1);
+}
+
 #[tokio::test]
 async fn the_retry_budget_caps_retries_across_requests() {
     let mock = start_mock(MockConfig::default()).await;

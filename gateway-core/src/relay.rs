@@ -58,6 +58,23 @@ pub struct Translator {
     pub encoder: Encoder,
 }
 
+/// Why a whole body could not be read.
+#[derive(Debug)]
+pub enum ReadFailed {
+    /// It broke off or stalled: asking again may fix it.
+    Cut(GatewayError),
+    /// It is larger than the limit: it would be again.
+    TooLarge(GatewayError),
+}
+
+impl ReadFailed {
+    pub fn into_error(self) -> GatewayError {
+        match self {
+            ReadFailed::Cut(e) | ReadFailed::TooLarge(e) => e,
+        }
+    }
+}
+
 /// Reads a whole non-streamed body, each chunk within the idle timeout and the total within `limit`.
 pub async fn read_whole(
     body: Incoming,
@@ -65,10 +82,12 @@ pub async fn read_whole(
     idle: Duration,
     limit: usize,
     declared: Option<usize>,
-) -> Result<Bytes, GatewayError> {
-    let too_large = || GatewayError::UpstreamBroken {
-        provider: provider.to_owned(),
-        detail: format!("response body exceeds {limit} bytes (server.max_answer_bytes)"),
+) -> Result<Bytes, ReadFailed> {
+    let too_large = || {
+        ReadFailed::TooLarge(GatewayError::UpstreamBroken {
+            provider: provider.to_owned(),
+            detail: format!("response body exceeds {limit} bytes (server.max_answer_bytes)"),
+        })
     };
     // A declared length past the cap is refused before a byte of it is held.
     if declared.is_some_and(|n| n > limit) {
@@ -82,17 +101,17 @@ pub async fn read_whole(
     loop {
         match tokio::time::timeout(idle, chunks.next()).await {
             Err(_) => {
-                return Err(GatewayError::UpstreamTimeout {
+                return Err(ReadFailed::Cut(GatewayError::UpstreamTimeout {
                     provider: provider.to_owned(),
                     phase: "the response body",
-                })
+                }))
             }
             Ok(None) => break,
             Ok(Some(Err(e))) => {
-                return Err(GatewayError::UpstreamBroken {
+                return Err(ReadFailed::Cut(GatewayError::UpstreamBroken {
                     provider: provider.to_owned(),
                     detail: classify(provider, &e).to_string(),
-                })
+                }))
             }
             Ok(Some(Ok(chunk))) => {
                 total += chunk.len();

@@ -63,13 +63,16 @@ pub enum Failure {
     Timeout,
     /// The provider answered with this status.
     Status(u16),
+    /// A whole (not streamed) answer's body broke off or stalled: nothing of it has
+    /// reached the client, so it may be asked for again.
+    Body,
 }
 
 impl Failure {
     /// Whether another attempt may fix it: never for a 4xx the client caused.
     pub fn is_retryable(self) -> bool {
         match self {
-            Failure::Unreachable | Failure::Timeout => true,
+            Failure::Unreachable | Failure::Timeout | Failure::Body => true,
             Failure::Status(status) => is_retryable_status(status),
         }
     }
@@ -82,6 +85,7 @@ impl Failure {
             Failure::Status(429) => "rate_limited",
             Failure::Status(529) => "overloaded",
             Failure::Status(_) => "upstream_status",
+            Failure::Body => "upstream_body",
         }
     }
 }

@@ -40,7 +40,7 @@ use crate::headers::{
 use crate::optimize::{PassTokens, Plan, PlanPatch};
 use crate::pending::Pending;
 use crate::record::{Outcome, RequestRecord};
-use crate::relay::{read_whole, relay_stream, RelayParams, Translator};
+use crate::relay::{read_whole, relay_stream, ReadFailed, RelayParams, Translator};
 use crate::sniff::{sniff_within, Limits};
 use crate::state::{AppState, Runtime};
 use crate::translate;
@@ -662,8 +662,26 @@ async fn run(
                 outgoing.body.clone(),
             )
             .await;
+        // A whole answer is read here, so that a body that breaks off can be asked for
+        // again: nothing of it has reached the client yet.
+        let (result, body_failed) = match result {
+            Ok(response)
+                if !crate::retry::is_retryable_status(response.status().as_u16())
+                    && !streams(&response, &outgoing.via) =>
+            {
+                let limit = ctx.rt.config.server.max_answer_bytes;
+                match whole_body(&outgoing.provider, response, limit).await {
+                    Ok(whole) => (Ok(Upstream::Whole(whole)), false),
+                    Err(ReadFailed::Cut(e)) => (Err(e), true),
+                    Err(ReadFailed::TooLarge(e)) => return Err(e),
+                }
+            }
+            other => (other.map(Upstream::Headers), false),
+        };
         let failure = match &result {
-            Ok(response) if crate::retry::is_retryable_status(response.status().as_u16()) => {
+            Ok(Upstream::Headers(response))
+                if crate::retry::is_retryable_status(response.status().as_u16()) =>
+            {
                 crate::retry::Failure::Status(response.status().as_u16())
             }
             Ok(_) => {
@@ -671,18 +689,19 @@ async fn run(
                 let Some((_, outgoing)) = prepared else {
                     unreachable!("prepared above");
                 };
-                let response = result?;
-                return deliver(state, ctx, pending, outgoing, response).await;
+                let answer = result?;
+                return deliver(state, ctx, pending, outgoing, answer).await;
             }
+            Err(_) if body_failed => crate::retry::Failure::Body,
             Err(GatewayError::UpstreamUnreachable { .. }) => crate::retry::Failure::Unreachable,
             Err(GatewayError::UpstreamTimeout { .. }) => crate::retry::Failure::Timeout,
             Err(_) => return result.map(|_| unreachable!("only errors here")),
         };
         let now = Instant::now();
-        let asked = result
-            .as_ref()
-            .ok()
-            .and_then(|r| crate::retry::asked_wait(r.headers(), SystemTime::now()));
+        let asked = match &result {
+            Ok(Upstream::Headers(r)) => crate::retry::asked_wait(r.headers(), SystemTime::now()),
+            _ => None,
+        };
         let provider_name = outgoing.provider.name.clone();
         // A cooldown counts failed requests, not attempts: one request retried three
         // times is one provider failing once. A 429's reset time counts at once.
@@ -736,15 +755,16 @@ async fn run(
         if !retry {
             // The last failure is the answer: a provider's error relayed as any answer is,
             // in the client's dialect.
-            let response = result?;
+            let answer = result?;
             let Some((_, outgoing)) = prepared else {
                 unreachable!("prepared above");
             };
-            return deliver(state, ctx, pending, outgoing, response).await;
+            return deliver(state, ctx, pending, outgoing, answer).await;
         }
         metrics::counter!("trimgate_retries_total", "provider" => provider_name.clone(), "kind" => failure.label()).increment(1);
         let status = match &result {
-            Ok(response) => response.status().as_u16(),
+            Ok(Upstream::Headers(response)) => response.status().as_u16(),
+            Ok(Upstream::Whole(whole)) => whole.status.as_u16(),
             Err(e) => e.status().as_u16(),
         };
         tracing::info!(request_id = %ctx.id, provider = %provider_name, attempt = ctx.attempts, status, kind = failure.label(), wait_ms = wait.as_millis() as u64, "attempt failed before the first byte: trying again");
@@ -949,18 +969,46 @@ async fn prepare(
     .await
 }
 
+/// A provider's answer on its way to the client: headers with the body still to come,
+/// or a whole body already read.
+enum Upstream {
+    Headers(http::Response<hyper::body::Incoming>),
+    Whole(Whole),
+}
+
+/// A non-streamed answer, read whole.
+pub(super) struct Whole {
+    pub status: http::StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+/// Whether an answer is relayed as a stream: an event stream, which for a translated
+/// answer must also be a success (a provider's error is re-shaped whole).
+fn streams(response: &http::Response<hyper::body::Incoming>, via: &Via) -> bool {
+    is_event_stream(response.headers())
+        && (matches!(via, Via::Same { .. }) || response.status().is_success())
+}
+
 /// 6. relay: the provider's answer to the client, streamed or whole, translated or not.
 async fn deliver(
     state: &Arc<AppState>,
     ctx: &mut Ctx,
     pending: &mut Pending,
     outgoing: Outgoing,
-    response: http::Response<hyper::body::Incoming>,
+    answer: Upstream,
 ) -> Result<Response, GatewayError> {
     let headers_at = Instant::now();
     settle_savings(ctx, pending).await;
-    let status = response.status();
+    let status = match &answer {
+        Upstream::Headers(response) => response.status(),
+        Upstream::Whole(whole) => whole.status,
+    };
     pending.record().status = status.as_u16();
+    let streaming = match &answer {
+        Upstream::Headers(response) => streams(response, &outgoing.via),
+        Upstream::Whole(_) => false,
+    };
     let Outgoing {
         provider,
         store,
@@ -968,38 +1016,39 @@ async fn deliver(
         ..
     } = outgoing;
     let store = store.filter(|_| status == http::StatusCode::OK);
-    match via {
-        Via::Same { hide_usage } => {
-            if is_event_stream(response.headers()) {
-                let streamed = Streamed {
-                    headers_at,
-                    hide_usage,
-                    translate: None,
-                    store,
-                };
-                return Ok(stream_out(
-                    state, ctx, pending, &provider, response, streamed,
-                ));
-            }
-            passthrough::answer(state, ctx, pending, &provider, store, response).await
+    let whole = match answer {
+        Upstream::Headers(response) if streaming => {
+            let translate = match &via {
+                Via::Same { .. } => None,
+                Via::Translated(how) => Some(Translator {
+                    decoder: Decoder::new(how.provider_dialect),
+                    encoder: Encoder::new(ctx.dialect(), how.stream_usage, unix_now())
+                        .with_freeform_tools(how.freeform_tools.clone()),
+                }),
+            };
+            let streamed = Streamed {
+                headers_at,
+                hide_usage: matches!(via, Via::Same { hide_usage: true }),
+                translate,
+                store,
+            };
+            return Ok(stream_out(
+                state, ctx, pending, &provider, response, streamed,
+            ));
         }
+        // A retryable failure's answer, relayed as the last one.
+        Upstream::Headers(response) => {
+            let limit = ctx.rt.config.server.max_answer_bytes;
+            whole_body(&provider, response, limit)
+                .await
+                .map_err(ReadFailed::into_error)?
+        }
+        Upstream::Whole(whole) => whole,
+    };
+    match via {
+        Via::Same { .. } => passthrough::answer(state, ctx, pending, store, whole).await,
         Via::Translated(how) => {
-            if status.is_success() && is_event_stream(response.headers()) {
-                let streamed = Streamed {
-                    headers_at,
-                    hide_usage: false,
-                    translate: Some(Translator {
-                        decoder: Decoder::new(how.provider_dialect),
-                        encoder: Encoder::new(ctx.dialect(), how.stream_usage, unix_now())
-                            .with_freeform_tools(how.freeform_tools),
-                    }),
-                    store,
-                };
-                return Ok(stream_out(
-                    state, ctx, pending, &provider, response, streamed,
-                ));
-            }
-            translated::answer(state, ctx, pending, &provider, how, store, response).await
+            translated::answer(state, ctx, pending, &provider, how, store, whole).await
         }
     }
 }
@@ -1057,12 +1106,12 @@ async fn cached(
     Cached::Answer(out)
 }
 
-/// A non-streamed answer: its headers and its whole body.
+/// A non-streamed answer: its status, headers and whole body.
 async fn whole_body(
     provider: &Provider,
     response: http::Response<hyper::body::Incoming>,
     limit: usize,
-) -> Result<(HeaderMap, Bytes), GatewayError> {
+) -> Result<Whole, ReadFailed> {
     let (parts, body) = response.into_parts();
     let declared = parts
         .headers
@@ -1077,7 +1126,11 @@ async fn whole_body(
         declared,
     )
     .await?;
-    Ok((parts.headers, body))
+    Ok(Whole {
+        status: parts.status,
+        headers: parts.headers,
+        body,
+    })
 }
 
 /// How a streamed answer is relayed.

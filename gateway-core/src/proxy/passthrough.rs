@@ -10,7 +10,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::HeaderMap;
 
-use super::{cached, relayed_headers, stamp, whole_body, Cached, Ctx, Outgoing, Via};
+use super::{cached, relayed_headers, stamp, Cached, Ctx, Outgoing, Via, Whole};
 use crate::cache;
 use crate::config::Provider;
 use crate::dialect::Endpoint;
@@ -73,13 +73,14 @@ pub(super) async fn answer(
     state: &Arc<AppState>,
     ctx: &mut Ctx,
     pending: &mut Pending,
-    provider: &Provider,
     store: Option<cache::Prepared>,
-    response: http::Response<hyper::body::Incoming>,
+    whole: Whole,
 ) -> Result<Response, crate::error::GatewayError> {
-    let status = response.status();
-    let limit = ctx.rt.config.server.max_answer_bytes;
-    let (upstream_headers, bytes) = whole_body(provider, response, limit).await?;
+    let Whole {
+        status,
+        headers: upstream_headers,
+        body: bytes,
+    } = whole;
     let body_at = Instant::now();
     if status.is_success() {
         let (usage, served) = crate::usage::from_response(ctx.dialect(), &bytes);

@@ -10,8 +10,7 @@ use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue};
 
 use super::{
-    cached, relayed_headers, stamp, unix_now, whole_body, Cached, Ctx, Outgoing, Via,
-    OFF_THREAD_BYTES,
+    cached, relayed_headers, stamp, unix_now, Cached, Ctx, Outgoing, Via, Whole, OFF_THREAD_BYTES,
 };
 use crate::cache;
 use crate::config::Provider;
@@ -104,12 +103,14 @@ pub(super) async fn answer(
     provider: &Provider,
     how: Translation,
     store: Option<cache::Prepared>,
-    response: http::Response<hyper::body::Incoming>,
+    whole: Whole,
 ) -> Result<Response, GatewayError> {
     let client_dialect = ctx.dialect();
-    let status = response.status();
-    let limit = ctx.rt.config.server.max_answer_bytes;
-    let (upstream_headers, bytes) = whole_body(provider, response, limit).await?;
+    let Whole {
+        status,
+        headers: upstream_headers,
+        body: bytes,
+    } = whole;
     let body_at = Instant::now();
     let out_body = if status.is_success() {
         let (decoded, out) = translate_answer(
