@@ -23,8 +23,12 @@ enum Circuit {
     Closed {
         failures: u32,
     },
+    /// Out until `until`. A provider out for `failures` in a row is then probed; one that
+    /// only said when its rate limit resets is back in rotation at the reset: it is not
+    /// down, and holding every other request behind one probe would refuse them.
     Open {
         until: Instant,
+        failures: u32,
     },
     /// One probe went out at `since`; until it answers, others wait. A probe whose client
     /// went away is given up after a cooldown, and another goes.
@@ -38,7 +42,7 @@ impl Circuit {
     fn out_for(self, settings: &Settings, now: Instant) -> Option<Duration> {
         let until = match self {
             Circuit::Closed { .. } => return None,
-            Circuit::Open { until } => until,
+            Circuit::Open { until, .. } => until,
             Circuit::HalfOpen { since } => since + settings.cooldown,
         };
         (now < until).then(|| until - now)
@@ -146,6 +150,15 @@ impl Health {
         if let Some(retry_in) = circuit.out_for(settings, now) {
             return Admit::No { retry_in };
         }
+        if matches!(*circuit, Circuit::Open { failures, .. } if failures < settings.cooldown_failures)
+        {
+            inner.circuits.remove(provider);
+            self.unsettled
+                .store(inner.circuits.len(), Ordering::Release);
+            set_gauge(provider, 0.0);
+            tracing::warn!(provider, "provider's rate limit reset: back in rotation");
+            return Admit::Yes;
+        }
         *circuit = Circuit::HalfOpen { since: now };
         set_gauge(provider, 2.0);
         tracing::info!(provider, "provider cooldown over: one request probes it");
@@ -207,27 +220,38 @@ impl Health {
             .circuits
             .entry(provider.to_owned())
             .or_insert(Circuit::Closed { failures: 0 });
-        let failures = match *circuit {
-            Circuit::Closed { failures } => failures + 1,
-            _ => settings.cooldown_failures,
+        // A rate limit's reset is not a failure toward an outage: it only keeps the
+        // provider out until then.
+        let (before, out_until) = match *circuit {
+            Circuit::Closed { failures } => (failures, None),
+            Circuit::Open { until, failures } => (failures, Some(until)),
+            Circuit::HalfOpen { .. } => (settings.cooldown_failures, None),
         };
-        let open_for = match reset_in {
-            Some(reset) if !reset.is_zero() => Some(reset.max(Duration::from_secs(1))),
-            _ if failures >= settings.cooldown_failures => Some(settings.cooldown),
-            _ => None,
+        let rate_limited = reset_in.filter(|r| !r.is_zero());
+        let failures = if rate_limited.is_some() {
+            before
+        } else {
+            before + 1
         };
-        match open_for {
-            Some(cooldown) => {
+        let failing = failures >= settings.cooldown_failures;
+        let until = [
+            out_until,
+            rate_limited.map(|r| now + r.max(Duration::from_secs(1))),
+            (failing && rate_limited.is_none()).then(|| now + settings.cooldown),
+        ]
+        .into_iter()
+        .flatten()
+        .max();
+        match until {
+            Some(until) => {
                 let was_open = matches!(*circuit, Circuit::Open { .. });
-                *circuit = Circuit::Open {
-                    until: now + cooldown,
-                };
+                *circuit = Circuit::Open { until, failures };
                 if !was_open {
                     set_gauge(provider, 1.0);
                     tracing::warn!(
                         provider,
                         failures,
-                        cooldown_secs = cooldown.as_secs_f64(),
+                        cooldown_secs = until.saturating_duration_since(now).as_secs_f64(),
                         "provider out of rotation: cooling down"
                     );
                 }
@@ -275,7 +299,7 @@ impl Health {
             .map(|(name, circuit)| {
                 let (state, failures, retry_in) = match *circuit {
                     Circuit::Closed { failures } => ("up", failures, None),
-                    Circuit::Open { until } => (
+                    Circuit::Open { until, .. } => (
                         "cooling_down",
                         0,
                         Some(until.saturating_duration_since(now).as_secs_f64()),
@@ -399,7 +423,7 @@ mod tests {
     }
 
     #[test]
-    fn a_rate_limit_reset_cools_down_at_once_for_that_long() {
+    fn a_rate_limit_reset_cools_down_at_once_for_that_long_then_all_may_go() {
         let (h, s, t0) = (Health::default(), settings(), Instant::now());
         h.failed("a", &s, Some(Duration::from_secs(3)), t0);
         assert_eq!(
@@ -408,17 +432,27 @@ mod tests {
                 retry_in: Duration::from_secs(3)
             }
         );
-        assert_eq!(
-            h.admit("a", &s, || t0 + Duration::from_secs(3)),
-            Admit::Probe
-        );
+        // Rate-limited, not down: at the reset it is back for everyone, with no probe
+        // holding the others back.
+        let t3 = t0 + Duration::from_secs(3);
+        assert_eq!(h.admit("a", &s, || t3), Admit::Yes);
+        assert_eq!(h.admit("a", &s, || t3), Admit::Yes);
+        assert!(h.report(t3).is_empty());
+
+        // A provider failing as well as rate-limited is probed when the later ends.
+        h.failed("b", &s, None, t0);
+        h.failed("b", &s, None, t0);
+        h.failed("b", &s, Some(Duration::from_secs(30)), t0);
+        assert!(matches!(h.admit("b", &s, || t0 + Duration::from_secs(29)), Admit::No { .. }));
+        assert_eq!(h.admit("b", &s, || t0 + Duration::from_secs(30)), Admit::Probe);
     }
 
     #[test]
     fn a_probe_whose_client_left_is_given_up_after_a_cooldown() {
         let (h, s, t0) = (Health::default(), settings(), Instant::now());
-        h.failed("a", &s, Some(Duration::from_secs(1)), t0);
-        let t1 = t0 + Duration::from_secs(1);
+        h.failed("a", &s, None, t0);
+        h.failed("a", &s, None, t0);
+        let t1 = t0 + s.cooldown;
         assert_eq!(h.admit("a", &s, || t1), Admit::Probe);
         assert!(matches!(
             h.admit("a", &s, || t1 + Duration::from_secs(9)),
