@@ -20,7 +20,6 @@ use gateway_core::config::{self, Config, ProviderKind, Telemetry};
 use gateway_core::launch::Gateway;
 use gateway_core::ledger;
 use gateway_core::ledger::stats::{By, Totals};
-use gateway_core::secrets::KeyringStore;
 use gateway_core::server;
 use gateway_core::telemetry::{ENV_LOG, SPAN_TARGET};
 use tracing_subscriber::layer::SubscriberExt;
@@ -57,6 +56,17 @@ enum Command {
     Wrap(WrapArgs),
     /// The running gateway's providers: in rotation, cooling down, or being probed.
     Status(StatusArgs),
+    /// Exit 0 when the gateway answers `/healthz`, 1 when not (a container's HEALTHCHECK).
+    Healthcheck(HealthcheckArgs),
+}
+
+#[derive(Args)]
+struct HealthcheckArgs {
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// The gateway's address (default: the config's listen address).
+    #[arg(long, env = "TRIMGATE_URL")]
+    gateway: Option<String>,
 }
 
 #[derive(Args)]
@@ -117,6 +127,10 @@ struct ServeArgs {
     /// Log lines as JSON instead of text.
     #[arg(long)]
     log_json: bool,
+    /// Serve beyond loopback without gateway keys: anyone who can reach the address spends
+    /// your provider keys. Without it such a start is refused.
+    #[arg(long, env = "TRIMGATE_INSECURE_OPEN_RELAY", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false)]
+    insecure_open_relay: bool,
 }
 
 #[derive(Args)]
@@ -265,14 +279,24 @@ fn otlp_endpoint_from_env() -> Result<Option<String>, String> {
 }
 
 fn load_file_or_env(args: &ConfigArgs) -> Result<Config, String> {
+    let vars = config::env::read(std::env::vars()).map_err(|e| e.to_string())?;
+    let and_vars = if vars.is_empty() {
+        String::new()
+    } else {
+        format!(" and {} TRIMGATE__ variable(s)", vars.len())
+    };
     if let Some(path) = &args.config {
-        eprintln!("config: {}", path.display());
-        return Config::load(path).map_err(|e| e.to_string());
+        eprintln!("config: {}{and_vars}", path.display());
+        return Config::load_layered(Some(path), &vars).map_err(|e| e.to_string());
     }
     let default = config::default_config_path();
     if let Some(path) = default.as_ref().filter(|p| p.exists()) {
-        eprintln!("config: {}", path.display());
-        return Config::load(path).map_err(|e| e.to_string());
+        eprintln!("config: {}{and_vars}", path.display());
+        return Config::load_layered(Some(path), &vars).map_err(|e| e.to_string());
+    }
+    if !vars.is_empty() {
+        eprintln!("config: {} TRIMGATE__ variable(s), no file", vars.len());
+        return Config::load_layered(None, &vars).map_err(|e| e.to_string());
     }
     let config =
         Config::from_env_keys(|var| std::env::var(var).is_ok_and(|v| !v.trim().is_empty()));
@@ -368,8 +392,15 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     }
     describe(&config);
     let addr = config.server.listen;
-    if !addr.ip().is_loopback() {
-        tracing::warn!(%addr, "listening beyond loopback: anyone who can reach this address can use your provider keys");
+    if !addr.ip().is_loopback() && config.gateway_keys.is_empty() {
+        if !args.insecure_open_relay {
+            return Err(format!(
+                "refusing to listen on {addr} without gateway keys: anyone who could reach it would spend your provider keys. \
+                 Add [[gateway_keys]] to the config (or TRIMGATE__GATEWAY_KEYS__0__KEY__ENV), listen on 127.0.0.1, \
+                 or pass --insecure-open-relay if something in front of the gateway checks its clients"
+            ));
+        }
+        tracing::warn!(%addr, "--insecure-open-relay: listening beyond loopback without gateway keys; anyone who can reach this address can use your provider keys");
     }
     // Edits from the window go to the file named, or to the default place.
     let config_path = args
@@ -377,7 +408,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         .config
         .clone()
         .or_else(config::default_config_path);
-    let gateway = Gateway::start(config, Arc::new(KeyringStore), config_path)
+    let gateway = Gateway::start(config, key_store(), config_path)
         .await
         .map_err(|e| format!("cannot start the gateway: {e}"))?;
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
@@ -399,6 +430,15 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     served.map_err(|e| e.to_string())?;
     eprintln!("stopped");
     Ok(())
+}
+
+/// Where provider keys are read: the OS keychain too when built with it; else env vars and
+/// files only (the server build).
+fn key_store() -> Arc<dyn gateway_core::secrets::SecretStore> {
+    #[cfg(feature = "keychain")]
+    return Arc::new(gateway_core::secrets::KeyringStore);
+    #[cfg(not(feature = "keychain"))]
+    Arc::new(gateway_core::secrets::EnvFileStore)
 }
 
 async fn mock(args: MockArgs) -> Result<(), String> {
@@ -542,9 +582,10 @@ fn gateway_address(
     let config_path = named
         .clone()
         .or_else(|| config::default_config_path().filter(|p| p.exists()));
-    let config = match &config_path {
-        None => None,
-        Some(path) => match Config::load(path) {
+    let vars = config::env::read(std::env::vars()).map_err(|e| e.to_string())?;
+    let config = match (&config_path, vars.is_empty()) {
+        (None, true) => None,
+        (path, _) => match Config::load_layered(path.as_deref(), &vars) {
             Ok(config) => Some(config),
             // Given the address, a broken default config only costs the local key.
             Err(_) if named.is_none() && gateway.is_some() => None,
@@ -601,6 +642,10 @@ fn main() -> ExitCode {
         Command::Check(args) => check(args),
         Command::Stats(args) => runtime.block_on(stats(args)),
         Command::Status(args) => runtime.block_on(status(args)),
+        Command::Healthcheck(args) => runtime.block_on(async {
+            let (base, _) = gateway_address(&args.config, args.gateway)?;
+            status::healthcheck(&base).await
+        }),
         Command::Wrap(args) => {
             return match wrap_agent(args) {
                 Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),

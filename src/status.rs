@@ -1,5 +1,6 @@
-//! `trimgate status`: asks the running gateway which providers are in rotation, cooling
-//! down or being probed (`GET /status`), with the key a client would present.
+//! `trimgate status` asks the running gateway which providers are in rotation, cooling
+//! down or being probed (`GET /status`), with the key a client would present;
+//! `trimgate healthcheck` whether it answers at all (`GET /healthz`), for a container.
 
 use std::time::Duration;
 
@@ -47,6 +48,26 @@ pub async fn run(target: &Target, json: bool) -> Result<(), String> {
     } else {
         print!("{}", table(&target.base, &parsed));
     }
+    Ok(())
+}
+
+/// Whether the gateway at `base` answers `GET /healthz` with 200 within a few seconds.
+pub async fn healthcheck(base: &str) -> Result<(), String> {
+    gateway_core::upstream::install_tls_provider();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(3))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let url = format!("{}/healthz", base.trim_end_matches('/'));
+    let response = client
+        .get(&url)
+        .send()
+        .await
+        .map_err(|e| format!("no gateway answers at {base}: {e}"))?;
+    if !response.status().is_success() {
+        return Err(format!("{url} answered {}", response.status()));
+    }
+    println!("ok: {url}");
     Ok(())
 }
 

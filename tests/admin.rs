@@ -137,7 +137,7 @@ async fn only_the_windows_own_requests_get_through() {
     let extra = "[ledger]\nenabled = false\n";
     let wide = Gateway::spawn_wrapped(
         &mock_config(&mock.url, "", extra),
-        &[],
+        &[("TRIMGATE_INSECURE_OPEN_RELAY", "1")],
         &[],
         "0.0.0.0:0",
         tempfile::tempdir().unwrap(),

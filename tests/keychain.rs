@@ -7,6 +7,7 @@
 //! Without a session bus the tests say so and pass, unless `TRIMGATE_REQUIRE_KEYCHAIN=1`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![cfg(feature = "keychain")]
 
 mod common;
 

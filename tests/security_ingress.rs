@@ -171,7 +171,7 @@ async fn server_mode_does_not_restrict_host() {
     let mock = start_mock(MockConfig::default()).await;
     let gw = Gateway::spawn_wrapped(
         &mock_config(&mock.url, "", "[ledger]\nenabled = false\n"),
-        &[],
+        &[("TRIMGATE_INSECURE_OPEN_RELAY", "1")],
         &[],
         "0.0.0.0:0",
         tempfile::tempdir().unwrap(),
@@ -183,6 +183,54 @@ async fn server_mode_does_not_restrict_host() {
         &[("host", &format!("gateway.lan:{}", port(&gw.url)))],
     )
     .await;
+    assert_eq!(res.status(), 200);
+}
+
+/// Beyond loopback without gateway keys the gateway would be an open relay of the
+/// operator's provider keys: the start is refused, naming the ways out; with a gateway key
+/// (here from the environment alone) it starts and wants the key.
+#[test]
+fn serving_beyond_loopback_without_gateway_keys_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        mock_config("http://127.0.0.1:9", "", "[ledger]\nenabled = false\n"),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_trimgate"))
+        .args(["serve", "--listen", "0.0.0.0:0", "--config"])
+        .arg(&config)
+        .env_remove("TRIMGATE_INSECURE_OPEN_RELAY")
+        .env("XDG_DATA_HOME", dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("without gateway keys"), "{stderr}");
+    assert!(stderr.contains("--insecure-open-relay"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_gateway_key_from_the_environment_lets_it_serve_beyond_loopback() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn_wrapped(
+        &mock_config(&mock.url, "", "[ledger]\nenabled = false\n"),
+        &[
+            ("TRIMGATE__GATEWAY_KEYS__0__NAME", "team"),
+            (
+                "TRIMGATE__GATEWAY_KEYS__0__KEY",
+                "{ env = \"TG_TEST_TEAM_KEY\" }",
+            ),
+            ("TG_TEST_TEAM_KEY", "gk-team-123"),
+        ],
+        &[],
+        "0.0.0.0:0",
+        tempfile::tempdir().unwrap(),
+    );
+    let url = format!("http://127.0.0.1:{}/v1/chat/completions", port(&gw.url));
+    assert_eq!(post_json(&url, CHAT, &[]).await.status(), 401);
+    let res = post_json(&url, CHAT, &[("authorization", "Bearer gk-team-123")]).await;
     assert_eq!(res.status(), 200);
 }
 

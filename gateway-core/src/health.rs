@@ -443,8 +443,14 @@ mod tests {
         h.failed("b", &s, None, t0);
         h.failed("b", &s, None, t0);
         h.failed("b", &s, Some(Duration::from_secs(30)), t0);
-        assert!(matches!(h.admit("b", &s, || t0 + Duration::from_secs(29)), Admit::No { .. }));
-        assert_eq!(h.admit("b", &s, || t0 + Duration::from_secs(30)), Admit::Probe);
+        assert!(matches!(
+            h.admit("b", &s, || t0 + Duration::from_secs(29)),
+            Admit::No { .. }
+        ));
+        assert_eq!(
+            h.admit("b", &s, || t0 + Duration::from_secs(30)),
+            Admit::Probe
+        );
     }
 
     #[test]

@@ -170,12 +170,14 @@ impl SecretStore for EnvFileStore {
 
 /// The OS keychain for keychain entries, env vars and files for the rest: the desktop
 /// app's store. Entries live under the service name [`KEYCHAIN_SERVICE`].
+#[cfg(feature = "keychain")]
 #[derive(Debug, Default)]
 pub struct KeyringStore;
 
 /// The keychain service Trimgate's entries are filed under.
 pub const KEYCHAIN_SERVICE: &str = "trimgate";
 
+#[cfg(feature = "keychain")]
 fn entry(source: &KeySource, name: &str) -> Result<keyring::Entry, SecretError> {
     keyring::Entry::new(KEYCHAIN_SERVICE, name).map_err(|e| SecretError::Unreadable {
         source_: source.clone(),
@@ -183,6 +185,7 @@ fn entry(source: &KeySource, name: &str) -> Result<keyring::Entry, SecretError> 
     })
 }
 
+#[cfg(feature = "keychain")]
 impl SecretStore for KeyringStore {
     fn get(&self, source: &KeySource) -> Result<Option<Secret>, SecretError> {
         let KeySource::Keychain(name) = source else {

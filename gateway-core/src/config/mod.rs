@@ -21,6 +21,7 @@ use crate::pricing::Pricing;
 use crate::routing::RouteTable;
 
 pub mod cache;
+pub mod env;
 pub mod gateway_keys;
 pub mod ledger;
 pub mod optimize;
@@ -124,6 +125,23 @@ pub enum ConfigError {
     },
 }
 
+/// TOML text as `T`. toml's Display quotes the offending line, which could be a key pasted
+/// in by mistake: say where and what, never the line itself.
+fn parse<T: serde::de::DeserializeOwned>(text: &str, origin: &str) -> Result<T, ConfigError> {
+    toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+        ConfigError::Parse {
+            path: origin.to_owned(),
+            detail: match line {
+                Some(line) => format!("line {line}: {}", redact_quoted(e.message().trim())),
+                None => redact_quoted(e.message().trim()),
+            },
+        }
+    })
+}
+
 /// Replaces each double-quoted value in a parser message with `"…"`: serde quotes the
 /// value it rejected, and that value may be a secret.
 fn redact_quoted(message: &str) -> String {
@@ -174,23 +192,59 @@ impl Config {
 
     /// Parses and validates TOML text; `origin` names it in messages.
     pub fn from_toml(text: &str, origin: &str) -> Result<Config, ConfigError> {
-        // toml's Display quotes the offending line, which could be a key pasted in by
-        // mistake: say where and what, never the line itself.
-        let raw: GatewayConfig = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
-            ConfigError::Parse {
-                path: origin.to_owned(),
-                detail: match line {
-                    Some(line) => format!("line {line}: {}", redact_quoted(e.message().trim())),
-                    None => redact_quoted(e.message().trim()),
-                },
-            }
-        })?;
+        let raw: GatewayConfig = parse(text, origin)?;
         raw.validate().map_err(|problems| ConfigError::Invalid {
             path: origin.to_owned(),
             problems,
+        })
+    }
+
+    /// The file at `path`, if any, with the `TRIMGATE__` variables ([`env`]) over it. A
+    /// value a variable set that does not fit is reported under the variable's name.
+    pub fn load_layered(path: Option<&Path>, vars: &[env::Var]) -> Result<Config, ConfigError> {
+        let (text, origin) = match path {
+            Some(path) => (
+                std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+                    path: path.to_owned(),
+                    detail: e.to_string(),
+                })?,
+                path.display().to_string(),
+            ),
+            None => (String::new(), "the environment".to_owned()),
+        };
+        if vars.is_empty() {
+            return Config::from_toml(&text, &origin);
+        }
+        let file: toml::Table = parse(&text, &origin)?;
+        let layered = |vars: &[env::Var]| -> Result<GatewayConfig, ConfigError> {
+            let mut table = file.clone();
+            env::apply(&mut table, vars)?;
+            toml::Value::Table(table)
+                .try_into::<GatewayConfig>()
+                .map_err(|e| ConfigError::Parse {
+                    path: origin.clone(),
+                    detail: redact_quoted(e.message().trim()),
+                })
+        };
+        let raw = match layered(vars) {
+            Ok(raw) => raw,
+            Err(ConfigError::Parse { path, detail }) if path == origin => {
+                // The variable at fault: the one without which the rest would do.
+                let culprit = (0..vars.len()).find(|&i| {
+                    let mut others = vars.to_vec();
+                    others.remove(i);
+                    layered(&others).is_ok()
+                });
+                return Err(ConfigError::Parse {
+                    path: culprit.map_or(origin.clone(), |i| vars[i].name.clone()),
+                    detail,
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        raw.validate().map_err(|problems| ConfigError::Invalid {
+            path: format!("{origin} with the TRIMGATE__ variables"),
+            problems: env::attribute(problems, vars),
         })
     }
 
