@@ -64,8 +64,9 @@ fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/sdk/requirements.txt
 TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" "$venv/bin/python" -m pytest tests/sdk -q -p no:cacheprovider
 
-echo "== the server image (deploy/Containerfile built with buildah, unpacked and run as uid 65532)"
-TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" "$venv/bin/python" -m pytest tests/image -q -p no:cacheprovider -rA
+echo "== server deployment: the Kubernetes manifests against the schemas, and the image"
+echo "   (deploy/Containerfile built with buildah, unpacked and run as uid 65532)"
+TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" "$venv/bin/python" -m pytest tests/deploy tests/image -q -p no:cacheprovider -rA
 
 echo "== the real agents: Claude Code and Codex CLI (pinned npm releases) through every routing"
 (cd tests/agents && npm ci --no-audit --no-fund --silent)
