@@ -699,7 +699,9 @@ def run_soak(args):
         routes = "".join(route(f"soak-{k}", f"mock-{k}", k, OTHER[k]) for k in ("openai", "anthropic"))
         # first_byte 2 s (the timeout fault waits 2.5 s), idle as the table's.
         providers = providers.replace(f"first_byte_secs = {FIRST_BYTE_SECS}", "first_byte_secs = 2")
-        ledger = f'[ledger]\nurl = "sqlite://{b.ledger}"\n\n' if not args.no_ledger else ""
+        # Without its own [ledger] the gateway would write to the user's default ledger.
+        ledger = (f'[ledger]\nurl = "sqlite://{b.ledger}"\n\n' if not args.no_ledger
+                  else "[ledger]\nenabled = false\n\n")
         config = ledger + providers + routes
         gw, gw_addr = b.gateway(config)
         first = send(gw_addr, CHAT, "soak-openai", False, {})
