@@ -286,7 +286,8 @@ def send(addr, dialect, model, stream, headers, timeout=60):
 #   kind "transport": a provider that cannot be reached at all (`broken` names it).
 #   kind "status": header fault on the working mock (`hdr`), `fail-first 1` without a
 #       fallback; with one, a mock that fails every request (`perm` names it).
-#   kind "mid": a fault after the headers; never retried; `hdr` on the working mock.
+#   kind "mid": a fault after the headers of a stream; never retried; `hdr` on the working mock.
+#   kind "body": a whole answer's body that stalls; retried (`fail-first`, two with a fallback).
 FAULTS = [
     {"id": "refused", "name": "connection refused (closed port)", "kind": "transport", "broken": "refused"},
     {"id": "dns", "name": "DNS failure (nonexistent.invalid)", "kind": "transport", "broken": "dns"},
@@ -307,7 +308,7 @@ FAULTS = [
      "kind": "status", "hdr": {"x-mock-delay-ms": "3000"}, "perm": "slow"},
     {"id": "stall", "name": f"stall mid-stream (3 frames, then silence; idle_secs = {IDLE_SECS})", "kind": "mid",
      "hdr": {"x-mock-stall-after": "3"}, "streams_only": True},
-    {"id": "stall-body", "name": f"stall mid-body (16 B every 1.5 s; idle_secs = {IDLE_SECS})", "kind": "mid",
+    {"id": "stall-body", "name": f"stall mid-body (16 B every 1.5 s; idle_secs = {IDLE_SECS})", "kind": "body",
      "hdr": {"x-mock-drip-ms": "1500"}, "whole_only": True},
     {"id": "reset", "name": "reset mid-stream (3 frames, then the connection is cut)", "kind": "mid",
      "hdr": {"x-mock-reset-after": "3"}, "streams_only": True},
@@ -334,7 +335,9 @@ def expected(fault, stream, fallback):
         if fallback:
             return "complete", 3, ["retried", "retried", "completed"]
         return "error status", 3, ["retried", "retried", "gateway_error"]
-    if kind == "status":
+    # A whole answer's body that breaks off: nothing reached the client, so it is retried
+    # like a failure before the headers.
+    if kind in ("status", "body"):
         if fallback:
             return "complete", 3, ["retried", "retried", "completed"]
         return "complete", 2, ["retried", "completed"]
@@ -405,6 +408,10 @@ def run_table(args):
                             headers = dict(fault["hdr"])
                             if fault["kind"] == "status":
                                 headers.update({"x-mock-fail-first": "1",
+                                                "x-mock-fault-key": uuid.uuid4().hex})
+                            elif fault["kind"] == "body":
+                                # Both tries of the first provider break; the fallback's is whole.
+                                headers.update({"x-mock-fail-first": "2" if fallback else "1",
                                                 "x-mock-fault-key": uuid.uuid4().hex})
                         time.sleep(fault.get("settle", 0))
                         r = send(gw_addr, dialect, model, stream, headers)

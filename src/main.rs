@@ -1,6 +1,7 @@
 //! The `trimgate` command: thin. It parses flags, loads the config, sets up logging (and
 //! trace export, when configured), binds, and hands over to gateway-core.
 
+mod keys;
 mod memory;
 mod status;
 mod traces;
@@ -58,6 +59,16 @@ enum Command {
     Status(StatusArgs),
     /// Exit 0 when the gateway answers `/healthz`, 1 when not (a container's HEALTHCHECK).
     Healthcheck(HealthcheckArgs),
+    /// Virtual keys for a team's clients: create, list, revoke (kept in the ledger's database).
+    Keys(KeysArgs),
+}
+
+#[derive(Args)]
+struct KeysArgs {
+    #[command(flatten)]
+    config: ConfigArgs,
+    #[command(subcommand)]
+    command: keys::KeysCommand,
 }
 
 #[derive(Args)]
@@ -102,7 +113,7 @@ struct StatsArgs {
     /// How far back: 30m, 24h, 7d, or a Unix time in milliseconds.
     #[arg(long, default_value = "24h")]
     since: String,
-    /// Group by model, provider, pass (each pass), passes (the set applied), hour or day.
+    /// Group by model, provider, pass (each pass), passes (the set applied), key, hour or day.
     #[arg(long, default_value = "model")]
     by: String,
     /// Print JSON instead of a table.
@@ -392,16 +403,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     }
     describe(&config);
     let addr = config.server.listen;
-    if !addr.ip().is_loopback() && config.gateway_keys.is_empty() {
-        if !args.insecure_open_relay {
-            return Err(format!(
-                "refusing to listen on {addr} without gateway keys: anyone who could reach it would spend your provider keys. \
-                 Add [[gateway_keys]] to the config (or TRIMGATE__GATEWAY_KEYS__0__KEY__ENV), listen on 127.0.0.1, \
-                 or pass --insecure-open-relay if something in front of the gateway checks its clients"
-            ));
-        }
-        tracing::warn!(%addr, "--insecure-open-relay: listening beyond loopback without gateway keys; anyone who can reach this address can use your provider keys");
-    }
+    let open = !addr.ip().is_loopback() && config.gateway_keys.is_empty();
     // Edits from the window go to the file named, or to the default place.
     let config_path = args
         .config
@@ -411,6 +413,19 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     let gateway = Gateway::start(config, key_store(), config_path)
         .await
         .map_err(|e| format!("cannot start the gateway: {e}"))?;
+    // Virtual keys in the ledger count as gateway keys.
+    if open && !gateway.virtual_keys_in_force() {
+        if !args.insecure_open_relay {
+            return Err(format!(
+                "refusing to listen on {addr} without gateway keys: anyone who could reach it would spend your provider keys. \
+                 Add [[gateway_keys]] to the config (or TRIMGATE__GATEWAY_KEYS__0__KEY), make a key with `trimgate keys create`, listen on 127.0.0.1, \
+                 or pass --insecure-open-relay if something in front of the gateway checks its clients"
+            ));
+        }
+        tracing::warn!(%addr, "--insecure-open-relay: listening beyond loopback without gateway keys; anyone who can reach this address can use your provider keys");
+    } else if !addr.ip().is_loopback() {
+        gateway.require_keys();
+    }
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     println!("Trimgate listening on http://{local}");
@@ -535,16 +550,7 @@ fn format_ms(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
     let days = secs.div_euclid(86_400);
     let hour = secs.rem_euclid(86_400) / 3600;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = gateway_core::clock::civil_from_days(days);
     format!("{year:04}-{month:02}-{day:02} {hour:02}:00")
 }
 
@@ -642,6 +648,14 @@ fn main() -> ExitCode {
         Command::Check(args) => check(args),
         Command::Stats(args) => runtime.block_on(stats(args)),
         Command::Status(args) => runtime.block_on(status(args)),
+        Command::Keys(args) => runtime.block_on(async {
+            let config = load_config(&args.config)?;
+            let url = config.ledger_url.ok_or(
+                "virtual keys live in the ledger's database, and the ledger is off in this config",
+            )?;
+            let pool = ledger::open(&url).await.map_err(|e| e.to_string())?;
+            keys::run(&pool, args.command).await
+        }),
         Command::Healthcheck(args) => runtime.block_on(async {
             let (base, _) = gateway_address(&args.config, args.gateway)?;
             status::healthcheck(&base).await

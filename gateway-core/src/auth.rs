@@ -2,12 +2,12 @@
 //! Checked before anything else of a request is read; the local key is taken off a
 //! request that was let in, so it never goes upstream.
 
-use http::{header, HeaderMap};
+use http::HeaderMap;
 use sha2::{Digest, Sha256};
 
 use crate::config::{Config, GatewayKey};
 use crate::error::GatewayError;
-use crate::headers::{X_API_KEY, X_TRIMGATE_KEY};
+use crate::headers::X_TRIMGATE_KEY;
 use crate::state::AppState;
 
 /// What a request's headers say about the local key.
@@ -20,6 +20,14 @@ enum LocalKeyCheck {
     Missing,
 }
 
+/// The key a request was let in with: a gateway key the config lists, or a virtual key
+/// (which carries its limits).
+#[derive(Clone)]
+pub struct ClientKey {
+    pub gateway_key: GatewayKey,
+    pub virtual_key: Option<std::sync::Arc<crate::virtual_keys::InForce>>,
+}
+
 impl AppState {
     /// Who a request is from, checked before anything else is read: the gateway key it
     /// presents (`Authorization: Bearer` or `x-api-key`) when the config lists any, and
@@ -29,7 +37,12 @@ impl AppState {
     pub fn gateway_key(&self, headers: &HeaderMap) -> Result<Option<GatewayKey>, GatewayError> {
         let config = self.config();
         let local = self.local_key_presented(&config, headers);
-        if config.gateway_keys.is_empty() {
+        // Virtual keys in force need a key of every client, as listed gateway keys do.
+        let virtual_keys = self.keys().is_some_and(|book| book.any())
+            || self
+                .keys_required
+                .load(std::sync::atomic::Ordering::Relaxed);
+        if config.gateway_keys.is_empty() && !virtual_keys {
             return match local {
                 LocalKeyCheck::NotRequired | LocalKeyCheck::Presented => Ok(None),
                 LocalKeyCheck::Wrong => Err(GatewayError::LocalKeyInvalid),
@@ -45,8 +58,30 @@ impl AppState {
     /// Refuses a request to `/v1/models` or `/metrics` that presents neither a gateway
     /// key nor the local key when either is required: what is served, and the traffic's
     /// counts, are not for anyone who can reach the port.
-    pub fn check_client(&self, headers: &HeaderMap) -> Result<(), GatewayError> {
-        self.gateway_key(headers).map(|_| ())
+    pub async fn check_client(&self, headers: &HeaderMap) -> Result<(), GatewayError> {
+        self.client_key(headers).await.map(|_| ())
+    }
+
+    /// Who a request is from, virtual keys included: a virtual key presented is looked up
+    /// (and must be in force), anything else goes to [`AppState::gateway_key`].
+    pub async fn client_key(&self, headers: &HeaderMap) -> Result<Option<ClientKey>, GatewayError> {
+        if let Some(book) = self.keys() {
+            if let Some(presented) = crate::virtual_keys::KeyBook::presented(headers) {
+                let key = book.find(presented).await?;
+                return Ok(Some(ClientKey {
+                    gateway_key: GatewayKey {
+                        name: key.stored.name.clone(),
+                        key: crate::secrets::KeySource::None,
+                        optimize: Default::default(),
+                    },
+                    virtual_key: Some(key),
+                }));
+            }
+        }
+        Ok(self.gateway_key(headers)?.map(|gateway_key| ClientKey {
+            gateway_key,
+            virtual_key: None,
+        }))
     }
 
     /// Takes the local key off a request that was let in, before anything reads its
@@ -80,17 +115,8 @@ impl AppState {
         config: &Config,
         headers: &HeaderMap,
     ) -> Result<GatewayKey, GatewayError> {
-        let presented = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            })
-            .or_else(|| headers.get(X_API_KEY).and_then(|v| v.to_str().ok()))
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-            .ok_or(GatewayError::GatewayKeyMissing)?;
+        let presented =
+            crate::headers::presented_key(headers).ok_or(GatewayError::GatewayKeyMissing)?;
         // Digests are compared, so the time taken does not depend on how much of a key matched.
         let digest = Sha256::digest(presented.as_bytes());
         for key in &config.gateway_keys {

@@ -32,7 +32,7 @@ fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
 }
 
 async fn list_models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Err(e) = state.check_client(&headers) {
+    if let Err(e) = state.check_client(&headers).await {
         return e.into_response(Dialect::guess(&headers, "/v1/models"));
     }
     let config = state.config();
@@ -45,7 +45,7 @@ async fn list_models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> 
 }
 
 async fn metrics(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Err(e) = state.check_client(&headers) {
+    if let Err(e) = state.check_client(&headers).await {
         return e.into_response(Dialect::OpenAiChat);
     }
     match state.metrics.get() {
@@ -67,7 +67,7 @@ async fn metrics(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
 /// What `trimgate status` shows: each provider in rotation, cooling down or probing. Guarded
 /// like `/metrics`: which providers are failing is for the gateway's users only.
 async fn status(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Err(e) = state.check_client(&headers) {
+    if let Err(e) = state.check_client(&headers).await {
         return e.into_response(Dialect::OpenAiChat);
     }
     let config = state.config();

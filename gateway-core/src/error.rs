@@ -91,6 +91,21 @@ pub enum GatewayError {
     /// Refused at the door: a rebound `Host`, another site's `Origin`.
     #[error("{0}")]
     Forbidden(&'static str),
+    #[error("the virtual key {0:?} has been revoked")]
+    KeyRevoked(String),
+    #[error("the virtual key {0:?} has expired")]
+    KeyExpired(String),
+    #[error("the virtual key {key:?} may not use model {model:?}")]
+    KeyModelNotAllowed { key: String, model: String },
+    /// A virtual key past one of its limits: `limit` names it.
+    #[error("the virtual key {key:?} is over its {limit}; try again in {retry_in_secs} s")]
+    KeyLimit {
+        key: String,
+        limit: &'static str,
+        retry_in_secs: u64,
+    },
+    #[error("the gateway cannot read its virtual keys right now; retry shortly")]
+    KeysUnavailable,
 }
 
 /// The wire layer's refusals, one variant each: same message, status and `param`.
@@ -140,7 +155,12 @@ impl GatewayError {
             | GatewayError::NoSuchEndpoint { .. }
             | GatewayError::DialectUnsupported { .. }
             | GatewayError::Untranslatable { .. }
-            | GatewayError::Forbidden(_) => Culprit::Client,
+            | GatewayError::Forbidden(_)
+            | GatewayError::KeyRevoked(_)
+            | GatewayError::KeyExpired(_)
+            | GatewayError::KeyModelNotAllowed { .. }
+            | GatewayError::KeyLimit { .. } => Culprit::Client,
+            GatewayError::KeysUnavailable => Culprit::Gateway,
             GatewayError::UpstreamUnreachable { .. }
             | GatewayError::UpstreamTimeout { .. }
             | GatewayError::UpstreamBroken { .. } => Culprit::Upstream,
@@ -159,7 +179,10 @@ impl GatewayError {
             | GatewayError::DialectUnsupported { .. }
             | GatewayError::Untranslatable { .. } => StatusCode::BAD_REQUEST,
             GatewayError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            GatewayError::Forbidden(_) => StatusCode::FORBIDDEN,
+            GatewayError::Forbidden(_) | GatewayError::KeyModelNotAllowed { .. } => {
+                StatusCode::FORBIDDEN
+            }
+            GatewayError::KeyLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
             GatewayError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             GatewayError::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             GatewayError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
@@ -170,13 +193,16 @@ impl GatewayError {
             | GatewayError::GatewayKeyMissing
             | GatewayError::GatewayKeyInvalid
             | GatewayError::LocalKeyMissing
-            | GatewayError::LocalKeyInvalid => StatusCode::UNAUTHORIZED,
+            | GatewayError::LocalKeyInvalid
+            | GatewayError::KeyRevoked(_)
+            | GatewayError::KeyExpired(_) => StatusCode::UNAUTHORIZED,
             GatewayError::UpstreamUnreachable { .. } | GatewayError::UpstreamBroken { .. } => {
                 StatusCode::BAD_GATEWAY
             }
             GatewayError::UpstreamTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
             GatewayError::ShuttingDown
             | GatewayError::Overloaded
+            | GatewayError::KeysUnavailable
             | GatewayError::CoolingDown { .. } => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
@@ -213,6 +239,11 @@ impl GatewayError {
             GatewayError::ShuttingDown => "shutting_down",
             GatewayError::CoolingDown { .. } => "cooling_down",
             GatewayError::Forbidden(_) => "forbidden",
+            GatewayError::KeyRevoked(_) => "key_revoked",
+            GatewayError::KeyExpired(_) => "key_expired",
+            GatewayError::KeyModelNotAllowed { .. } => "model_not_allowed",
+            GatewayError::KeyLimit { .. } => "rate_limit_exceeded",
+            GatewayError::KeysUnavailable => "keys_unavailable",
         }
     }
 
@@ -229,6 +260,7 @@ impl GatewayError {
     /// OpenAI's `error.type`.
     fn openai_type(&self) -> &'static str {
         match self.status().as_u16() {
+            429 => "rate_limit_error",
             401 => "authentication_error",
             400..=499 => "invalid_request_error",
             _ => "api_error",
@@ -251,6 +283,7 @@ impl GatewayError {
     /// Anthropic's `error.type`, from its documented list.
     fn anthropic_type(&self) -> &'static str {
         match self.status().as_u16() {
+            429 => "rate_limit_error",
             401 => "authentication_error",
             403 => "permission_error",
             404 => "not_found_error",
@@ -297,7 +330,9 @@ impl GatewayError {
                 HeaderValue::from_static(OVERLOAD_RETRY_AFTER_SECS),
             );
         }
-        if let GatewayError::CoolingDown { retry_in_secs, .. } = self {
+        if let GatewayError::CoolingDown { retry_in_secs, .. }
+        | GatewayError::KeyLimit { retry_in_secs, .. } = self
+        {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(retry_in_secs));

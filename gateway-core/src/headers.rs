@@ -139,6 +139,20 @@ fn forwarded_to_openai_org(name: &str) -> bool {
 /// OpenAI's own `x-request-id` is relayed under this name, since `x-request-id` carries the gateway's id.
 pub const X_UPSTREAM_REQUEST_ID: HeaderName = HeaderName::from_static("x-upstream-request-id");
 
+/// The key a client presents: `Authorization: Bearer <key>`, else `x-api-key`.
+pub fn presented_key(headers: &http::HeaderMap) -> Option<&str> {
+    headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .or_else(|| headers.get(X_API_KEY).and_then(|v| v.to_str().ok()))
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -58,8 +58,31 @@ impl Gateway {
             config.ledger_retention,
         )
         .await;
+        // Virtual keys live in the ledger's database; each finished request is charged to
+        // its key before it is recorded.
+        let book = match &ledger {
+            Some((_, pool)) => match crate::virtual_keys::KeyBook::open(pool.clone()).await {
+                Ok(book) => Some(book),
+                Err(e) => {
+                    tracing::error!(error = %e, "virtual keys cannot be read: only the config's gateway keys are checked");
+                    None
+                }
+            },
+            None => None,
+        };
+        let recorder: Arc<dyn crate::record::Recorder> = match &book {
+            Some(book) => Arc::new(crate::virtual_keys::Metering {
+                book: book.clone(),
+                pricing: Arc::new(config.pricing.clone()),
+                inner: recorder,
+            }),
+            None => recorder,
+        };
         let recorder = Arc::new(MetricsRecorder::new(recorder));
         let state = AppState::new(config, secrets, recorder)?;
+        if let Some(book) = book {
+            state.set_keys(book);
+        }
         if let Some(key) = local_key {
             state.set_local_key(key);
         }
@@ -78,6 +101,18 @@ impl Gateway {
             admin,
             ledger,
         })
+    }
+
+    /// Whether the ledger holds virtual keys in force, which every client then needs.
+    pub fn virtual_keys_in_force(&self) -> bool {
+        self.state.keys().is_some_and(|book| book.any())
+    }
+
+    /// From now on every client needs a key, even when none is in force.
+    pub fn require_keys(&self) {
+        self.state
+            .keys_required
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The admin API's token for this launch (the window's key to it); empty when the

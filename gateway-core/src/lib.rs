@@ -80,6 +80,7 @@ pub mod server;
 pub mod state;
 pub mod telemetry;
 pub mod upstream;
+pub mod virtual_keys;
 pub mod workers;
 
 // The wire layer (crate `trimgate-wire`), at the paths it had when it lived in this crate.

@@ -47,6 +47,11 @@ pub struct AppState {
     pub(crate) draining: AtomicBool,
     /// Set at launch when `[server] local_key` is on.
     local_key: std::sync::OnceLock<LocalKey>,
+    /// Every client needs a key even when none is in force (serving beyond loopback): the
+    /// last virtual key revoked does not open the gateway.
+    pub keys_required: AtomicBool,
+    /// Set at launch when there is a ledger, whose database keeps the virtual keys.
+    keys: std::sync::OnceLock<Arc<crate::virtual_keys::KeyBook>>,
 }
 
 impl AppState {
@@ -82,7 +87,19 @@ impl AppState {
             abort: watch::Sender::new(false),
             draining: AtomicBool::new(false),
             local_key: std::sync::OnceLock::new(),
+            keys: std::sync::OnceLock::new(),
+            keys_required: AtomicBool::new(false),
         }))
+    }
+
+    /// Checks virtual keys in this book.
+    pub fn set_keys(&self, book: Arc<crate::virtual_keys::KeyBook>) {
+        let _ = self.keys.set(book);
+    }
+
+    /// The virtual keys, when the gateway has a ledger to keep them in.
+    pub fn keys(&self) -> Option<&Arc<crate::virtual_keys::KeyBook>> {
+        self.keys.get()
     }
 
     /// Serves `/metrics` from `handle`.

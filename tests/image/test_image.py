@@ -163,7 +163,12 @@ class Container:
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            # `unshare --fork` waits for its child and does not pass signals on: the
+            # entrypoint (its child, after the execs) gets the SIGTERM a runtime would send.
+            kids = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True,
+                                  text=True).stdout.split()
+            for pid in kids:
+                os.kill(int(pid), signal.SIGTERM)
             try:
                 self.proc.wait(timeout=15)
             except subprocess.TimeoutExpired:

@@ -81,7 +81,7 @@ pub fn read(vars: impl IntoIterator<Item = (String, String)>) -> Result<Vec<Var>
             path,
         });
     }
-    out.sort_by(|a, b| natural(&a.path).cmp(&natural(&b.path)));
+    out.sort_by_cached_key(|v| natural(&v.path));
     Ok(out)
 }
 

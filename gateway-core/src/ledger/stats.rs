@@ -14,6 +14,8 @@ pub enum By {
     Pass,
     /// The set of passes applied (`tool_output=auto prune=auto`; empty when none).
     Passes,
+    /// The gateway key or virtual key each request came with (`-` for none).
+    Key,
     /// Time buckets of this many milliseconds (an hour, a day).
     Bucket(i64),
 }
@@ -25,10 +27,11 @@ impl By {
             "provider" => Ok(By::Provider),
             "pass" => Ok(By::Pass),
             "passes" => Ok(By::Passes),
+            "key" => Ok(By::Key),
             "hour" => Ok(By::Bucket(3_600_000)),
             "day" => Ok(By::Bucket(86_400_000)),
             other => Err(format!(
-                "cannot group by {other:?}: use model, provider, pass, passes, hour or day"
+                "cannot group by {other:?}: use model, provider, pass, passes, key, hour or day"
             )),
         }
     }
@@ -39,6 +42,7 @@ impl By {
             By::Provider => "COALESCE(r.provider, '-')".into(),
             By::Pass => "p.pass".into(),
             By::Passes => "r.applied".into(),
+            By::Key => "COALESCE(r.gateway_key, '-')".into(),
             By::Bucket(ms) => format!("CAST((r.ts_ms / {ms}) * {ms} AS TEXT)"),
         }
     }

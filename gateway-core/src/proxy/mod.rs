@@ -506,7 +506,9 @@ async fn run(
 ) -> Result<Response, GatewayError> {
     // 1. ingress
     let (mut parts, body) = request.into_parts();
-    let key = state.gateway_key(&parts.headers)?;
+    let client = state.client_key(&parts.headers).await?;
+    let virtual_key = client.as_ref().and_then(|c| c.virtual_key.clone());
+    let key = client.map(|c| c.gateway_key);
     state.strip_local_key(&mut parts.headers);
     pending.record().gateway_key = key.as_ref().map(|k| k.name.clone());
     pending.record().session = session_id(&parts.headers);
@@ -523,6 +525,10 @@ async fn run(
     let stream = sniffed.stream && ctx.endpoint.can_stream();
     pending.record().model_requested = Some(sniffed.model.clone());
     pending.record().streamed = stream;
+    // A virtual key's models and limits, once the model is known.
+    if let (Some(vk), Some(book)) = (&virtual_key, state.keys()) {
+        book.admit(vk, &sniffed.model).await?;
+    }
 
     // 2. route
     let target =

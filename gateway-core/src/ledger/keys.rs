@@ -1,0 +1,216 @@
+//! Virtual keys in the ledger's database: made, listed, revoked, and found by digest. The
+//! key itself is never stored: only its SHA-256, and its first characters as a hint.
+
+use sha2::{Digest, Sha256};
+use sqlx::{AnyPool, Row};
+
+/// The prefix every virtual key starts with, so that clients' keys are told apart from
+/// the gateway keys a config lists without asking the database.
+pub const PREFIX: &str = "tg-vk-";
+
+/// One virtual key as stored.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StoredKey {
+    pub name: String,
+    /// The key's first characters.
+    pub hint: String,
+    /// Model patterns (globs) it may use; empty: any.
+    pub models: Vec<String>,
+    pub rpm: Option<u64>,
+    pub tpm: Option<u64>,
+    pub budget_day_usd: Option<f64>,
+    pub budget_month_usd: Option<f64>,
+    pub expires_ms: Option<i64>,
+    pub created_ms: i64,
+    pub revoked_ms: Option<i64>,
+}
+
+/// What a new key may do.
+#[derive(Debug, Clone, Default)]
+pub struct NewKey {
+    pub name: String,
+    pub models: Vec<String>,
+    pub rpm: Option<u64>,
+    pub tpm: Option<u64>,
+    pub budget_day_usd: Option<f64>,
+    pub budget_month_usd: Option<f64>,
+    pub expires_ms: Option<i64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("a key named {0:?} exists already")]
+    Exists(String),
+    #[error("no key named {0:?}")]
+    NotFound(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("the ledger's database: {0}")]
+    Db(#[from] sqlx::Error),
+}
+
+/// The hex SHA-256 of a presented key, as stored.
+pub fn digest(key: &str) -> String {
+    Sha256::digest(key.trim().as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Makes a key: returns it (the only time it is seen) and what was stored.
+pub async fn create(
+    pool: &AnyPool,
+    new: NewKey,
+    now_ms: i64,
+) -> Result<(String, StoredKey), KeyError> {
+    let name = new.name.trim().to_owned();
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        return Err(KeyError::Invalid(
+            "a key's name is 1 to 64 letters, digits, '-', '_' or '.'".into(),
+        ));
+    }
+    for pattern in &new.models {
+        globset::Glob::new(pattern)
+            .map_err(|e| KeyError::Invalid(format!("model pattern {pattern:?}: {e}")))?;
+    }
+    if new.rpm == Some(0) || new.tpm == Some(0) {
+        return Err(KeyError::Invalid("rpm and tpm must be at least 1".into()));
+    }
+    for budget in [new.budget_day_usd, new.budget_month_usd]
+        .into_iter()
+        .flatten()
+    {
+        if !(budget.is_finite() && budget > 0.0) {
+            return Err(KeyError::Invalid(
+                "a budget is a positive number of US dollars".into(),
+            ));
+        }
+    }
+    // 256 random bits, hex.
+    let key = format!(
+        "{PREFIX}{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let stored = StoredKey {
+        hint: key[..PREFIX.len() + 6].to_owned(),
+        name,
+        models: new.models,
+        rpm: new.rpm,
+        tpm: new.tpm,
+        budget_day_usd: new.budget_day_usd,
+        budget_month_usd: new.budget_month_usd,
+        expires_ms: new.expires_ms,
+        created_ms: now_ms,
+        revoked_ms: None,
+    };
+    let exists = sqlx::query("SELECT 1 FROM virtual_keys WHERE name = $1")
+        .bind(&stored.name)
+        .fetch_optional(pool)
+        .await?;
+    if exists.is_some() {
+        return Err(KeyError::Exists(stored.name));
+    }
+    sqlx::query(
+        "INSERT INTO virtual_keys (name, digest, hint, models, rpm, tpm, budget_day_usd, \
+         budget_month_usd, expires_ms, created_ms, revoked_ms) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL)",
+    )
+    .bind(&stored.name)
+    .bind(digest(&key))
+    .bind(&stored.hint)
+    .bind((!stored.models.is_empty()).then(|| stored.models.join(",")))
+    .bind(stored.rpm.map(|n| n as i64))
+    .bind(stored.tpm.map(|n| n as i64))
+    .bind(stored.budget_day_usd)
+    .bind(stored.budget_month_usd)
+    .bind(stored.expires_ms)
+    .bind(stored.created_ms)
+    .execute(pool)
+    .await?;
+    Ok((key, stored))
+}
+
+const COLUMNS: &str = "name, hint, models, rpm, tpm, budget_day_usd, budget_month_usd, \
+                       expires_ms, created_ms, revoked_ms";
+
+fn from_row(r: &sqlx::any::AnyRow) -> Result<StoredKey, sqlx::Error> {
+    let models: Option<String> = r.try_get("models")?;
+    Ok(StoredKey {
+        name: r.try_get("name")?,
+        hint: r.try_get("hint")?,
+        models: models
+            .map(|m| m.split(',').map(str::to_owned).collect())
+            .unwrap_or_default(),
+        rpm: r.try_get::<Option<i64>, _>("rpm")?.map(|n| n as u64),
+        tpm: r.try_get::<Option<i64>, _>("tpm")?.map(|n| n as u64),
+        budget_day_usd: r.try_get("budget_day_usd")?,
+        budget_month_usd: r.try_get("budget_month_usd")?,
+        expires_ms: r.try_get("expires_ms")?,
+        created_ms: r.try_get("created_ms")?,
+        revoked_ms: r.try_get("revoked_ms")?,
+    })
+}
+
+/// Every key, revoked ones too, by name.
+pub async fn list(pool: &AnyPool) -> Result<Vec<StoredKey>, KeyError> {
+    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM virtual_keys ORDER BY name"))
+        .fetch_all(pool)
+        .await?;
+    Ok(rows.iter().map(from_row).collect::<Result<_, _>>()?)
+}
+
+/// The key with this digest, revoked or not.
+pub async fn find(pool: &AnyPool, digest: &str) -> Result<Option<StoredKey>, KeyError> {
+    let row = sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM virtual_keys WHERE digest = $1"
+    ))
+    .bind(digest)
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.as_ref().map(from_row).transpose()?)
+}
+
+/// Whether any key is in force (not revoked, not expired).
+pub async fn any_active(pool: &AnyPool, now_ms: i64) -> Result<bool, KeyError> {
+    let row = sqlx::query(
+        "SELECT COUNT(*) AS n FROM virtual_keys WHERE revoked_ms IS NULL \
+         AND (expires_ms IS NULL OR expires_ms > $1)",
+    )
+    .bind(now_ms)
+    .fetch_one(pool)
+    .await?;
+    Ok(row.try_get::<i64, _>("n")? > 0)
+}
+
+/// Revokes a key: from now on it is refused.
+pub async fn revoke(pool: &AnyPool, name: &str, now_ms: i64) -> Result<(), KeyError> {
+    let done = sqlx::query(
+        "UPDATE virtual_keys SET revoked_ms = $1 WHERE name = $2 AND revoked_ms IS NULL",
+    )
+    .bind(now_ms)
+    .bind(name)
+    .execute(pool)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(KeyError::NotFound(name.to_owned()));
+    }
+    Ok(())
+}
+
+/// What a key's requests cost since `since_ms`, from the ledger's priced rows.
+pub async fn spent_since(pool: &AnyPool, name: &str, since_ms: i64) -> Result<f64, KeyError> {
+    let row = sqlx::query(
+        "SELECT COALESCE(SUM(cost_usd), 0.0) AS c FROM requests WHERE gateway_key = $1 AND ts_ms >= $2",
+    )
+    .bind(name)
+    .bind(since_ms)
+    .fetch_one(pool)
+    .await?;
+    Ok(row.try_get("c")?)
+}

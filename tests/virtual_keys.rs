@@ -1,0 +1,311 @@
+//! Virtual keys, end to end on one gateway process: made with `trimgate keys create` into
+//! the ledger's database, presented by clients, held to their models, requests and tokens
+//! per minute, daily budget and expiry (each refusal in the client's own shape, a 429 with
+//! `retry-after` naming the limit), revoked while the gateway runs, and never stored or
+//! shown after they are made.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+use gateway_core::mock::MockConfig;
+use serde_json::Value;
+
+struct Setup {
+    gw: Gateway,
+    config: std::path::PathBuf,
+    ledger: std::path::PathBuf,
+}
+
+fn trimgate(config: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_trimgate"))
+        .arg("keys")
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `trimgate keys create` with `args`: the key printed.
+fn create(config: &std::path::Path, args: &[&str]) -> String {
+    let out = trimgate(config, &[&["create"], args].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    assert!(key.starts_with("tg-vk-") && key.len() > 60, "{key}");
+    key
+}
+
+/// A config with its own SQLite ledger, written to a fresh folder: (folder, config file,
+/// ledger file, config text).
+fn prepare(
+    mock: &Mock,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    String,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite");
+    let text = mock_config(
+        &mock.url,
+        "",
+        &format!("[ledger]\nurl = \"sqlite://{}\"\n", ledger.display()),
+    );
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, &text).unwrap();
+    (dir, config, ledger, text)
+}
+
+fn start(mock: &Mock) -> Setup {
+    let (dir, config, ledger, text) = prepare(mock);
+    let gw = Gateway::spawn_wrapped(&text, &[], &[], "127.0.0.1:0", dir);
+    Setup { config, ledger, gw }
+}
+
+const CHAT: &str = r#"{"model":"gpt-5","messages":[{"role":"user","content":"hello keys"}]}"#;
+const MESSAGES: &str = r#"{"model":"claude-sonnet-5-5","max_tokens":32,"messages":[{"role":"user","content":"hello keys"}]}"#;
+
+async fn chat(s: &Setup, key: &str) -> reqwest::Response {
+    post_json(
+        &format!("{}/v1/chat/completions", s.gw.url),
+        CHAT,
+        &[("authorization", &format!("Bearer {key}"))],
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_key_is_held_to_its_models_and_requests_per_minute() {
+    let mock = start_mock(MockConfig::default()).await;
+    let s = start(&mock);
+    // Before any key exists, the loopback gateway is open as always.
+    assert_eq!(
+        post_json(&format!("{}/v1/chat/completions", s.gw.url), CHAT, &[])
+            .await
+            .status(),
+        200
+    );
+    let key = create(
+        &s.config,
+        &["--name", "ci", "--models", "gpt-*", "--rpm", "3"],
+    );
+
+    // With a key in force every client needs one (within the book's two seconds).
+    let no_key = || async {
+        post_json(&format!("{}/v1/chat/completions", s.gw.url), CHAT, &[])
+            .await
+            .status()
+    };
+    let mut refused = false;
+    for _ in 0..40 {
+        if no_key().await == 401 {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        refused,
+        "a client without a key is refused once a key exists"
+    );
+    let made_up = chat(&s, "tg-vk-00000000000000000000000000000000").await;
+    assert_eq!(made_up.status(), 401);
+
+    let res = chat(&s, &key).await;
+    assert_eq!(res.status(), 200);
+    // Its models: a Claude model is refused in Anthropic's shape.
+    let res = post_json(
+        &format!("{}/v1/messages", s.gw.url),
+        MESSAGES,
+        &[
+            ("x-api-key", key.as_str()),
+            ("anthropic-version", "2023-06-01"),
+        ],
+    )
+    .await;
+    assert_eq!(res.status(), 403);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "permission_error", "{body}");
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("claude-sonnet-5-5"));
+
+    // 3 per minute: the refused Claude request counted none; one more passes, then 429.
+    assert_eq!(chat(&s, &key).await.status(), 200);
+    assert_eq!(chat(&s, &key).await.status(), 200);
+    let res = chat(&s, &key).await;
+    assert_eq!(res.status(), 429);
+    let retry: u64 = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=61).contains(&retry), "{retry}");
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "rate_limit_error", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("requests per minute"),
+        "{body}"
+    );
+
+    // The ledger names the key on its rows; the key itself is nowhere in the database.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let raw = std::fs::read(&s.ledger).unwrap();
+    let wal = std::fs::read(s.ledger.with_extension("sqlite-wal")).unwrap_or_default();
+    for bytes in [&raw, &wal] {
+        assert!(
+            !bytes.windows(key.len()).any(|w| w == key.as_bytes()),
+            "the key is stored"
+        );
+    }
+    let listed = trimgate(&s.config, &["list"]);
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        text.contains("ci") && text.contains("active") && text.contains("3 rpm"),
+        "{text}"
+    );
+    assert!(!text.contains(&key), "{text}");
+    assert!(!s.gw.stderr().contains(&key), "the key is never logged");
+
+    // Totals per key, from the ledger.
+    let out = Command::new(env!("CARGO_BIN_EXE_trimgate"))
+        .args(["stats", "--by", "key", "--json", "--config"])
+        .arg(&s.config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let totals: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = totals
+        .as_array()
+        .or(totals["groups"].as_array())
+        .cloned()
+        .unwrap_or_default();
+    let ci = rows
+        .iter()
+        .find(|r| r["key"] == "ci")
+        .unwrap_or_else(|| panic!("no row for ci in {totals}"));
+    // Three served, one refused for its model, one for the rate.
+    assert_eq!(ci["requests"], 5, "{totals}");
+}
+
+#[tokio::test]
+async fn tokens_budget_expiry_and_revocation_each_stop_a_key() {
+    let mock = start_mock(MockConfig::default()).await;
+    let s = start(&mock);
+    let tokens = create(&s.config, &["--name", "tokens", "--tpm", "20"]);
+    let budget = create(
+        &s.config,
+        &["--name", "budget", "--budget-usd-day", "0.0000001"],
+    );
+    let brief = create(&s.config, &["--name", "brief", "--expires", "2s"]);
+    let revoked = create(&s.config, &["--name", "gone"]);
+
+    // Each is served once; what it used then stops the next.
+    for (key, limit) in [(&tokens, "tokens per minute"), (&budget, "daily budget")] {
+        let first = chat(&s, key).await;
+        assert_eq!(first.status(), 200, "{limit}");
+        first.bytes().await.unwrap();
+        let second = chat(&s, key).await;
+        assert_eq!(second.status(), 429, "{limit}");
+        assert!(second.headers().contains_key("retry-after"));
+        let body: Value = second.json().await.unwrap();
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains(limit),
+            "{limit}: {body}"
+        );
+    }
+
+    assert_eq!(chat(&s, &revoked).await.status(), 200);
+    let out = trimgate(&s.config, &["revoke", "gone"]);
+    assert!(out.status.success());
+    let mut gone = false;
+    for _ in 0..40 {
+        let res = chat(&s, &revoked).await;
+        if res.status() == 401 {
+            let body: Value = res.json().await.unwrap();
+            assert!(
+                body["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("revoked"),
+                "{body}"
+            );
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        gone,
+        "a revoked key is refused within the book's two seconds"
+    );
+
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    let res = chat(&s, &brief).await;
+    assert_eq!(res.status(), 401);
+    let body: Value = res.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("expired"),
+        "{body}"
+    );
+
+    // Bad input to `keys create`: a clear error, nothing made.
+    let out = trimgate(&s.config, &["create", "--name", "tokens"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("exists already"));
+    let out = trimgate(&s.config, &["create", "--name", "x", "--rpm", "0"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at least 1"));
+    let out = trimgate(&s.config, &["create", "--name", "x", "--models", "[bad"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("model pattern"));
+}
+
+/// Beyond loopback, a virtual key in the ledger counts as a gateway key: the server starts,
+/// and wants it.
+#[tokio::test]
+async fn a_virtual_key_lets_a_server_start_beyond_loopback() {
+    let mock = start_mock(MockConfig::default()).await;
+    let (dir, config, _, text) = prepare(&mock);
+    let key = create(&config, &["--name", "team"]);
+    let gw = Gateway::spawn_wrapped(&text, &[], &[], "0.0.0.0:0", dir);
+    let port = gw.url.rsplit(':').next().unwrap().to_owned();
+    let url = format!("http://127.0.0.1:{port}/v1/chat/completions");
+    assert_eq!(post_json(&url, CHAT, &[]).await.status(), 401);
+    let bearer = format!("Bearer {key}");
+    assert_eq!(
+        post_json(&url, CHAT, &[("authorization", bearer.as_str())])
+            .await
+            .status(),
+        200
+    );
+    // `/v1/models` takes the virtual key too.
+    let models = client()
+        .get(format!("http://127.0.0.1:{port}/v1/models"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(models.status(), 200);
+}
