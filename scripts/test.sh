@@ -66,7 +66,9 @@ TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" "$venv/bin/python" -m pytest tes
 
 echo "== server deployment: the Kubernetes manifests against the schemas, and the image"
 echo "   (deploy/Containerfile built with buildah, unpacked and run as uid 65532)"
-TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" "$venv/bin/python" -m pytest tests/deploy tests/image -q -p no:cacheprovider -rA
+# The image runs unpacked in mount and PID namespaces, which takes root (sudo otherwise).
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo --preserve-env=PATH,CARGO_TARGET_DIR,RUSTUP_HOME,CARGO_HOME,TRIMGATE_BIN "$@"; fi; }
+TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" as_root "$venv/bin/python" -m pytest tests/deploy tests/image -q -p no:cacheprovider -rA
 
 echo "== the real agents: Claude Code and Codex CLI (pinned npm releases) through every routing"
 (cd tests/agents && npm ci --no-audit --no-fund --silent)

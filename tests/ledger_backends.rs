@@ -325,3 +325,107 @@ async fn sqlite_gateway_writes_rows() {
 async fn postgres_gateway_writes_rows() {
     gateway_writes_rows(&fresh_postgres().await).await;
 }
+
+/// Virtual keys on each backend: made (only the digest kept), found by digest, listed,
+/// revoked, and their spend summed from the priced rows of their requests.
+async fn virtual_keys(url: &str) {
+    use gateway_core::ledger::keys::{self, NewKey};
+    let pool = ledger::open(url).await.unwrap();
+    let new = NewKey {
+        name: "ci".into(),
+        models: vec!["claude-*".into(), "gpt-5*".into()],
+        rpm: Some(600),
+        tpm: Some(2_000_000),
+        budget_day_usd: Some(50.0),
+        budget_month_usd: Some(800.5),
+        expires_ms: Some(1_900_000_000_000),
+    };
+    let (key, stored) = keys::create(&pool, new.clone(), 1_796_130_000_000)
+        .await
+        .unwrap();
+    assert!(key.starts_with(keys::PREFIX));
+    assert!(matches!(
+        keys::create(&pool, new, 1_796_130_000_000).await,
+        Err(keys::KeyError::Exists(_))
+    ));
+    let found = keys::find(&pool, &keys::digest(&key))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(found, stored);
+    assert_eq!(found.models, ["claude-*", "gpt-5*"]);
+    assert_eq!(found.budget_month_usd, Some(800.5));
+    assert!(keys::find(&pool, &keys::digest("tg-vk-nope"))
+        .await
+        .unwrap()
+        .is_none());
+    assert!(keys::any_active(&pool, 1_796_130_000_000).await.unwrap());
+    assert!(
+        !keys::any_active(&pool, 1_900_000_000_001).await.unwrap(),
+        "expired"
+    );
+    let stored_text: Vec<String> = sqlx::query("SELECT digest, hint FROM virtual_keys")
+        .fetch_all(&pool)
+        .await
+        .unwrap()
+        .iter()
+        .flat_map(|r| [r.get::<String, _>("digest"), r.get::<String, _>("hint")])
+        .collect();
+    assert!(
+        stored_text.iter().all(|t| !t.contains(&key)),
+        "the key is not stored"
+    );
+
+    // Spend: the priced rows of the key's requests since a time.
+    let (ledger, recorder) = Ledger::start(
+        pool.clone(),
+        Arc::new(MemoryRecorder::new(1)),
+        Arc::new(Pricing::bundled()),
+    );
+    let at = UNIX_EPOCH + Duration::from_secs(1_796_130_000);
+    for i in 0..3 {
+        recorder.record(Arc::new(record(i, "claude-sonnet-4-5", at)));
+    }
+    ledger.close().await;
+    let pool = ledger::open(url).await.unwrap();
+    let spent = keys::spent_since(&pool, "ci", 1_796_130_000_000)
+        .await
+        .unwrap();
+    // The same dollars the ledger's totals give the key.
+    let by_key = stats::totals(&pool, 1_796_130_000_000, stats::By::Key)
+        .await
+        .unwrap();
+    let ci = by_key.iter().find(|t| t.key == "ci").unwrap();
+    assert_eq!(ci.requests, 3);
+    assert!(
+        spent > 0.0 && (spent - ci.cost_usd).abs() < 1e-12,
+        "{spent} vs {ci:?}"
+    );
+    assert_eq!(
+        keys::spent_since(&pool, "ci", 1_796_130_001_000)
+            .await
+            .unwrap(),
+        0.0
+    );
+
+    keys::revoke(&pool, "ci", 1_796_130_500_000).await.unwrap();
+    assert!(matches!(
+        keys::revoke(&pool, "ci", 1_796_130_600_000).await,
+        Err(keys::KeyError::NotFound(_))
+    ));
+    let listed = keys::list(&pool).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].revoked_ms, Some(1_796_130_500_000));
+    assert!(!keys::any_active(&pool, 1_796_130_600_000).await.unwrap());
+}
+
+#[tokio::test]
+async fn sqlite_virtual_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    virtual_keys(&fresh_sqlite(&dir)).await;
+}
+
+#[tokio::test]
+async fn postgres_virtual_keys() {
+    virtual_keys(&fresh_postgres().await).await;
+}

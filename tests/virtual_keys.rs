@@ -309,3 +309,41 @@ async fn a_virtual_key_lets_a_server_start_beyond_loopback() {
         .unwrap();
     assert_eq!(models.status(), 200);
 }
+
+/// An address that keeps presenting unknown keys is refused without a look, for the rest
+/// of the minute, after `FAILURES_PER_MINUTE` tries.
+#[tokio::test]
+async fn unknown_keys_from_one_address_are_cut_off_after_a_minutes_allowance() {
+    let mock = start_mock(MockConfig::default()).await;
+    let s = start(&mock);
+    create(&s.config, &["--name", "real"]);
+    let mut first_429 = None;
+    // A minute may turn in the middle, which starts the count again: at most twice over.
+    for attempt in 1..=61 {
+        let res = chat(&s, &format!("tg-vk-made-up-{attempt:04}")).await;
+        match res.status().as_u16() {
+            401 => {}
+            429 => {
+                assert!(res.headers().contains_key("retry-after"));
+                let body: Value = res.json().await.unwrap();
+                assert!(
+                    body["error"]["message"]
+                        .as_str()
+                        .unwrap()
+                        .contains("too many attempts"),
+                    "{body}"
+                );
+                first_429 = Some(attempt);
+                break;
+            }
+            other => panic!("attempt {attempt}: {other}"),
+        }
+    }
+    let first = first_429.expect("the address is cut off");
+    assert!(
+        first > 30,
+        "30 failed attempts are allowed a minute, cut off at {first}"
+    );
+    // None of it reached the provider.
+    assert!(mock.state.requests().is_empty());
+}

@@ -58,16 +58,24 @@ impl AppState {
     /// Refuses a request to `/v1/models` or `/metrics` that presents neither a gateway
     /// key nor the local key when either is required: what is served, and the traffic's
     /// counts, are not for anyone who can reach the port.
-    pub async fn check_client(&self, headers: &HeaderMap) -> Result<(), GatewayError> {
-        self.client_key(headers).await.map(|_| ())
+    pub async fn check_client(
+        &self,
+        headers: &HeaderMap,
+        peer: Option<std::net::IpAddr>,
+    ) -> Result<(), GatewayError> {
+        self.client_key(headers, peer).await.map(|_| ())
     }
 
     /// Who a request is from, virtual keys included: a virtual key presented is looked up
     /// (and must be in force), anything else goes to [`AppState::gateway_key`].
-    pub async fn client_key(&self, headers: &HeaderMap) -> Result<Option<ClientKey>, GatewayError> {
+    pub async fn client_key(
+        &self,
+        headers: &HeaderMap,
+        peer: Option<std::net::IpAddr>,
+    ) -> Result<Option<ClientKey>, GatewayError> {
         if let Some(book) = self.keys() {
             if let Some(presented) = crate::virtual_keys::KeyBook::presented(headers) {
-                let key = book.find(presented).await?;
+                let key = book.find(presented, peer).await?;
                 return Ok(Some(ClientKey {
                     gateway_key: GatewayKey {
                         name: key.stored.name.clone(),

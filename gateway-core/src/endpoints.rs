@@ -10,7 +10,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
-use http::{header, HeaderMap, HeaderValue, StatusCode};
+use http::{header, HeaderValue, StatusCode};
 use tracing::Instrument;
 
 use crate::dialect::{Dialect, Endpoint};
@@ -31,9 +31,13 @@ fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
     response
 }
 
-async fn list_models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Err(e) = state.check_client(&headers).await {
-        return e.into_response(Dialect::guess(&headers, "/v1/models"));
+async fn list_models(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    let headers = request.headers();
+    if let Err(e) = state
+        .check_client(headers, crate::ingress::peer(&request))
+        .await
+    {
+        return e.into_response(Dialect::guess(headers, "/v1/models"));
     }
     let config = state.config();
     let body = if headers.contains_key(ANTHROPIC_VERSION) {
@@ -44,8 +48,12 @@ async fn list_models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> 
     json_response(StatusCode::OK, &body)
 }
 
-async fn metrics(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Err(e) = state.check_client(&headers).await {
+async fn metrics(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    let headers = request.headers();
+    if let Err(e) = state
+        .check_client(headers, crate::ingress::peer(&request))
+        .await
+    {
         return e.into_response(Dialect::OpenAiChat);
     }
     match state.metrics.get() {
@@ -66,8 +74,12 @@ async fn metrics(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
 
 /// What `trimgate status` shows: each provider in rotation, cooling down or probing. Guarded
 /// like `/metrics`: which providers are failing is for the gateway's users only.
-async fn status(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Err(e) = state.check_client(&headers).await {
+async fn status(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    let headers = request.headers();
+    if let Err(e) = state
+        .check_client(headers, crate::ingress::peer(&request))
+        .await
+    {
         return e.into_response(Dialect::OpenAiChat);
     }
     let config = state.config();

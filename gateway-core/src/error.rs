@@ -106,6 +106,11 @@ pub enum GatewayError {
     },
     #[error("the gateway cannot read its virtual keys right now; retry shortly")]
     KeysUnavailable,
+    /// An address that presented too many unknown keys this minute.
+    #[error(
+        "too many attempts with unknown keys from this address; try again in {retry_in_secs} s"
+    )]
+    KeyAttempts { retry_in_secs: u64 },
 }
 
 /// The wire layer's refusals, one variant each: same message, status and `param`.
@@ -159,7 +164,8 @@ impl GatewayError {
             | GatewayError::KeyRevoked(_)
             | GatewayError::KeyExpired(_)
             | GatewayError::KeyModelNotAllowed { .. }
-            | GatewayError::KeyLimit { .. } => Culprit::Client,
+            | GatewayError::KeyLimit { .. }
+            | GatewayError::KeyAttempts { .. } => Culprit::Client,
             GatewayError::KeysUnavailable => Culprit::Gateway,
             GatewayError::UpstreamUnreachable { .. }
             | GatewayError::UpstreamTimeout { .. }
@@ -182,7 +188,9 @@ impl GatewayError {
             GatewayError::Forbidden(_) | GatewayError::KeyModelNotAllowed { .. } => {
                 StatusCode::FORBIDDEN
             }
-            GatewayError::KeyLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
+            GatewayError::KeyLimit { .. } | GatewayError::KeyAttempts { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             GatewayError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             GatewayError::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             GatewayError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
@@ -244,6 +252,7 @@ impl GatewayError {
             GatewayError::KeyModelNotAllowed { .. } => "model_not_allowed",
             GatewayError::KeyLimit { .. } => "rate_limit_exceeded",
             GatewayError::KeysUnavailable => "keys_unavailable",
+            GatewayError::KeyAttempts { .. } => "too_many_key_attempts",
         }
     }
 
@@ -331,7 +340,8 @@ impl GatewayError {
             );
         }
         if let GatewayError::CoolingDown { retry_in_secs, .. }
-        | GatewayError::KeyLimit { retry_in_secs, .. } = self
+        | GatewayError::KeyLimit { retry_in_secs, .. }
+        | GatewayError::KeyAttempts { retry_in_secs } = self
         {
             response
                 .headers_mut()

@@ -159,6 +159,14 @@ fn refusal<B>(request: &http::Request<B>, why: &'static str) -> Response {
     GatewayError::Forbidden(why).into_response(Dialect::guess(request.headers(), path))
 }
 
+/// The client's address, as the listener saw it.
+pub fn peer<B>(request: &http::Request<B>) -> Option<std::net::IpAddr> {
+    request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

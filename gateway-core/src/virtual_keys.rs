@@ -29,6 +29,8 @@ pub struct KeyBook {
     /// Whether any key is in force: then every client needs a key.
     any: AtomicBool,
     found: Mutex<HashMap<String, Found>>,
+    /// Failed key attempts per client address in the current minute: (minute, count).
+    failures: Mutex<HashMap<std::net::IpAddr, (i64, u32)>>,
 }
 
 #[derive(Clone)]
@@ -67,6 +69,7 @@ impl KeyBook {
             pool,
             any: AtomicBool::new(any),
             found: Mutex::new(HashMap::new()),
+            failures: Mutex::new(HashMap::new()),
         });
         // Keys made or revoked by another process change whether keys are needed at all.
         let weak = Arc::downgrade(&book);
@@ -94,8 +97,54 @@ impl KeyBook {
         crate::headers::presented_key(headers).filter(|k| k.starts_with(keys::PREFIX))
     }
 
-    /// The key presented, in force and found, or why not (401).
-    pub async fn find(&self, presented: &str) -> Result<Arc<InForce>, GatewayError> {
+    /// Failed attempts an address may make in a minute before it is refused without a look.
+    pub const FAILURES_PER_MINUTE: u32 = 30;
+
+    /// The key presented from `peer`, in force and found, or why not (401; 429 for an
+    /// address past [`KeyBook::FAILURES_PER_MINUTE`] failed attempts this minute).
+    pub async fn find(
+        &self,
+        presented: &str,
+        peer: Option<std::net::IpAddr>,
+    ) -> Result<Arc<InForce>, GatewayError> {
+        let minute = crate::clock::now_ms().div_euclid(MINUTE_MS);
+        if let Some(ip) = peer {
+            let failures = self.failures_lock();
+            if let Some(&(m, n)) = failures.get(&ip) {
+                if m == minute && n >= Self::FAILURES_PER_MINUTE {
+                    let now_ms = crate::clock::now_ms();
+                    return Err(GatewayError::KeyAttempts {
+                        retry_in_secs: ((MINUTE_MS - now_ms.rem_euclid(MINUTE_MS)) / 1000 + 1)
+                            as u64,
+                    });
+                }
+            }
+        }
+        let found = self.look_up(presented).await;
+        if let (Err(e), Some(ip)) = (&found, peer) {
+            if !matches!(e, GatewayError::KeysUnavailable) {
+                let mut failures = self.failures_lock();
+                // An address flood is not remembered without end.
+                if failures.len() > 10_000 {
+                    failures.retain(|_, (m, _)| *m == minute);
+                }
+                let entry = failures.entry(ip).or_insert((minute, 0));
+                if entry.0 != minute {
+                    *entry = (minute, 0);
+                }
+                entry.1 += 1;
+            }
+        }
+        found
+    }
+
+    fn failures_lock(&self) -> std::sync::MutexGuard<'_, HashMap<std::net::IpAddr, (i64, u32)>> {
+        self.failures
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    async fn look_up(&self, presented: &str) -> Result<Arc<InForce>, GatewayError> {
         let digest = keys::digest(presented);
         let now = Instant::now();
         let cached = self.lock().get(&digest).cloned();

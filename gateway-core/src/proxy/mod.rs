@@ -505,8 +505,9 @@ async fn run(
     request: Request,
 ) -> Result<Response, GatewayError> {
     // 1. ingress
+    let peer = crate::ingress::peer(&request);
     let (mut parts, body) = request.into_parts();
-    let client = state.client_key(&parts.headers).await?;
+    let client = state.client_key(&parts.headers, peer).await?;
     let virtual_key = client.as_ref().and_then(|c| c.virtual_key.clone());
     let key = client.map(|c| c.gateway_key);
     state.strip_local_key(&mut parts.headers);
