@@ -3,7 +3,7 @@
 //! digest. A running gateway sees a key made or revoked here within two seconds.
 
 use clap::{Args, Subcommand};
-use gateway_core::ledger::keys::{self, NewKey, StoredKey};
+use gateway_core::ledger::keys::{self, Limits, NewKey, StoredKey};
 
 #[derive(Subcommand)]
 pub enum KeysCommand {
@@ -61,16 +61,18 @@ pub async fn run(pool: &gateway_core::ledger::AnyPool, command: KeysCommand) -> 
             };
             let new = NewKey {
                 name: a.name,
-                models: a
-                    .models
-                    .into_iter()
-                    .filter(|m| !m.trim().is_empty())
-                    .collect(),
-                rpm: a.rpm,
-                tpm: a.tpm,
-                budget_day_usd: a.budget_usd_day,
-                budget_month_usd: a.budget_usd_month,
-                expires_ms,
+                limits: Limits {
+                    models: a
+                        .models
+                        .into_iter()
+                        .filter(|m| !m.trim().is_empty())
+                        .collect(),
+                    rpm: a.rpm,
+                    tpm: a.tpm,
+                    budget_day_usd: a.budget_usd_day,
+                    budget_month_usd: a.budget_usd_month,
+                    expires_ms,
+                },
             };
             let (key, stored) = keys::create(pool, new, now)
                 .await
@@ -119,7 +121,7 @@ pub async fn run(pool: &gateway_core::ledger::AnyPool, command: KeysCommand) -> 
 fn state(k: &StoredKey, now: i64) -> &'static str {
     if k.revoked_ms.is_some() {
         "revoked"
-    } else if k.expires_ms.is_some_and(|at| at <= now) {
+    } else if k.limits.expires_ms.is_some_and(|at| at <= now) {
         "expired"
     } else {
         "active"
@@ -129,24 +131,24 @@ fn state(k: &StoredKey, now: i64) -> &'static str {
 /// `models claude-*; 600 rpm; $50/day` — what the key may do.
 fn limits(k: &StoredKey) -> String {
     let mut parts = Vec::new();
-    parts.push(if k.models.is_empty() {
+    parts.push(if k.limits.models.is_empty() {
         "any model".to_owned()
     } else {
-        format!("models {}", k.models.join(","))
+        format!("models {}", k.limits.models.join(","))
     });
-    if let Some(n) = k.rpm {
+    if let Some(n) = k.limits.rpm {
         parts.push(format!("{n} rpm"));
     }
-    if let Some(n) = k.tpm {
+    if let Some(n) = k.limits.tpm {
         parts.push(format!("{n} tpm"));
     }
-    if let Some(b) = k.budget_day_usd {
+    if let Some(b) = k.limits.budget_day_usd {
         parts.push(format!("${b}/day"));
     }
-    if let Some(b) = k.budget_month_usd {
+    if let Some(b) = k.limits.budget_month_usd {
         parts.push(format!("${b}/month"));
     }
-    if let Some(at) = k.expires_ms {
+    if let Some(at) = k.limits.expires_ms {
         parts.push(format!("expires {}", crate::format_ms(at)));
     }
     parts.join("; ")

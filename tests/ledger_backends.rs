@@ -333,12 +333,14 @@ async fn virtual_keys(url: &str) {
     let pool = ledger::open(url).await.unwrap();
     let new = NewKey {
         name: "ci".into(),
-        models: vec!["claude-*".into(), "gpt-5*".into()],
-        rpm: Some(600),
-        tpm: Some(2_000_000),
-        budget_day_usd: Some(50.0),
-        budget_month_usd: Some(800.5),
-        expires_ms: Some(1_900_000_000_000),
+        limits: keys::Limits {
+            models: vec!["claude-*".into(), "gpt-5*".into()],
+            rpm: Some(600),
+            tpm: Some(2_000_000),
+            budget_day_usd: Some(50.0),
+            budget_month_usd: Some(800.5),
+            expires_ms: Some(1_900_000_000_000),
+        },
     };
     let (key, stored) = keys::create(&pool, new.clone(), 1_796_130_000_000)
         .await
@@ -353,8 +355,8 @@ async fn virtual_keys(url: &str) {
         .unwrap()
         .unwrap();
     assert_eq!(found, stored);
-    assert_eq!(found.models, ["claude-*", "gpt-5*"]);
-    assert_eq!(found.budget_month_usd, Some(800.5));
+    assert_eq!(found.limits.models, ["claude-*", "gpt-5*"]);
+    assert_eq!(found.limits.budget_month_usd, Some(800.5));
     assert!(keys::find(&pool, &keys::digest("tg-vk-nope"))
         .await
         .unwrap()

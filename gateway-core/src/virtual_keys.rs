@@ -159,12 +159,12 @@ impl KeyBook {
                 let old = self.lock().get(&digest).and_then(|f| f.key.clone());
                 let key = key.map(|stored| match old {
                     Some(old) if old.stored.name == stored.name => Arc::new(InForce {
-                        models: globs(&stored.models),
+                        models: globs(&stored.limits.models),
                         stored,
                         usage: Mutex::new(std::mem::take(&mut *old.lock())),
                     }),
                     _ => Arc::new(InForce {
-                        models: globs(&stored.models),
+                        models: globs(&stored.limits.models),
                         stored,
                         usage: Mutex::new(Usage::default()),
                     }),
@@ -189,7 +189,7 @@ impl KeyBook {
         if key.stored.revoked_ms.is_some() {
             return Err(GatewayError::KeyRevoked(key.stored.name.clone()));
         }
-        if key.stored.expires_ms.is_some_and(|at| at <= now_ms) {
+        if key.stored.limits.expires_ms.is_some_and(|at| at <= now_ms) {
             return Err(GatewayError::KeyExpired(key.stored.name.clone()));
         }
         Ok(key)
@@ -197,7 +197,7 @@ impl KeyBook {
 
     /// Takes one request of `key` for `model`, or says which limit it is past.
     pub async fn admit(&self, key: &InForce, model: &str) -> Result<(), GatewayError> {
-        if !key.stored.models.is_empty() && !key.models.is_match(model) {
+        if !key.stored.limits.models.is_empty() && !key.models.is_match(model) {
             return Err(GatewayError::KeyModelNotAllowed {
                 key: key.stored.name.clone(),
                 model: model.to_owned(),
@@ -214,23 +214,23 @@ impl KeyBook {
             retry_in_secs: retry_in_secs.max(1),
         };
         let to_next_minute = ((MINUTE_MS - now_ms.rem_euclid(MINUTE_MS)) / 1000 + 1) as u64;
-        if let Some(rpm) = s.rpm {
+        if let Some(rpm) = s.limits.rpm {
             if usage.in_window(&usage.requests, now_ms) >= rpm as f64 {
                 return Err(past("requests per minute (rpm)", to_next_minute));
             }
         }
-        if let Some(tpm) = s.tpm {
+        if let Some(tpm) = s.limits.tpm {
             if usage.in_window(&usage.tokens, now_ms) >= tpm as f64 {
                 return Err(past("tokens per minute (tpm)", to_next_minute));
             }
         }
-        if let Some(budget) = s.budget_day_usd {
+        if let Some(budget) = s.limits.budget_day_usd {
             if usage.spent_day >= budget {
                 let next_day = (DAY_MS - now_ms.rem_euclid(DAY_MS)) / 1000;
                 return Err(past("daily budget", next_day as u64));
             }
         }
-        if let Some(budget) = s.budget_month_usd {
+        if let Some(budget) = s.limits.budget_month_usd {
             if usage.spent_month >= budget {
                 let next_month = (month_start(now_ms, 1) - now_ms) / 1000;
                 return Err(past("monthly budget", next_month as u64));
@@ -244,7 +244,7 @@ impl KeyBook {
     /// [`KeyBook::FRESH`]; in between, this process's requests are added as they finish.
     async fn read_spend(&self, key: &InForce) {
         let s = &key.stored;
-        if s.budget_day_usd.is_none() && s.budget_month_usd.is_none() {
+        if s.limits.budget_day_usd.is_none() && s.limits.budget_month_usd.is_none() {
             return;
         }
         let due = key

@@ -8,12 +8,9 @@ use sqlx::{AnyPool, Row};
 /// the gateway keys a config lists without asking the database.
 pub const PREFIX: &str = "tg-vk-";
 
-/// One virtual key as stored.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct StoredKey {
-    pub name: String,
-    /// The key's first characters.
-    pub hint: String,
+/// What a key may do.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Limits {
     /// Model patterns (globs) it may use; empty: any.
     pub models: Vec<String>,
     pub rpm: Option<u64>,
@@ -21,20 +18,25 @@ pub struct StoredKey {
     pub budget_day_usd: Option<f64>,
     pub budget_month_usd: Option<f64>,
     pub expires_ms: Option<i64>,
+}
+
+/// One virtual key as stored.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StoredKey {
+    pub name: String,
+    /// The key's first characters.
+    pub hint: String,
+    #[serde(flatten)]
+    pub limits: Limits,
     pub created_ms: i64,
     pub revoked_ms: Option<i64>,
 }
 
-/// What a new key may do.
+/// A key to make.
 #[derive(Debug, Clone, Default)]
 pub struct NewKey {
     pub name: String,
-    pub models: Vec<String>,
-    pub rpm: Option<u64>,
-    pub tpm: Option<u64>,
-    pub budget_day_usd: Option<f64>,
-    pub budget_month_usd: Option<f64>,
-    pub expires_ms: Option<i64>,
+    pub limits: Limits,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -74,14 +76,14 @@ pub async fn create(
             "a key's name is 1 to 64 letters, digits, '-', '_' or '.'".into(),
         ));
     }
-    for pattern in &new.models {
+    for pattern in &new.limits.models {
         globset::Glob::new(pattern)
             .map_err(|e| KeyError::Invalid(format!("model pattern {pattern:?}: {e}")))?;
     }
-    if new.rpm == Some(0) || new.tpm == Some(0) {
+    if new.limits.rpm == Some(0) || new.limits.tpm == Some(0) {
         return Err(KeyError::Invalid("rpm and tpm must be at least 1".into()));
     }
-    for budget in [new.budget_day_usd, new.budget_month_usd]
+    for budget in [new.limits.budget_day_usd, new.limits.budget_month_usd]
         .into_iter()
         .flatten()
     {
@@ -100,12 +102,7 @@ pub async fn create(
     let stored = StoredKey {
         hint: key[..PREFIX.len() + 6].to_owned(),
         name,
-        models: new.models,
-        rpm: new.rpm,
-        tpm: new.tpm,
-        budget_day_usd: new.budget_day_usd,
-        budget_month_usd: new.budget_month_usd,
-        expires_ms: new.expires_ms,
+        limits: new.limits,
         created_ms: now_ms,
         revoked_ms: None,
     };
@@ -124,12 +121,12 @@ pub async fn create(
     .bind(&stored.name)
     .bind(digest(&key))
     .bind(&stored.hint)
-    .bind((!stored.models.is_empty()).then(|| stored.models.join(",")))
-    .bind(stored.rpm.map(|n| n as i64))
-    .bind(stored.tpm.map(|n| n as i64))
-    .bind(stored.budget_day_usd)
-    .bind(stored.budget_month_usd)
-    .bind(stored.expires_ms)
+    .bind((!stored.limits.models.is_empty()).then(|| stored.limits.models.join(",")))
+    .bind(stored.limits.rpm.map(|n| n as i64))
+    .bind(stored.limits.tpm.map(|n| n as i64))
+    .bind(stored.limits.budget_day_usd)
+    .bind(stored.limits.budget_month_usd)
+    .bind(stored.limits.expires_ms)
     .bind(stored.created_ms)
     .execute(pool)
     .await?;
@@ -144,14 +141,16 @@ fn from_row(r: &sqlx::any::AnyRow) -> Result<StoredKey, sqlx::Error> {
     Ok(StoredKey {
         name: r.try_get("name")?,
         hint: r.try_get("hint")?,
-        models: models
-            .map(|m| m.split(',').map(str::to_owned).collect())
-            .unwrap_or_default(),
-        rpm: r.try_get::<Option<i64>, _>("rpm")?.map(|n| n as u64),
-        tpm: r.try_get::<Option<i64>, _>("tpm")?.map(|n| n as u64),
-        budget_day_usd: r.try_get("budget_day_usd")?,
-        budget_month_usd: r.try_get("budget_month_usd")?,
-        expires_ms: r.try_get("expires_ms")?,
+        limits: Limits {
+            models: models
+                .map(|m| m.split(',').map(str::to_owned).collect())
+                .unwrap_or_default(),
+            rpm: r.try_get::<Option<i64>, _>("rpm")?.map(|n| n as u64),
+            tpm: r.try_get::<Option<i64>, _>("tpm")?.map(|n| n as u64),
+            budget_day_usd: r.try_get("budget_day_usd")?,
+            budget_month_usd: r.try_get("budget_month_usd")?,
+            expires_ms: r.try_get("expires_ms")?,
+        },
         created_ms: r.try_get("created_ms")?,
         revoked_ms: r.try_get("revoked_ms")?,
     })
