@@ -347,3 +347,106 @@ async fn unknown_keys_from_one_address_are_cut_off_after_a_minutes_allowance() {
     // None of it reached the provider.
     assert!(mock.state.requests().is_empty());
 }
+
+/// The admin API makes, lists and revokes keys: the key is in the answer that makes it and
+/// nowhere after; the list shows what each spent; a revocation here is refused at once.
+#[tokio::test]
+async fn the_admin_api_makes_lists_and_revokes_keys() {
+    let mock = start_mock(MockConfig::default()).await;
+    let s = start(&mock);
+    let admin = |path: &str| format!("{}/admin/api{path}", s.gw.url);
+    let made = client()
+        .post(admin("/keys"))
+        .bearer_auth(&s.gw.admin_token)
+        .json(&serde_json::json!({"name": "window", "models": ["gpt-*"], "rpm": 100, "budget_day_usd": 5.0}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(made.status(), 201);
+    let made: Value = made.json().await.unwrap();
+    let key = made["key"].as_str().unwrap().to_owned();
+    assert!(key.starts_with("tg-vk-"));
+    assert_eq!(made["stored"]["rpm"], 100);
+
+    // Keys are needed at once after one is made here.
+    assert_eq!(
+        post_json(&format!("{}/v1/chat/completions", s.gw.url), CHAT, &[])
+            .await
+            .status(),
+        401
+    );
+    let res = chat(&s, &key).await;
+    assert_eq!(res.status(), 200);
+    res.bytes().await.unwrap();
+
+    let list = |()| async {
+        let res = client()
+            .get(admin("/keys"))
+            .bearer_auth(&s.gw.admin_token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        res.json::<Value>().await.unwrap()
+    };
+    let mut spent = 0.0;
+    for _ in 0..40 {
+        let listed = list(()).await;
+        let window = &listed["keys"][0];
+        assert_eq!(window["name"], "window");
+        assert!(
+            !listed.to_string().contains(&key),
+            "the key is never listed"
+        );
+        spent = window["spent_day_usd"].as_f64().unwrap();
+        if spent > 0.0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(spent > 0.0, "the request's cost is counted against the key");
+
+    // Bad input: a clear 400, nothing made.
+    let dup = client()
+        .post(admin("/keys"))
+        .bearer_auth(&s.gw.admin_token)
+        .json(&serde_json::json!({"name": "window"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(dup.status(), 400);
+    let unknown_field = client()
+        .post(admin("/keys"))
+        .bearer_auth(&s.gw.admin_token)
+        .json(&serde_json::json!({"name": "x", "rpn": 5}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown_field.status(), 400);
+    // Without the admin token: 401, nothing of the keys in the answer.
+    let res = client().get(admin("/keys")).send().await.unwrap();
+    assert_eq!(res.status(), 401);
+    let text = res.text().await.unwrap();
+    assert!(
+        !text.contains("spent_day_usd") && !text.contains("tg-vk-"),
+        "{text}"
+    );
+
+    let revoked = client()
+        .delete(admin("/keys/window"))
+        .bearer_auth(&s.gw.admin_token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), 200);
+    // Refused at once: no two-second wait for a revocation made here.
+    assert_eq!(chat(&s, &key).await.status(), 401);
+    assert!(list(()).await["keys"][0]["revoked_ms"].is_i64());
+    let missing = client()
+        .delete(admin("/keys/nobody"))
+        .bearer_auth(&s.gw.admin_token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+}

@@ -86,6 +86,18 @@ impl KeyBook {
         Ok(book)
     }
 
+    /// A key was made here: keys are needed from now on.
+    pub fn made(&self) {
+        self.any.store(true, Ordering::Relaxed);
+    }
+
+    /// A key was revoked here: what was remembered of it goes, so the next request with it
+    /// reads it again and is refused.
+    pub fn forget(&self, name: &str) {
+        self.lock()
+            .retain(|_, f| f.key.as_ref().is_none_or(|k| k.stored.name != name));
+    }
+
     /// Whether any virtual key is in force, so that a client without a key is refused.
     pub fn any(&self) -> bool {
         self.any.load(Ordering::Relaxed)
@@ -342,7 +354,7 @@ fn globs(patterns: &[String]) -> GlobSet {
 }
 
 /// The first instant (UTC, ms) of the month `ahead` months after the one of `now_ms`.
-fn month_start(now_ms: i64, ahead: i64) -> i64 {
+pub fn month_start(now_ms: i64, ahead: i64) -> i64 {
     use crate::clock::{civil_from_days, days_from_civil};
     let (y, m, _) = civil_from_days(now_ms.div_euclid(DAY_MS));
     let months = y * 12 + (m - 1) + ahead;

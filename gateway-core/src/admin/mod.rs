@@ -9,6 +9,7 @@
 pub mod edit;
 mod health;
 mod history;
+mod keys;
 mod modes;
 mod providers;
 mod routes;
@@ -17,6 +18,7 @@ pub mod ui;
 
 use health::get_health;
 use history::{requests, savings};
+use keys::{create_key, list_keys, revoke_key};
 use modes::{get_modes, pause, preview, put_modes};
 use providers::{
     create_provider, delete_key, delete_provider, list_providers, set_key, test_provider,
@@ -234,6 +236,8 @@ pub fn router<S: Clone + Send + Sync + 'static>(
         )
         .route("/providers/{name}/test", preflight(post(test_provider)))
         .route("/health", preflight(get(get_health)))
+        .route("/keys", preflight(get(list_keys).post(create_key)))
+        .route("/keys/{name}", preflight(axum::routing::delete(revoke_key)))
         .route(
             "/routes",
             preflight(get(get_routes).put(put_routes).patch(patch_routes)),
