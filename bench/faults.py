@@ -840,6 +840,18 @@ def soak_markdown(r):
 # Part 3: 10,000 streams held open at once, over HTTP/2
 
 
+async def measure_held(state, n, t0, on_held):
+    """Held: waits (120 s at most) until every stream has its headers and a first frame,
+    then 3 s more, and measures. Returns the time to all held, the counts then, and what
+    `on_held` measured."""
+    deadline = time.monotonic() + 120
+    while state["first_data"] < n and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    held_s = time.monotonic() - t0
+    await asyncio.sleep(3)
+    return held_s, dict(state), on_held()
+
+
 async def hold_streams(addr, n, per_conn, ramp_rate, interval_ms, on_held):
     import h2.config
     import h2.connection
@@ -908,14 +920,7 @@ async def hold_streams(addr, n, per_conn, ramp_rate, interval_ms, on_held):
         if due > time.monotonic():
             await asyncio.sleep(due - time.monotonic())
     ramp_s = time.monotonic() - t0
-    # Held: every stream has its headers and a first frame, none has ended.
-    deadline = time.monotonic() + 120
-    while state["first_data"] < n and time.monotonic() < deadline:
-        await asyncio.sleep(0.2)
-    held_s = time.monotonic() - t0
-    await asyncio.sleep(3)
-    snapshot = dict(state)
-    figures = on_held()
+    held_s, snapshot, figures = await measure_held(state, n, t0, on_held)
     for c in conns:
         c.writer.close()
         c.task.cancel()
@@ -962,13 +967,7 @@ async def hold_streams_http1(addr, n, ramp_rate, interval_ms, on_held):
         if due > time.monotonic():
             await asyncio.sleep(due - time.monotonic())
     ramp_s = time.monotonic() - t0
-    deadline = time.monotonic() + 120
-    while state["first_data"] < n and time.monotonic() < deadline:
-        await asyncio.sleep(0.2)
-    held_s = time.monotonic() - t0
-    await asyncio.sleep(3)
-    snapshot = dict(state)
-    figures = on_held()
+    held_s, snapshot, figures = await measure_held(state, n, t0, on_held)
     for w in writers:
         w.close()
     for t in tasks:
