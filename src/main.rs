@@ -561,15 +561,9 @@ fn wrap_agent(args: WrapArgs) -> Result<i32, String> {
 
 async fn status(args: StatusArgs) -> Result<(), String> {
     let (base, local_key) = gateway_address(&args.config, args.gateway)?;
-    let local_key = match local_key {
-        Some(path) => Some(
-            gateway_core::local_key::LocalKey::read(&path)
-                .map_err(|e| format!("{e} (the gateway makes it when it starts with this config)"))?
-                .expose()
-                .to_owned(),
-        ),
-        None => None,
-    };
+    let local_key = local_key
+        .map(|path| wrap::read_local_key(&path).map(|k| k.expose().to_owned()))
+        .transpose()?;
     let target = status::Target {
         base,
         local_key,
@@ -656,10 +650,8 @@ fn main() -> ExitCode {
             let pool = ledger::open(&url).await.map_err(|e| e.to_string())?;
             keys::run(&pool, args.command).await
         }),
-        Command::Healthcheck(args) => runtime.block_on(async {
-            let (base, _) = gateway_address(&args.config, args.gateway)?;
-            status::healthcheck(&base).await
-        }),
+        Command::Healthcheck(args) => gateway_address(&args.config, args.gateway)
+            .and_then(|(base, _)| status::healthcheck(&base)),
         Command::Wrap(args) => {
             return match wrap_agent(args) {
                 Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),

@@ -52,20 +52,10 @@ pub async fn run(target: &Target, json: bool) -> Result<(), String> {
 }
 
 /// Whether the gateway at `base` answers `GET /healthz` with 200 within a few seconds.
-pub async fn healthcheck(base: &str) -> Result<(), String> {
-    gateway_core::upstream::install_tls_provider();
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(3))
-        .build()
-        .map_err(|e| e.to_string())?;
+pub fn healthcheck(base: &str) -> Result<(), String> {
     let url = format!("{}/healthz", base.trim_end_matches('/'));
-    let response = client
-        .get(&url)
-        .send()
-        .await
-        .map_err(|e| format!("no gateway answers at {base}: {e}"))?;
-    if !response.status().is_success() {
-        return Err(format!("{url} answered {}", response.status()));
+    if !crate::wrap::reachable(&url) {
+        return Err(format!("no gateway answers at {base} ({url})"));
     }
     println!("ok: {url}");
     Ok(())

@@ -81,6 +81,12 @@ pub fn environment(
 }
 
 /// Checks the gateway answers, then runs the agent and returns its exit code.
+/// The gateway's local key from its key file, for a client command to present.
+pub fn read_local_key(path: &Path) -> Result<LocalKey, String> {
+    LocalKey::read(path)
+        .map_err(|e| format!("{e} (the gateway makes it when it starts with this config)"))
+}
+
 /// `local_key` is the gateway's key file when its config turns the local key on.
 pub fn run(
     base: &str,
@@ -94,12 +100,7 @@ pub fn run(
             "no gateway answers at {base}: start it first (trimgate serve, or the desktop app), or name it with --gateway"
         ));
     }
-    let local_key = local_key
-        .map(|path| {
-            LocalKey::read(path)
-                .map_err(|e| format!("{e} (the gateway makes it when it starts with this config)"))
-        })
-        .transpose()?;
+    let local_key = local_key.map(read_local_key).transpose()?;
     let local_key = local_key.as_ref().map(LocalKey::expose);
     // A gateway key is let in with or without the local key; the local key stands in for
     // the placeholder, which is what clients without a header of their own can send.
@@ -127,7 +128,7 @@ pub fn run(
 }
 
 /// A plain HTTP/1.1 GET on loopback, without a client library: the gateway's health.
-fn reachable(url: &str) -> bool {
+pub fn reachable(url: &str) -> bool {
     use std::io::{Read, Write};
     let Some(rest) = url.strip_prefix("http://") else {
         return false;

@@ -38,9 +38,35 @@ pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// Milliseconds in a day.
+pub const DAY_MS: i64 = 86_400_000;
+
+/// The start (Unix ms) of the UTC day of `now_ms`.
+pub fn day_start(now_ms: i64) -> i64 {
+    now_ms - now_ms.rem_euclid(DAY_MS)
+}
+
+/// The start (Unix ms) of the UTC month `ahead` months after the one of `now_ms`.
+pub fn month_start(now_ms: i64, ahead: i64) -> i64 {
+    let (y, m, _) = civil_from_days(now_ms.div_euclid(DAY_MS));
+    let months = y * 12 + (m - 1) + ahead;
+    days_from_civil(months.div_euclid(12), months.rem_euclid(12) + 1, 1) * DAY_MS
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn months_start_on_the_first_at_midnight_utc() {
+        // 2026-12-03T09:00Z → 2026-12-01 and 2027-01-01; 2024-02-29 → 2024-03-01.
+        let now = 1_796_288_400_000;
+        assert_eq!(month_start(now, 0), 1_796_083_200_000);
+        assert_eq!(month_start(now, 1), 1_798_761_600_000);
+        assert_eq!(month_start(1_709_164_800_000, 1), 1_709_251_200_000);
+        assert_eq!(month_start(0, 0), 0);
+        assert_eq!(day_start(now), 1_796_256_000_000);
+    }
 
     #[test]
     fn dates_and_days_go_both_ways() {

@@ -54,7 +54,7 @@ impl Gateway {
         };
         let (recorder, ledger) = open_ledger(
             config.ledger_url.as_deref(),
-            pricing,
+            pricing.clone(),
             config.ledger_retention,
         )
         .await;
@@ -73,7 +73,7 @@ impl Gateway {
         let recorder: Arc<dyn crate::record::Recorder> = match &book {
             Some(book) => Arc::new(crate::virtual_keys::Metering {
                 book: book.clone(),
-                pricing: Arc::new(config.pricing.clone()),
+                pricing,
                 inner: recorder,
             }),
             None => recorder,

@@ -20,8 +20,14 @@ use crate::ledger::keys::{self, StoredKey};
 use crate::pricing::Pricing;
 use crate::record::{Recorder, RequestRecord};
 
+use crate::clock::{day_start, month_start, DAY_MS};
+
 const MINUTE_MS: i64 = 60_000;
-const DAY_MS: i64 = 86_400_000;
+
+/// Whole seconds until the next minute starts, at least 1.
+fn to_next_minute(now_ms: i64) -> u64 {
+    ((MINUTE_MS - now_ms.rem_euclid(MINUTE_MS)) / 1000 + 1) as u64
+}
 
 /// The virtual keys this gateway knows, and their use.
 pub struct KeyBook {
@@ -29,6 +35,8 @@ pub struct KeyBook {
     /// Whether any key is in force: then every client needs a key.
     any: AtomicBool,
     found: Mutex<HashMap<String, Found>>,
+    /// Each key's counters, by name: they outlive a refresh of what was found.
+    usage: Mutex<HashMap<String, Usage>>,
     /// Failed key attempts per client address in the current minute: (minute, count).
     failures: Mutex<HashMap<std::net::IpAddr, (i64, u32)>>,
 }
@@ -39,11 +47,10 @@ struct Found {
     at: Instant,
 }
 
-/// A key found, with its counters.
+/// A key found.
 pub struct InForce {
     pub stored: StoredKey,
     models: GlobSet,
-    usage: Mutex<Usage>,
 }
 
 #[derive(Default)]
@@ -69,6 +76,7 @@ impl KeyBook {
             pool,
             any: AtomicBool::new(any),
             found: Mutex::new(HashMap::new()),
+            usage: Mutex::new(HashMap::new()),
             failures: Mutex::new(HashMap::new()),
         });
         // Keys made or revoked by another process change whether keys are needed at all.
@@ -124,10 +132,8 @@ impl KeyBook {
             let failures = self.failures_lock();
             if let Some(&(m, n)) = failures.get(&ip) {
                 if m == minute && n >= Self::FAILURES_PER_MINUTE {
-                    let now_ms = crate::clock::now_ms();
                     return Err(GatewayError::KeyAttempts {
-                        retry_in_secs: ((MINUTE_MS - now_ms.rem_euclid(MINUTE_MS)) / 1000 + 1)
-                            as u64,
+                        retry_in_secs: to_next_minute(crate::clock::now_ms()),
                     });
                 }
             }
@@ -167,19 +173,11 @@ impl KeyBook {
                     tracing::error!(error = %e, "virtual keys cannot be read");
                     GatewayError::KeysUnavailable
                 })?;
-                // Counters carry over a refresh of the same key.
-                let old = self.lock().get(&digest).and_then(|f| f.key.clone());
-                let key = key.map(|stored| match old {
-                    Some(old) if old.stored.name == stored.name => Arc::new(InForce {
+                let key = key.map(|stored| {
+                    Arc::new(InForce {
                         models: globs(&stored.limits.models),
                         stored,
-                        usage: Mutex::new(std::mem::take(&mut *old.lock())),
-                    }),
-                    _ => Arc::new(InForce {
-                        models: globs(&stored.limits.models),
-                        stored,
-                        usage: Mutex::new(Usage::default()),
-                    }),
+                    })
                 });
                 let mut found = self.lock();
                 // A flood of made-up keys is not remembered without end.
@@ -217,28 +215,28 @@ impl KeyBook {
         }
         self.read_spend(key).await;
         let now_ms = crate::clock::now_ms();
-        let mut usage = key.lock();
-        usage.roll(now_ms);
         let s = &key.stored;
+        let mut all = self.usage_lock();
+        let usage = all.entry(s.name.clone()).or_default();
+        usage.roll(now_ms);
         let past = |limit: &'static str, retry_in_secs: u64| GatewayError::KeyLimit {
             key: s.name.clone(),
             limit,
             retry_in_secs: retry_in_secs.max(1),
         };
-        let to_next_minute = ((MINUTE_MS - now_ms.rem_euclid(MINUTE_MS)) / 1000 + 1) as u64;
         if let Some(rpm) = s.limits.rpm {
             if usage.in_window(&usage.requests, now_ms) >= rpm as f64 {
-                return Err(past("requests per minute (rpm)", to_next_minute));
+                return Err(past("requests per minute (rpm)", to_next_minute(now_ms)));
             }
         }
         if let Some(tpm) = s.limits.tpm {
             if usage.in_window(&usage.tokens, now_ms) >= tpm as f64 {
-                return Err(past("tokens per minute (tpm)", to_next_minute));
+                return Err(past("tokens per minute (tpm)", to_next_minute(now_ms)));
             }
         }
         if let Some(budget) = s.limits.budget_day_usd {
             if usage.spent_day >= budget {
-                let next_day = (DAY_MS - now_ms.rem_euclid(DAY_MS)) / 1000;
+                let next_day = (day_start(now_ms) + DAY_MS - now_ms) / 1000;
                 return Err(past("daily budget", next_day as u64));
             }
         }
@@ -259,27 +257,31 @@ impl KeyBook {
         if s.limits.budget_day_usd.is_none() && s.limits.budget_month_usd.is_none() {
             return;
         }
-        let due = key
-            .lock()
-            .spent_read
+        let due = self
+            .usage_lock()
+            .get(&s.name)
+            .and_then(|u| u.spent_read)
             .is_none_or(|at| at.elapsed() >= Self::FRESH);
         if !due {
             return;
         }
-        let now_ms = crate::clock::now_ms();
-        let day = now_ms - now_ms.rem_euclid(DAY_MS);
-        let month = month_start(now_ms, 0);
-        let (Ok(d), Ok(m)) = (
-            keys::spent_since(&self.pool, &s.name, day).await,
-            keys::spent_since(&self.pool, &s.name, month).await,
-        ) else {
+        let Ok((day, month)) =
+            keys::spent_today_and_month(&self.pool, &s.name, crate::clock::now_ms()).await
+        else {
             tracing::warn!(key = %s.name, "a virtual key's spend cannot be read: its budget is checked against what this process counted");
             return;
         };
-        let mut usage = key.lock();
-        usage.spent_day = d;
-        usage.spent_month = m;
+        let mut all = self.usage_lock();
+        let usage = all.entry(s.name.clone()).or_default();
+        usage.spent_day = day;
+        usage.spent_month = month;
         usage.spent_read = Some(Instant::now());
+    }
+
+    fn usage_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Usage>> {
+        self.usage
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Found>> {
@@ -288,31 +290,26 @@ impl KeyBook {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Counts a finished request's tokens and cost against its key.
-    fn charge(&self, name: &str, tokens: u64, cost: f64) {
-        let found = self.lock();
-        let Some(key) = found
-            .values()
-            .filter_map(|f| f.key.as_ref())
-            .find(|k| k.stored.name == name)
-            .cloned()
-        else {
+    /// Counts a finished request's tokens and cost against its key: one this book let in
+    /// (a gateway key from the config has no counters here, and costs nothing to look up).
+    fn charge(&self, r: &RequestRecord, pricing: &Pricing) {
+        let (Some(name), Some(tokens)) = (r.gateway_key.as_deref(), r.usage) else {
             return;
         };
-        drop(found);
-        let mut usage = key.lock();
+        let mut all = self.usage_lock();
+        let Some(usage) = all.get_mut(name) else {
+            return;
+        };
+        let model = r
+            .model_served
+            .as_deref()
+            .or(r.model_requested.as_deref())
+            .unwrap_or_default();
+        let cost = pricing.cost(model, &tokens, 0).map_or(0.0, |c| c.cost);
         usage.roll(crate::clock::now_ms());
-        usage.tokens[1] += tokens;
+        usage.tokens[1] += tokens.input.saturating_add(tokens.output);
         usage.spent_day += cost;
         usage.spent_month += cost;
-    }
-}
-
-impl InForce {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Usage> {
-        self.usage
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -353,14 +350,6 @@ fn globs(patterns: &[String]) -> GlobSet {
     set.build().unwrap_or_else(|_| GlobSet::empty())
 }
 
-/// The first instant (UTC, ms) of the month `ahead` months after the one of `now_ms`.
-pub fn month_start(now_ms: i64, ahead: i64) -> i64 {
-    use crate::clock::{civil_from_days, days_from_civil};
-    let (y, m, _) = civil_from_days(now_ms.div_euclid(DAY_MS));
-    let months = y * 12 + (m - 1) + ahead;
-    days_from_civil(months.div_euclid(12), months.rem_euclid(12) + 1, 1) * DAY_MS
-}
-
 /// Counts each finished request's tokens and cost against its virtual key, then hands the
 /// record on.
 pub struct Metering {
@@ -371,16 +360,7 @@ pub struct Metering {
 
 impl Recorder for Metering {
     fn record(&self, r: Arc<RequestRecord>) {
-        if let (Some(name), Some(usage)) = (r.gateway_key.as_deref(), r.usage) {
-            let model = r
-                .model_served
-                .as_deref()
-                .or(r.model_requested.as_deref())
-                .unwrap_or_default();
-            let cost = self.pricing.cost(model, &usage, 0).map_or(0.0, |c| c.cost);
-            self.book
-                .charge(name, usage.input.saturating_add(usage.output), cost);
-        }
+        self.book.charge(&r, &self.pricing);
         self.inner.record(r);
     }
 }
@@ -399,15 +379,5 @@ mod tests {
         assert_eq!(u.in_window(&u.requests, MINUTE_MS + MINUTE_MS / 2), 30.0);
         u.roll(5 * MINUTE_MS);
         assert_eq!(u.in_window(&u.requests, 5 * MINUTE_MS), 0.0);
-    }
-
-    #[test]
-    fn months_start_on_the_first_at_midnight_utc() {
-        // 2026-12-03T09:00Z → 2026-12-01 and 2027-01-01; 2024-02-29 → 2024-03-01.
-        let now = 1_796_288_400_000;
-        assert_eq!(month_start(now, 0), 1_796_083_200_000);
-        assert_eq!(month_start(now, 1), 1_798_761_600_000);
-        assert_eq!(month_start(1_709_164_800_000, 1), 1_709_251_200_000);
-        assert_eq!(month_start(0, 0), 0);
     }
 }

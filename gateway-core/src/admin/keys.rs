@@ -26,14 +26,9 @@ pub(super) async fn list_keys(State(state): State<AdminState>) -> Response {
         async {
             let pool = pool(&state)?;
             let now = crate::clock::now_ms();
-            let day = now - now.rem_euclid(86_400_000);
-            let month = crate::virtual_keys::month_start(now, 0);
             let mut out = Vec::new();
             for k in keys::list(pool).await.map_err(key_error)? {
-                let spent_day = keys::spent_since(pool, &k.name, day)
-                    .await
-                    .map_err(key_error)?;
-                let spent_month = keys::spent_since(pool, &k.name, month)
+                let (spent_day, spent_month) = keys::spent_today_and_month(pool, &k.name, now)
                     .await
                     .map_err(key_error)?;
                 let mut v =

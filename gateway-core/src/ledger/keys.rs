@@ -213,3 +213,16 @@ pub async fn spent_since(pool: &AnyPool, name: &str, since_ms: i64) -> Result<f6
     .await?;
     Ok(row.try_get("c")?)
 }
+
+/// What a key spent in the UTC day and the UTC month of `now_ms`.
+pub async fn spent_today_and_month(
+    pool: &AnyPool,
+    name: &str,
+    now_ms: i64,
+) -> Result<(f64, f64), KeyError> {
+    use crate::clock::{day_start, month_start};
+    Ok((
+        spent_since(pool, name, day_start(now_ms)).await?,
+        spent_since(pool, name, month_start(now_ms, 0)).await?,
+    ))
+}
