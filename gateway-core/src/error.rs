@@ -106,6 +106,10 @@ pub enum GatewayError {
     },
     #[error("the gateway cannot read its virtual keys right now; retry shortly")]
     KeysUnavailable,
+    /// The Redis that holds the replicas' shared limits is out and the config says to
+    /// refuse rather than count locally.
+    #[error("the gateway cannot check virtual keys' rate limits right now (their store is unreachable); retry shortly")]
+    LimitsUnavailable,
     /// An address that presented too many unknown keys this minute.
     #[error(
         "too many attempts with unknown keys from this address; try again in {retry_in_secs} s"
@@ -166,7 +170,7 @@ impl GatewayError {
             | GatewayError::KeyModelNotAllowed { .. }
             | GatewayError::KeyLimit { .. }
             | GatewayError::KeyAttempts { .. } => Culprit::Client,
-            GatewayError::KeysUnavailable => Culprit::Gateway,
+            GatewayError::KeysUnavailable | GatewayError::LimitsUnavailable => Culprit::Gateway,
             GatewayError::UpstreamUnreachable { .. }
             | GatewayError::UpstreamTimeout { .. }
             | GatewayError::UpstreamBroken { .. } => Culprit::Upstream,
@@ -211,6 +215,7 @@ impl GatewayError {
             GatewayError::ShuttingDown
             | GatewayError::Overloaded
             | GatewayError::KeysUnavailable
+            | GatewayError::LimitsUnavailable
             | GatewayError::CoolingDown { .. } => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
@@ -252,6 +257,7 @@ impl GatewayError {
             GatewayError::KeyModelNotAllowed { .. } => "model_not_allowed",
             GatewayError::KeyLimit { .. } => "rate_limit_exceeded",
             GatewayError::KeysUnavailable => "keys_unavailable",
+            GatewayError::LimitsUnavailable => "limits_unavailable",
             GatewayError::KeyAttempts { .. } => "too_many_key_attempts",
         }
     }

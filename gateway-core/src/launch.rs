@@ -60,14 +60,17 @@ impl Gateway {
         .await;
         // Virtual keys live in the ledger's database; each finished request is charged to
         // its key before it is recorded.
+        let counters = open_counters(config.limits.clone());
         let book = match &ledger {
-            Some((_, pool)) => match crate::virtual_keys::KeyBook::open(pool.clone()).await {
-                Ok(book) => Some(book),
-                Err(e) => {
-                    tracing::error!(error = %e, "virtual keys cannot be read: only the config's gateway keys are checked");
-                    None
+            Some((_, pool)) => {
+                match crate::virtual_keys::KeyBook::open(pool.clone(), counters).await {
+                    Ok(book) => Some(book),
+                    Err(e) => {
+                        tracing::error!(error = %e, "virtual keys cannot be read: only the config's gateway keys are checked");
+                        None
+                    }
                 }
-            },
+            }
             None => None,
         };
         let recorder: Arc<dyn crate::record::Recorder> = match &book {
@@ -232,4 +235,24 @@ async fn attach_cache(state: &AppState, pool: Option<&AnyPool>) {
         settings.max_entries,
         settings.max_bytes / (1024 * 1024)
     );
+}
+
+/// Where virtual keys' use is counted: the Redis the replicas share when `[limits] redis`
+/// names one, else this process.
+fn open_counters(
+    limits: Option<crate::config::SharedLimits>,
+) -> Arc<dyn crate::virtual_keys::counters::Counters> {
+    let local = || Arc::new(crate::virtual_keys::counters::LocalCounters::default());
+    let Some(limits) = limits else {
+        return local();
+    };
+    match crate::virtual_keys::shared::SharedCounters::open(limits) {
+        Ok(shared) => shared,
+        Err(e) => {
+            // Checked when the config was read; a URL the client still refuses is counted
+            // locally rather than not at all.
+            tracing::error!(error = %e.category(), "the limits' Redis URL is not usable: virtual keys' limits are counted in this process only");
+            local()
+        }
+    }
 }

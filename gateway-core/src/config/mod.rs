@@ -24,6 +24,7 @@ pub mod cache;
 pub mod env;
 pub mod gateway_keys;
 pub mod ledger;
+pub mod limits;
 pub mod optimize;
 pub mod providers;
 pub mod retry;
@@ -33,6 +34,7 @@ pub mod telemetry;
 pub use cache::{CacheConfig, ModelCacheConfig};
 pub use gateway_keys::{GatewayKey, GatewayKeyConfig};
 pub use ledger::LedgerConfig;
+pub use limits::{LimitsConfig, SharedLimits};
 pub use optimize::{ModelOptimizeConfig, OptimizeConfig, PassesConfig};
 pub use providers::{
     ClientAuth, KeySourceConfig, Provider, ProviderConfig, ProviderKind, RouteConfig, Routes,
@@ -75,6 +77,8 @@ pub struct GatewayConfig {
     pub admin: AdminConfig,
     #[serde(default)]
     pub retry: RetryConfig,
+    #[serde(default)]
+    pub limits: LimitsConfig,
 }
 
 /// `[admin]`: the admin API the window uses, and the window at `/ui`.
@@ -103,6 +107,8 @@ pub struct Config {
     /// The admin API and `/ui` are served (`[admin] enabled`).
     pub admin_enabled: bool,
     pub retry: crate::retry::Settings,
+    /// Virtual keys' limits counted in a Redis the replicas share (`[limits] redis`).
+    pub limits: Option<SharedLimits>,
 }
 
 /// One problem found in a config, with the path of the value at fault.
@@ -295,6 +301,7 @@ impl Config {
             telemetry: Telemetry::default(),
             admin_enabled: true,
             retry: crate::retry::Settings::default(),
+            limits: None,
         })
     }
 }
@@ -335,10 +342,12 @@ impl GatewayConfig {
             telemetry,
             admin,
             retry,
+            limits,
         } = self;
         let AdminConfig { enabled } = admin;
         let mut problems = Vec::new();
         let retry = retry::validate_retry(retry, &mut problems);
+        let limits = limits::validate_limits(limits, &mut problems);
         let telemetry = telemetry::validate_telemetry(telemetry, &mut problems);
         let server = server::validate_server(server, &mut problems);
         let optimize = optimize::validate_optimize(optimize, &mut problems);
@@ -381,6 +390,7 @@ impl GatewayConfig {
                 telemetry,
                 admin_enabled: enabled.unwrap_or(true),
                 retry,
+                limits,
             })
         } else {
             Err(problems)

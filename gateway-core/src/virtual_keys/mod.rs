@@ -2,9 +2,13 @@
 //! use the model, and is within its limits (requests and tokens per minute, spend per day
 //! and per month). The keys live in the ledger's database ([`crate::ledger::keys`]); a
 //! key found is remembered for [`KeyBook::FRESH`], so a key revoked or made by another
-//! process (`trimgate keys`) takes effect within that. Limits are counted in this process;
-//! spend is read back from the ledger's priced rows each [`KeyBook::FRESH`] and counted
-//! here in between.
+//! process (`trimgate keys`) takes effect within that. Requests and tokens per minute are
+//! counted by [`Counters`]: in this process ([`counters::LocalCounters`]), or in a Redis
+//! the replicas share ([`shared::SharedCounters`]). Spend is read back from the ledger's
+//! priced rows each [`KeyBook::FRESH`] and counted here in between.
+
+pub mod counters;
+pub mod shared;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,8 +25,7 @@ use crate::pricing::Pricing;
 use crate::record::{Recorder, RequestRecord};
 
 use crate::clock::{day_start, month_start, DAY_MS};
-
-const MINUTE_MS: i64 = 60_000;
+use counters::{Ask, Counters, Past, MINUTE_MS};
 
 /// Whole seconds until the next minute starts, at least 1.
 fn to_next_minute(now_ms: i64) -> u64 {
@@ -35,8 +38,10 @@ pub struct KeyBook {
     /// Whether any key is in force: then every client needs a key.
     any: AtomicBool,
     found: Mutex<HashMap<String, Found>>,
-    /// Each key's counters, by name: they outlive a refresh of what was found.
-    usage: Mutex<HashMap<String, Usage>>,
+    /// Each key's spend as this process knows it, by name: it outlives a refresh of what
+    /// was found.
+    spend: Mutex<HashMap<String, Spend>>,
+    counters: Arc<dyn Counters>,
     /// Failed key attempts per client address in the current minute: (minute, count).
     failures: Mutex<HashMap<std::net::IpAddr, (i64, u32)>>,
 }
@@ -53,30 +58,32 @@ pub struct InForce {
     models: GlobSet,
 }
 
+/// What a key spent today and this month: the ledger's figure when last read, and what
+/// this process's requests added since.
 #[derive(Default)]
-struct Usage {
-    /// Requests and tokens in this minute and the one before (a sliding window).
-    minute: i64,
-    requests: [u64; 2],
-    tokens: [u64; 2],
-    /// Spend read from the ledger, when, and what this process added since.
-    spent_day: f64,
-    spent_month: f64,
-    spent_read: Option<Instant>,
+struct Spend {
+    day: f64,
+    month: f64,
+    read: Option<Instant>,
 }
 
 impl KeyBook {
     /// How long a key found (or not found) is taken as it was.
     pub const FRESH: Duration = Duration::from_secs(2);
 
-    /// The book over `pool`, knowing whether any key is in force.
-    pub async fn open(pool: AnyPool) -> Result<Arc<KeyBook>, keys::KeyError> {
+    /// The book over `pool`, knowing whether any key is in force, counting keys' use in
+    /// `counters`.
+    pub async fn open(
+        pool: AnyPool,
+        counters: Arc<dyn Counters>,
+    ) -> Result<Arc<KeyBook>, keys::KeyError> {
         let any = keys::any_active(&pool, crate::clock::now_ms()).await?;
         let book = Arc::new(KeyBook {
             pool,
             any: AtomicBool::new(any),
             found: Mutex::new(HashMap::new()),
-            usage: Mutex::new(HashMap::new()),
+            spend: Mutex::new(HashMap::new()),
+            counters,
             failures: Mutex::new(HashMap::new()),
         });
         // Keys made or revoked by another process change whether keys are needed at all.
@@ -214,40 +221,44 @@ impl KeyBook {
             });
         }
         self.read_spend(key).await;
-        let now_ms = crate::clock::now_ms();
         let s = &key.stored;
-        let mut all = self.usage_lock();
-        let usage = all.entry(s.name.clone()).or_default();
-        usage.roll(now_ms);
-        let past = |limit: &'static str, retry_in_secs: u64| GatewayError::KeyLimit {
+        let now_ms = crate::clock::now_ms();
+        let (spent_day_usd, spent_month_usd) = self
+            .spend_lock()
+            .get(&s.name)
+            .map_or((0.0, 0.0), |spend| (spend.day, spend.month));
+        let ask = Ask {
+            name: &s.name,
+            rpm: s.limits.rpm,
+            tpm: s.limits.tpm,
+            budget_day_usd: s.limits.budget_day_usd,
+            budget_month_usd: s.limits.budget_month_usd,
+            spent_day_usd,
+            spent_month_usd,
+            now_ms,
+        };
+        let past = match self.counters.admit(ask).await {
+            Ok(()) => return Ok(()),
+            Err(past) => past,
+        };
+        let (limit, retry_in_ms) = match past {
+            Past::Rpm => (
+                "requests per minute (rpm)",
+                MINUTE_MS - now_ms.rem_euclid(MINUTE_MS),
+            ),
+            Past::Tpm => (
+                "tokens per minute (tpm)",
+                MINUTE_MS - now_ms.rem_euclid(MINUTE_MS),
+            ),
+            Past::DayBudget => ("daily budget", day_start(now_ms) + DAY_MS - now_ms),
+            Past::MonthBudget => ("monthly budget", month_start(now_ms, 1) - now_ms),
+            Past::Unavailable => return Err(GatewayError::LimitsUnavailable),
+        };
+        Err(GatewayError::KeyLimit {
             key: s.name.clone(),
             limit,
-            retry_in_secs: retry_in_secs.max(1),
-        };
-        if let Some(rpm) = s.limits.rpm {
-            if usage.in_window(&usage.requests, now_ms) >= rpm as f64 {
-                return Err(past("requests per minute (rpm)", to_next_minute(now_ms)));
-            }
-        }
-        if let Some(tpm) = s.limits.tpm {
-            if usage.in_window(&usage.tokens, now_ms) >= tpm as f64 {
-                return Err(past("tokens per minute (tpm)", to_next_minute(now_ms)));
-            }
-        }
-        if let Some(budget) = s.limits.budget_day_usd {
-            if usage.spent_day >= budget {
-                let next_day = (day_start(now_ms) + DAY_MS - now_ms) / 1000;
-                return Err(past("daily budget", next_day as u64));
-            }
-        }
-        if let Some(budget) = s.limits.budget_month_usd {
-            if usage.spent_month >= budget {
-                let next_month = (month_start(now_ms, 1) - now_ms) / 1000;
-                return Err(past("monthly budget", next_month as u64));
-            }
-        }
-        usage.requests[1] += 1;
-        Ok(())
+            retry_in_secs: (retry_in_ms / 1000 + 1).max(1) as u64,
+        })
     }
 
     /// Reads what the key spent today and this month from the ledger, at most once per
@@ -258,9 +269,9 @@ impl KeyBook {
             return;
         }
         let due = self
-            .usage_lock()
+            .spend_lock()
             .get(&s.name)
-            .and_then(|u| u.spent_read)
+            .and_then(|u| u.read)
             .is_none_or(|at| at.elapsed() >= Self::FRESH);
         if !due {
             return;
@@ -269,17 +280,18 @@ impl KeyBook {
             keys::spent_today_and_month(&self.pool, &s.name, crate::clock::now_ms()).await
         else {
             tracing::warn!(key = %s.name, "a virtual key's spend cannot be read: its budget is checked against what this process counted");
+            self.spend_lock().entry(s.name.clone()).or_default();
             return;
         };
-        let mut all = self.usage_lock();
-        let usage = all.entry(s.name.clone()).or_default();
-        usage.spent_day = day;
-        usage.spent_month = month;
-        usage.spent_read = Some(Instant::now());
+        let mut all = self.spend_lock();
+        let spend = all.entry(s.name.clone()).or_default();
+        spend.day = day;
+        spend.month = month;
+        spend.read = Some(Instant::now());
     }
 
-    fn usage_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Usage>> {
-        self.usage
+    fn spend_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Spend>> {
+        self.spend
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -291,51 +303,34 @@ impl KeyBook {
     }
 
     /// Counts a finished request's tokens and cost against its key: one this book let in
-    /// (a gateway key from the config has no counters here, and costs nothing to look up).
+    /// (a gateway key from the config is not counted, and costs nothing to look up).
     fn charge(&self, r: &RequestRecord, pricing: &Pricing) {
         let (Some(name), Some(tokens)) = (r.gateway_key.as_deref(), r.usage) else {
             return;
         };
-        let mut all = self.usage_lock();
-        let Some(usage) = all.get_mut(name) else {
-            return;
+        // Only keys with a budget are priced.
+        let mut all = self.spend_lock();
+        let cost = match all.get_mut(name) {
+            Some(spend) => {
+                let model = r
+                    .model_served
+                    .as_deref()
+                    .or(r.model_requested.as_deref())
+                    .unwrap_or_default();
+                let cost = pricing.cost(model, &tokens, 0).map_or(0.0, |c| c.cost);
+                spend.day += cost;
+                spend.month += cost;
+                cost
+            }
+            None => 0.0,
         };
-        let model = r
-            .model_served
-            .as_deref()
-            .or(r.model_requested.as_deref())
-            .unwrap_or_default();
-        let cost = pricing.cost(model, &tokens, 0).map_or(0.0, |c| c.cost);
-        usage.roll(crate::clock::now_ms());
-        usage.tokens[1] += tokens.input.saturating_add(tokens.output);
-        usage.spent_day += cost;
-        usage.spent_month += cost;
-    }
-}
-
-impl Usage {
-    /// Moves the window on to the minute of `now_ms`.
-    fn roll(&mut self, now_ms: i64) {
-        let minute = now_ms.div_euclid(MINUTE_MS);
-        match minute - self.minute {
-            0 => {}
-            1 => {
-                self.requests = [self.requests[1], 0];
-                self.tokens = [self.tokens[1], 0];
-            }
-            _ => {
-                self.requests = [0, 0];
-                self.tokens = [0, 0];
-            }
-        }
-        self.minute = minute;
-    }
-
-    /// The count over the last 60 s: this minute's, and the part of the last minute's that
-    /// the window still covers.
-    fn in_window(&self, counts: &[u64; 2], now_ms: i64) -> f64 {
-        let into = now_ms.rem_euclid(MINUTE_MS) as f64 / MINUTE_MS as f64;
-        counts[1] as f64 + counts[0] as f64 * (1.0 - into)
+        drop(all);
+        self.counters.charge(
+            name,
+            tokens.input.saturating_add(tokens.output),
+            cost,
+            crate::clock::now_ms(),
+        );
     }
 }
 
@@ -362,22 +357,5 @@ impl Recorder for Metering {
     fn record(&self, r: Arc<RequestRecord>) {
         self.book.charge(&r, &self.pricing);
         self.inner.record(r);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_window_slides_over_two_minutes() {
-        let mut u = Usage::default();
-        u.roll(0);
-        u.requests[1] = 60;
-        // Half a minute into the next one, half of the last minute's 60 still count.
-        u.roll(MINUTE_MS + MINUTE_MS / 2);
-        assert_eq!(u.in_window(&u.requests, MINUTE_MS + MINUTE_MS / 2), 30.0);
-        u.roll(5 * MINUTE_MS);
-        assert_eq!(u.in_window(&u.requests, 5 * MINUTE_MS), 0.0);
     }
 }
