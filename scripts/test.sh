@@ -64,6 +64,10 @@ fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/sdk/requirements.txt
 TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" "$venv/bin/python" -m pytest tests/sdk -q -p no:cacheprovider
 
+echo "== scale-out: three replicas behind nginx sharing PostgreSQL and Redis, under SDK load"
+echo "   (a key's rpm and budget across replicas, a replica killed, Redis stopped and started)"
+TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" "$venv/bin/python" -m pytest tests/scale -q -p no:cacheprovider -rA
+
 echo "== server deployment: the Kubernetes manifests against the schemas, and the image"
 echo "   (deploy/Containerfile built with buildah, unpacked and run as uid 65532)"
 # The image runs unpacked in mount and PID namespaces, which takes root (sudo otherwise).

@@ -594,6 +594,14 @@ fn bind<'q>(query: AnyQuery<'q>, value: Value<'q>) -> AnyQuery<'q> {
     }
 }
 
+/// A statement the connection does not keep prepared. sqlx's Any driver gives PostgreSQL a
+/// NULL `f64` as a `float4` parameter: a statement kept from a batch whose first cost was
+/// NULL then refuses every later batch's real costs ("incorrect binary data format").
+/// Prepared afresh, each batch's statement takes its own parameters' types.
+fn unprepared(sql: &str) -> AnyQuery<'_> {
+    sqlx::query(sql).persistent(false)
+}
+
 async fn write_on(
     conn: &mut sqlx::AnyConnection,
     rows: &[Arc<RequestRecord>],
@@ -604,7 +612,7 @@ async fn write_on(
     let mut tx = sqlx::Connection::begin(conn).await?;
     for group in rows.chunks(ROWS_PER_INSERT) {
         let sql = values_sql(COLUMNS, PER_ROW, group.len(), style);
-        let mut query = sqlx::query(&sql);
+        let mut query = unprepared(&sql);
         for r in group {
             // Text is bound by reference: the rows outlive the statement.
             for value in request_values(r, &mut memo) {
@@ -616,7 +624,7 @@ async fn write_on(
     let passes = passes_of(rows);
     for group in passes.chunks(ROWS_PER_INSERT) {
         let sql = values_sql(PASS_COLUMNS, PER_PASS_ROW, group.len(), style);
-        let mut query = sqlx::query(&sql);
+        let mut query = unprepared(&sql);
         for (r, p) in group {
             for value in pass_values(r, p, &mut memo) {
                 query = bind(query, value);
