@@ -3,9 +3,12 @@
 // serves ui/dist at /ui/ and answers the admin API of docs/admin-api.md from memory, plus a
 // canned OpenAI Chat Completions endpoint so traffic shows in the feed and the charts.
 // It prints the same `Window:` line as the real server. Nothing it computes is a real
-// saving: tool messages are "compacted" to a fifth of their length.
+// saving: tool messages are "compacted" to a fifth of their length. Virtual keys are kept
+// and their spend counted (a chat request presenting one is charged to it), but not
+// enforced; `--admin-key` is taken as the bearer as well as the printed token, as a server
+// beyond loopback takes its admin key; admin changes are logged for `GET /admin/api/audit`.
 //
-//   node dev/fake-gateway.mjs [--port 8799] [--no-ledger]
+//   node dev/fake-gateway.mjs [--port 8799] [--no-ledger] [--admin-key KEY]
 import { createServer } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -15,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 const args = process.argv.slice(2);
 const port = Number(args[args.indexOf('--port') + 1] || 0) || 0;
 const ledgerOn = !args.includes('--no-ledger');
+const adminKey = args.includes('--admin-key') ? args[args.indexOf('--admin-key') + 1] || null : null;
 const dist = fileURLToPath(new URL('../dist/', import.meta.url));
 const token = randomBytes(32).toString('hex');
 const started = Date.now();
@@ -31,6 +35,10 @@ const state = {
   routes: [],
   /** Provider name → when its cooldown ends (ms). */
   cooling: new Map(),
+  /** Virtual key name → { stored, secret, charges: [{ at_ms, usd }] }. */
+  vkeys: new Map(),
+  /** Admin changes, oldest first. */
+  audit: [],
 };
 /** As `[retry] cooldown_failures = 1`, `cooldown_secs = 600`. */
 const COOLDOWN_MS = 600_000;
@@ -134,7 +142,81 @@ function savings(url) {
   };
 }
 
-function chat(body) {
+const DAY_MS = 864e5;
+/** Cost as the savings totals price it. */
+const costOf = (input, output) => input * 1.25e-6 + output * 1e-5;
+const badRequest = (message) => [400, { error: { type: 'invalid_request', message } }];
+const NO_LEDGER = [503, { error: { type: 'unavailable', message: "virtual keys live in the ledger's database, and the ledger is off" } }];
+const KEY_FIELDS = ['name', 'models', 'providers', 'optimize', 'rpm', 'tpm', 'budget_day_usd', 'budget_month_usd', 'expires'];
+const DURATION_UNITS = { m: 6e4, min: 6e4, h: 36e5, d: DAY_MS, w: 7 * DAY_MS };
+
+/** `30d`, `12h`, `1w 2d` → ms; null when it is not such a duration. */
+function parseDuration(text) {
+  const parts = [...String(text).matchAll(/(\d+)\s*(min|m|h|d|w)/g)];
+  if (!parts.length || parts.map((p) => p[0]).join('').replace(/\s/g, '') !== String(text).replace(/\s/g, '')) return null;
+  return parts.reduce((ms, p) => ms + Number(p[1]) * DURATION_UNITS[p[2]], 0);
+}
+
+function keyView({ stored, charges }) {
+  const now = Date.now();
+  const dayStart = Math.floor(now / DAY_MS) * DAY_MS;
+  const d = new Date(now);
+  const monthStart = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  const since = (t) => charges.filter((c) => c.at_ms >= t).reduce((sum, c) => sum + c.usd, 0);
+  return { ...stored, spent_day_usd: since(dayStart), spent_month_usd: since(monthStart) };
+}
+
+function keys(method, seg, body) {
+  if (!ledgerOn) return NO_LEDGER;
+  const now = Date.now();
+  if (!seg[1] && method === 'GET') {
+    const list = [...state.vkeys.values()].sort((a, b) => (a.stored.name < b.stored.name ? -1 : 1));
+    return [200, { keys: list.map(keyView) }];
+  }
+  if (!seg[1] && method === 'POST') {
+    const unknown = Object.keys(body).find((k) => !KEY_FIELDS.includes(k));
+    if (unknown) return badRequest(`unknown field \`${unknown}\`, expected one of ${KEY_FIELDS.join(', ')}`);
+    const name = String(body.name ?? '').trim();
+    if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) return badRequest("a key's name is 1 to 64 letters, digits, '-', '_' or '.'");
+    if (state.vkeys.has(name)) return badRequest(`a key named "${name}" exists already`);
+    if (body.rpm === 0 || body.tpm === 0) return badRequest('rpm and tpm must be at least 1');
+    for (const b of [body.budget_day_usd, body.budget_month_usd]) {
+      if (b != null && !(Number.isFinite(b) && b > 0)) return badRequest('a budget is a positive number of US dollars');
+    }
+    let expires_ms = null;
+    if (body.expires != null) {
+      const ms = parseDuration(body.expires);
+      if (ms == null) return badRequest(`expires ${JSON.stringify(body.expires)}: unknown time unit`);
+      expires_ms = now + ms;
+    }
+    const secret = `tg-vk-${randomBytes(32).toString('hex')}`;
+    const stored = {
+      name,
+      hint: secret.slice(0, 12),
+      models: body.models ?? [],
+      providers: body.providers ?? [],
+      optimize: body.optimize ?? null,
+      rpm: body.rpm ?? null,
+      tpm: body.tpm ?? null,
+      budget_day_usd: body.budget_day_usd ?? null,
+      budget_month_usd: body.budget_month_usd ?? null,
+      expires_ms,
+      created_ms: now,
+      revoked_ms: null,
+    };
+    state.vkeys.set(name, { stored, secret, charges: [] });
+    return [201, { key: secret, stored }];
+  }
+  const k = state.vkeys.get(seg[1]);
+  if (seg[1] && !seg[2] && method === 'DELETE') {
+    if (!k || k.stored.revoked_ms != null) return [404, { error: { type: 'not_found', message: `no key named ${JSON.stringify(seg[1])}` } }];
+    k.stored.revoked_ms = now;
+    return [200, { revoked: k.stored.name }];
+  }
+  return [404, { error: { type: 'not_found', message: 'no such admin endpoint' } }];
+}
+
+function chat(body, presented) {
   const model = body.model;
   const picked = pick(model);
   const provider = picked?.provider;
@@ -168,6 +250,8 @@ function chat(body) {
   };
   state.requests.unshift(row);
   state.requests.length = Math.min(state.requests.length, 200);
+  const vkey = [...state.vkeys.values()].find((k) => k.secret === presented);
+  if (vkey && provider) vkey.charges.push({ at_ms: row.time_ms, usd: costOf(row.input_tokens, row.output_tokens) });
   if (!provider) return [404, { error: { message: `no provider serves ${model}`, type: 'invalid_request_error' } }];
   return [
     200,
@@ -244,6 +328,12 @@ function admin(method, path, url, body) {
       state.keys.delete(name);
       return [204];
     }
+  }
+  if (seg[0] === 'keys') return keys(method, seg, body);
+  if (method === 'GET' && path === '/audit') {
+    if (!ledgerOn) return NO_LEDGER;
+    const limit = Number(url.searchParams.get('limit') ?? 100);
+    return [200, { actions: state.audit.slice(-limit).reverse() }];
   }
   if (method === 'GET' && path === '/health') {
     const now = Date.now();
@@ -336,14 +426,22 @@ const server = createServer(async (req, res) => {
     return send(400, { error: { type: 'bad_request', message: 'body is not JSON' } });
   }
   if (url.pathname.startsWith('/admin/api/')) {
-    if (req.headers.authorization !== `Bearer ${token}`) {
+    const who =
+      req.headers.authorization === `Bearer ${token}` ? 'local window' : adminKey && req.headers.authorization === `Bearer ${adminKey}` ? 'admin key' : null;
+    if (!who) {
       return send(401, { error: { type: 'unauthorized', message: 'missing or wrong admin token' } });
     }
-    const [status, value] = admin(req.method, url.pathname.slice('/admin/api'.length), url, body);
+    const path = url.pathname.slice('/admin/api'.length);
+    const [status, value] = admin(req.method, path, url, body);
+    if (req.method !== 'GET' && ledgerOn) {
+      state.audit.push({ at_ms: Date.now(), who, method: req.method, path: url.pathname, status, addr: req.socket.remoteAddress ?? null });
+      state.audit.splice(0, Math.max(0, state.audit.length - 1000));
+    }
     return send(status, value);
   }
   if (url.pathname === '/v1/chat/completions' && req.method === 'POST') {
-    const [status, value] = chat(body);
+    const presented = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+    const [status, value] = chat(body, presented);
     return send(status, value);
   }
   if (url.pathname === '/ui') {

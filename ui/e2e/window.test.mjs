@@ -5,7 +5,9 @@
 // provider pointing at the mock with its key, tests the connection, sets modes, previews a
 // tool output, and then watches the feed and charts change as SDK requests (one with a
 // large tool result) go through the gateway, and maps Claude Code's model slots to the
-// models of two providers. A screenshot of every step goes to test-results/.
+// models of two providers. It signs a tab in with a key typed into the window and out
+// again, and makes a virtual key with a daily budget (its key shown once), then revokes
+// it. A screenshot of every step goes to test-results/.
 //
 // Env: TRIMGATE_BIN (default ../target/debug/trimgate, or $CARGO_TARGET_DIR/debug/trimgate),
 // CHROMIUM (default /usr/bin/chromium), E2E_GATEWAY=fake to drive dev/fake-gateway.mjs
@@ -152,7 +154,11 @@ describe('the window against the real gateway', () => {
       mockUrl = mock.match[1];
       const config = join(tmp, 'trimgate.toml');
       // One failed request takes a provider out of rotation, for long enough to be seen.
-      await writeFile(config, '[server]\nlisten = "127.0.0.1:0"\n\n[retry]\ncooldown_failures = 1\ncooldown_secs = 600\n');
+      // The ledger (savings, virtual keys) in the scratch dir.
+      await writeFile(
+        config,
+        `[server]\nlisten = "127.0.0.1:0"\n\n[retry]\ncooldown_failures = 1\ncooldown_secs = 600\n\n[ledger]\nurl = "sqlite://${join(tmp, 'ledger.sqlite')}"\n`,
+      );
       gateway = await startUntil(bin, ['serve', '--config', config], { env, pattern: windowLine, name: 'trimgate serve' });
     }
     const token = gateway.match[2] ?? (await readFile(gateway.match[3], 'utf8')).trim();
@@ -187,6 +193,38 @@ describe('the window against the real gateway', () => {
       await p.getByRole('heading', { name: 'Open the link printed by trimgate serve' }).waitFor();
     }
     await p.screenshot({ path: join(SHOTS, '00-no-token.png'), fullPage: true });
+    await ctx.close();
+  });
+
+  it('signs a tab in with a key typed into the window, for that tab only, and out again', async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 700 } });
+    const p = await ctx.newPage();
+    const stored = () => p.evaluate((k) => sessionStorage.getItem(k), 'trimgate.admin_token');
+    await p.goto(`${origin}/ui/#/settings`);
+    const field = p.getByLabel('Admin key', { exact: true });
+    await field.fill('not-the-admin-key');
+    await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await p.getByText('That admin key was refused.').waitFor();
+    assert.equal(await stored(), null, 'a refused key is not kept');
+
+    // On loopback the gateway takes its per-launch token as the bearer: typed in here, it
+    // signs the tab in as the server's admin key does beyond loopback.
+    const token = new URL(windowUrl).hash.replace(/^#token=/, '');
+    await field.fill(token);
+    await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await p.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
+    assert.equal(await stored(), token);
+    assert.equal(await p.evaluate(() => localStorage.length), 0, 'nothing in localStorage');
+    assert.ok(!p.url().includes(token), `key in the URL: ${p.url()}`);
+    await p.reload();
+    await p.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
+    await p.screenshot({ path: join(SHOTS, '00-signed-in.png'), fullPage: true });
+
+    await p.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await p.getByLabel('Admin key', { exact: true }).waitFor();
+    assert.equal(await stored(), null, 'signing out forgets the key');
+    await p.reload();
+    await p.getByRole('heading', { name: 'Open the link printed by trimgate serve' }).waitFor();
     await ctx.close();
   });
 
@@ -510,6 +548,75 @@ describe('the window against the real gateway', () => {
     await card.getByRole('button', { name: 'Delete provider' }).click();
     await card.getByRole('button', { name: 'Yes, delete claude' }).click();
     await page.getByRole('heading', { name: 'Add your first provider' }).waitFor();
+    assert.deepEqual(consoleErrors.filter((e) => !/Failed to load resource/.test(e)), []);
+  });
+  it('makes a virtual key with a daily budget, shows its key once, and revokes it', async () => {
+    await nav('Keys');
+    await page.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
+    const form = page.getByRole('form', { name: 'New key' });
+    await form.waitFor({ timeout: 10_000 });
+
+    // A name the gateway would not take is caught beside its field.
+    await form.getByLabel('Name', { exact: true }).fill('ci bot');
+    await form.getByRole('button', { name: 'Make key' }).click();
+    await until('the name problem', async () => (await textOf(page.locator('#k-name-err'))).includes('letters, digits'));
+
+    await form.getByLabel('Name', { exact: true }).fill('ci-bot');
+    await form.getByLabel('Models', { exact: true }).fill('gpt-5*, gpt-4.1*');
+    await form.getByLabel('Daily budget (USD)', { exact: true }).fill('5');
+    await form.getByLabel('Expires after', { exact: true }).fill('30d');
+    await screenshot('key-form');
+    await form.getByRole('button', { name: 'Make key' }).click();
+
+    // The key, once, with its warning; kept nowhere but the page.
+    const box = page.getByRole('region', { name: 'Key for ci-bot' });
+    await box.waitFor();
+    const key = await textOf(box.getByRole('figure', { name: 'New key' }));
+    assert.match(key, /^tg-vk-[0-9a-f]{20,}$/);
+    await box.getByText('it cannot be shown again', { exact: false }).waitFor();
+    const copy = box.getByRole('button', { name: 'Copy New key' });
+    await copy.click();
+    await until('the copy acknowledged', async () => (await textOf(copy)) === 'Copied');
+    const kept = await page.evaluate(() => JSON.stringify({ ...sessionStorage }) + JSON.stringify({ ...localStorage }) + location.href);
+    assert.ok(!kept.includes(key), 'the new key is not kept in storage or the URL');
+
+    const row = page.getByRole('table', { name: 'Virtual keys' }).getByRole('row').filter({ hasText: 'ci-bot' });
+    await row.waitFor();
+    assert.equal(await row.getAttribute('data-state'), 'active');
+    assert.ok((await textOf(row)).includes(`${key.slice(0, 12)}…`), 'the row shows the key’s hint');
+    assert.match(await textOf(row), /gpt-5\*, gpt-4\.1\*/);
+    assert.equal(await textOf(row.getByTestId('spent-day')), '$0.00 of $5.00');
+    assert.equal(await row.getByTestId('spent-day').locator('[data-level]').getAttribute('data-level'), 'ok');
+    assert.match(await textOf(row.getByTestId('spent-month')), /no budget/);
+    assert.match(await textOf(row.getByTestId('expires')), /^in (29d 23h|30d 0h)$/);
+    await screenshot('key-made');
+
+    // The same name again: the gateway's refusal shows beside the form.
+    await page.getByRole('button', { name: 'New key', exact: true }).click();
+    await form.getByLabel('Name', { exact: true }).fill('ci-bot');
+    await form.getByRole('button', { name: 'Make key' }).click();
+    await until('the gateway’s refusal', async () => (await textOf(page.getByTestId('key-form-error'))).includes('exists already'));
+    await form.getByRole('button', { name: 'Cancel' }).click();
+
+    // Dismissed: gone from the page for good.
+    await box.getByRole('button', { name: 'I have copied it' }).click();
+    await box.waitFor({ state: 'detached' });
+    assert.ok(!(await page.content()).includes(key), 'the key is gone once dismissed');
+
+    await row.getByRole('button', { name: 'Revoke ci-bot' }).click();
+    await row.getByRole('button', { name: 'Yes, revoke ci-bot' }).click();
+    await until('the key revoked', async () => (await row.getAttribute('data-state')) === 'revoked');
+    assert.equal(await textOf(row.getByTestId('key-state')), 'revoked');
+    assert.equal(await row.getByRole('button', { name: 'Revoke ci-bot' }).count(), 0);
+    const { keys } = await admin('GET', '/keys');
+    assert.ok(keys.find((k) => k.name === 'ci-bot').revoked_ms > 0, 'the gateway has it revoked');
+    if (FAKE) {
+      // The log of admin actions (the stand-in keeps one; the gateway's may not exist yet).
+      const log = page.getByRole('table', { name: 'Admin actions' });
+      await log.getByRole('row').filter({ hasText: 'DELETE /admin/api/keys/ci-bot' }).waitFor();
+      assert.match(await textOf(log.locator('tbody tr').first()), /DELETE \/admin\/api\/keys\/ci-bot/);
+    }
+    await screenshot('key-revoked');
     assert.deepEqual(consoleErrors.filter((e) => !/Failed to load resource/.test(e)), []);
   });
 });

@@ -8,6 +8,9 @@ import {
   desktopErrorFrom,
   desktopShell,
   errorFromResponse,
+  forgetToken,
+  isLoopbackBase,
+  keepToken,
   normalizeRule,
   resolveConnection,
   tokenFromHash,
@@ -21,6 +24,7 @@ function memoryStorage(initial: Record<string, string> = {}) {
     data,
     getItem: (k: string) => data.get(k) ?? null,
     setItem: (k: string, v: string) => void data.set(k, v),
+    removeItem: (k: string) => void data.delete(k),
   };
 }
 
@@ -93,6 +97,48 @@ describe('resolveConnection', () => {
     expect(resolveConnection(env({ hash: '#token=t1', storage: throwing })).token).toBe('t1');
     expect(resolveConnection(env({ storage: throwing })).token).toBeNull();
     expect(resolveConnection(env({ storage: null })).token).toBeNull();
+  });
+});
+
+describe('signing in with an admin key', () => {
+  it('keeps the key under the same name a #token= link uses, so a reload finds it', () => {
+    const storage = memoryStorage({ other: 'x' });
+    keepToken(storage, 'admin-key-1');
+    expect(storage.data.get(TOKEN_STORAGE_KEY)).toBe('admin-key-1');
+    const e = env({ hash: '#/keys', storage });
+    expect(resolveConnection(e)).toEqual({ apiBase: 'http://127.0.0.1:8788', token: 'admin-key-1', desktop: false });
+    expect(e.urls).toEqual([]);
+  });
+
+  it('forgets it (and only it) on a refusal or signing out', () => {
+    const storage = memoryStorage({ [TOKEN_STORAGE_KEY]: 'k', other: 'x' });
+    forgetToken(storage);
+    expect([...storage.data.keys()]).toEqual(['other']);
+    expect(resolveConnection(env({ storage })).token).toBeNull();
+  });
+
+  it('shrugs off storage that is missing or refuses', () => {
+    const throwing = {
+      getItem: () => null,
+      setItem: () => {
+        throw new Error('denied');
+      },
+      removeItem: () => {
+        throw new Error('denied');
+      },
+    };
+    expect(() => keepToken(throwing, 'k')).not.toThrow();
+    expect(() => forgetToken(throwing)).not.toThrow();
+    expect(() => keepToken(null, 'k')).not.toThrow();
+  });
+
+  it('tells a page opened on this machine from one opened on a server', () => {
+    for (const base of ['http://127.0.0.1:8788', 'http://127.4.5.6:1', 'http://localhost:8788', 'http://[::1]:8788', 'http://LOCALHOST']) {
+      expect(isLoopbackBase(base)).toBe(true);
+    }
+    for (const base of ['https://gateway.example.com', 'http://10.0.0.5:8788', 'http://127.0.0.1.nip.io', 'http://evil.localhost', 'not a url']) {
+      expect(isLoopbackBase(base)).toBe(false);
+    }
   });
 });
 
@@ -238,6 +284,35 @@ describe('Api against a fake admin server', () => {
             const kept = [{ match: 'fast', provider: 'local', model: 'qwen3' }].filter((r) => !replace.includes(r.match));
             return json(200, { routes: [...routes, ...kept] });
           }
+          case 'GET /admin/api/keys':
+            return json(200, {
+              keys: [
+                {
+                  name: 'ci-bot',
+                  hint: 'tg-vk-ab12cd',
+                  models: ['gpt-5*'],
+                  rpm: null,
+                  tpm: 1000,
+                  budget_day_usd: 5,
+                  budget_month_usd: null,
+                  expires_ms: null,
+                  created_ms: 1,
+                  revoked_ms: null,
+                  spent_day_usd: 0.5,
+                  spent_month_usd: 0.5,
+                },
+              ],
+            });
+          case 'POST /admin/api/keys': {
+            const k = JSON.parse(body);
+            if (k.name === 'taken') return json(400, { error: { type: 'invalid_request', message: 'a key named "taken" exists already' } });
+            return json(201, { key: 'tg-vk-ab12cdef', stored: { ...k, hint: 'tg-vk-ab12cd', created_ms: 2, revoked_ms: null } });
+          }
+          case 'DELETE /admin/api/keys/team%2Fci%20bot':
+            return json(200, { revoked: 'team/ci bot' });
+          case 'GET /admin/api/audit':
+            if (url.searchParams.get('limit') === '7') return json(503, { error: { type: 'unavailable', message: 'the ledger is off' } });
+            return json(200, { actions: [{ at_ms: 5, who: 'admin key', method: 'DELETE', path: '/admin/api/keys/x', status: 200, addr: null }] });
           case 'GET /admin/api/broken':
             return res.end('not json');
           default:
@@ -339,6 +414,24 @@ describe('Api against a fake admin server', () => {
     await expect(api(TOKEN).reload()).rejects.toMatchObject({ kind: 'client', status: 404 });
     const a = api(TOKEN) as unknown as { call: (m: string, p: string) => Promise<unknown> };
     await expect(a.call('GET', '/broken')).rejects.toMatchObject({ kind: 'server' });
+  });
+
+  it('lists, makes and revokes virtual keys, the name escaped in the path', async () => {
+    const [k] = await api(TOKEN).keys();
+    expect(k).toMatchObject({ name: 'ci-bot', budget_day_usd: 5, spent_day_usd: 0.5, budget_month_usd: null });
+    const made = await api(TOKEN).createKey({ name: 'ci-bot-2', budget_day_usd: 5 });
+    expect(made.key).toBe('tg-vk-ab12cdef');
+    expect(JSON.parse(seen.at(-1)!.body)).toEqual({ name: 'ci-bot-2', budget_day_usd: 5 });
+    await expect(api(TOKEN).createKey({ name: 'taken' })).rejects.toMatchObject({ kind: 'client', status: 400, message: 'a key named "taken" exists already' });
+    expect(await api(TOKEN).revokeKey('team/ci bot')).toBe('team/ci bot');
+    expect(seen.at(-1)?.method).toBe('DELETE');
+  });
+
+  it('reads the admin actions, and says 503 when there is no ledger', async () => {
+    const [a] = await api(TOKEN).audit();
+    expect(seen.at(-1)?.url).toBe('/admin/api/audit?limit=100');
+    expect(a).toMatchObject({ who: 'admin key', addr: null });
+    await expect(api(TOKEN).audit(7)).rejects.toMatchObject({ kind: 'server', status: 503, message: 'the ledger is off' });
   });
 
   it('reports an unreachable gateway as a network error', async () => {

@@ -6,6 +6,7 @@ import {
   formatBucket,
   formatBytes,
   formatClock,
+  formatDateTime,
   formatCount,
   formatDuration,
   formatMs,
@@ -96,6 +97,11 @@ describe('times', () => {
     expect(formatClock(d.getTime())).toBe('09:05:07');
     expect(formatBucket(d.getTime(), 'hour')).toBe('Dec 1 09:00');
     expect(formatBucket(d.getTime(), 'day')).toBe('Dec 1');
+  });
+  it('formats a moment with its date, to the minute', () => {
+    expect(formatDateTime(d.getTime())).toBe('Dec 1 2026, 09:05');
+    expect(formatDateTime(d.getTime(), true)).toBe('Dec 1 2026, 09:05:07');
+    expect(formatDateTime(null)).toBe('–');
   });
   it('labels axis ticks briefly, with the date at midnight', () => {
     expect(formatTick(d.getTime(), 'hour')).toBe('09:05');

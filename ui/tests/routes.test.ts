@@ -7,6 +7,7 @@ describe('hash router', () => {
     expect(pageFromHash('#/providers')).toBe('providers');
     expect(pageFromHash('#/modes')).toBe('modes');
     expect(pageFromHash('#agents')).toBe('agents');
+    expect(pageFromHash('#/keys')).toBe('keys');
     expect(pageFromHash('#/settings?x=1')).toBe('settings');
     expect(pageFromHash('')).toBe('overview');
     expect(pageFromHash('#token=abc')).toBe('overview');

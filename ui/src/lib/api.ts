@@ -202,6 +202,67 @@ export interface GatewaySettings {
   restart_needed: boolean;
 }
 
+/** A virtual key's optimizer overrides: each field it sets wins over the config's modes. */
+export interface KeyOptimize {
+  tool_output?: ToolOutputMode;
+  terse?: TerseMode;
+  prune?: PruneMode;
+  squeeze?: boolean;
+}
+
+/** A virtual key as listed (`GET /admin/api/keys`): never the key itself, only its hint. */
+export interface VirtualKey {
+  name: string;
+  /** The key's first characters (`tg-vk-ab12cd`). */
+  hint: string;
+  /** Model globs it may use; empty: any. */
+  models: string[];
+  /** Providers it may use; empty or absent: any. */
+  providers?: string[] | null;
+  optimize?: KeyOptimize | null;
+  rpm: number | null;
+  tpm: number | null;
+  budget_day_usd: number | null;
+  budget_month_usd: number | null;
+  expires_ms: number | null;
+  created_ms: number;
+  revoked_ms: number | null;
+  /** What it spent today and this month (UTC); absent in the answer that makes it. */
+  spent_day_usd?: number | null;
+  spent_month_usd?: number | null;
+}
+
+/** `POST /admin/api/keys`: only the fields the user filled. */
+export interface NewVirtualKey {
+  name: string;
+  models?: string[];
+  providers?: string[];
+  rpm?: number;
+  tpm?: number;
+  budget_day_usd?: number;
+  budget_month_usd?: number;
+  /** How long it lasts: `30d`, `12h`; absent: forever. */
+  expires?: string;
+}
+
+/** The only answer that ever holds the key. */
+export interface CreatedKey {
+  key: string;
+  stored: VirtualKey;
+}
+
+/** One admin API call that changed something (`GET /admin/api/audit`). */
+export interface AdminAction {
+  at_ms: number;
+  /** Who made it: `local window`, `admin key`. */
+  who: string;
+  method: string;
+  path: string;
+  status: number;
+  /** The client's address, when known. */
+  addr: string | null;
+}
+
 // ---------------------------------------------------------------- errors
 
 /** One config problem, with the path of the field it is about (`providers.x.base_url`). */
@@ -353,18 +414,61 @@ export function resolveConnection(env: ConnectionEnv): Connection {
 }
 
 export function browserEnv(): ConnectionEnv {
-  let storage: ConnectionEnv['storage'] = null;
-  try {
-    storage = window.sessionStorage;
-  } catch {
-    storage = null;
-  }
   return {
     injected: (window as unknown as { __TRIMGATE__?: unknown }).__TRIMGATE__,
     location: window.location,
-    storage,
+    storage: browserTokenStore(),
     replaceUrl: (url) => window.history.replaceState(window.history.state, '', url),
   };
+}
+
+/** Where a browser tab keeps its bearer: sessionStorage (never localStorage, never the URL). */
+export interface TokenStore {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+}
+
+/** The tab's sessionStorage, or null where the browser refuses it. */
+export function browserTokenStore(): TokenStore | null {
+  try {
+    return window.sessionStorage;
+  } catch {
+    return null;
+  }
+}
+
+/** Keeps an admin key typed into the window as the tab's bearer, as `#token=` does. */
+export function keepToken(storage: TokenStore | null, token: string): void {
+  try {
+    storage?.setItem(TOKEN_STORAGE_KEY, token);
+  } catch {
+    // Storage can be disabled; the key still works for this page's life.
+  }
+}
+
+/** Forgets the tab's bearer (a refused key, or signing out). */
+export function forgetToken(storage: TokenStore | null): void {
+  try {
+    storage?.removeItem(TOKEN_STORAGE_KEY);
+  } catch {
+    // Nothing was kept.
+  }
+}
+
+/**
+ * Whether the page came from this machine's loopback (`127.0.0.1`, `localhost`, `[::1]`),
+ * where `trimgate serve` prints its link; else it was opened on a server, where the
+ * window signs in with the server's admin key.
+ */
+export function isLoopbackBase(apiBase: string): boolean {
+  let host: string;
+  try {
+    host = new URL(apiBase).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  return host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 function trimSlash(s: string): string {
@@ -428,6 +532,27 @@ export class Api {
   async health(): Promise<ProviderHealth[]> {
     const r = await this.call<{ providers: ProviderHealth[] }>('GET', '/health');
     return r.providers;
+  }
+
+  /** Every virtual key, revoked ones too, with what each spent; `server` 503 without a ledger. */
+  async keys(): Promise<VirtualKey[]> {
+    const r = await this.call<{ keys: VirtualKey[] }>('GET', '/keys');
+    return r.keys;
+  }
+
+  createKey(k: NewVirtualKey): Promise<CreatedKey> {
+    return this.call('POST', '/keys', k);
+  }
+
+  async revokeKey(name: string): Promise<string> {
+    const r = await this.call<{ revoked: string }>('DELETE', `/keys/${enc(name)}`);
+    return r.revoked;
+  }
+
+  /** The admin actions, newest first; `server` 503 without a ledger. */
+  async audit(limit = 100): Promise<AdminAction[]> {
+    const r = await this.call<{ actions: AdminAction[] }>('GET', `/audit?limit=${limit}`);
+    return r.actions;
   }
 
   async routes(): Promise<Route[]> {

@@ -113,6 +113,14 @@ export function formatBucket(ms: number, by: 'hour' | 'day'): string {
   return by === 'hour' ? `${day} ${pad2(d.getHours())}:00` : day;
 }
 
+/** A moment with its date, to the minute (or the second): "Dec 1 2025, 14:03" (local time). */
+export function formatDateTime(ms: number | null | undefined, seconds = false): string {
+  if (ms == null || !Number.isFinite(ms)) return '–';
+  const d = new Date(ms);
+  const time = seconds ? formatClock(ms, d) : `${pad2(d.getHours())}:${pad2(d.getMinutes())}`;
+  return `${MONTHS[d.getMonth()]} ${d.getDate()} ${d.getFullYear()}, ${time}`;
+}
+
 /** An axis tick: hours as "14:00" (the date at midnight), days as "Dec 1". */
 export function formatTick(ms: number, by: 'hour' | 'day'): string {
   const d = new Date(ms);
