@@ -45,7 +45,7 @@ impl Gateway {
         config_path: Option<PathBuf>,
     ) -> Result<Gateway, std::io::Error> {
         let pricing = Arc::new(config.pricing.clone());
-        let admin_enabled = config.admin_enabled;
+        let admin_enabled = config.admin.enabled;
         // Read or made before anything serves, so no request is ever let in without it.
         let local_key = if config.server.local_key {
             Some(open_local_key(config_path.as_deref())?)

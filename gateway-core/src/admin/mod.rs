@@ -1,11 +1,15 @@
 //! The admin API the window uses (`/admin/api/…`, JSON; see `docs/admin-api.md`), and
 //! the window's files at `/ui`.
 //!
-//! Guarded four ways, checked in this order by [`guard`]: the peer is on loopback; `Host`
-//! names loopback (a rebound DNS name does not); a browser's `Origin` is the gateway's own
-//! page or the desktop window; and the request carries the per-launch token. Keys go in
+//! Guarded by [`guard`]. On loopback (peer and `Host`; a rebound DNS name is not
+//! loopback): a browser's `Origin` is the gateway's own page or the desktop window, and
+//! the request carries the per-launch token (or the admin key). Beyond loopback: an admin
+//! key is configured, the request came through a proxy in `[admin] trusted_proxies` that
+//! says the client's connection was `https`, its `Origin` is the page's own, and it
+//! carries the admin key. Every change is written to the admin actions log. Keys go in
 //! only: they are stored in the keychain and shown as a mask.
 
+mod audit;
 pub mod edit;
 mod health;
 mod history;
@@ -16,6 +20,7 @@ mod routes;
 mod settings;
 pub mod ui;
 
+use audit::audit;
 use health::get_health;
 use history::{requests, savings};
 use keys::{create_key, list_keys, revoke_key};
@@ -249,6 +254,7 @@ pub fn router<S: Clone + Send + Sync + 'static>(
         .route("/requests", preflight(get(requests)))
         .route("/reload", preflight(post(reload)))
         .route("/settings", preflight(get(get_settings).put(put_settings)))
+        .route("/audit", preflight(get(audit)))
         .fallback(|| async {
             AdminError::NotFound("no such admin endpoint".into()).into_response()
         })
@@ -267,7 +273,28 @@ fn with_cors(mut response: Response, origin: Option<&str>) -> Response {
     response
 }
 
-/// Loopback peer, loopback `Host`, own `Origin`, then the token.
+/// Who an admin request came from, as the audit log names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Who {
+    /// On loopback, with the launch's token (the window, or the desktop shell).
+    Window,
+    /// With the configured admin key.
+    AdminKey,
+}
+
+impl Who {
+    fn as_str(self) -> &'static str {
+        match self {
+            Who::Window => "local window",
+            Who::AdminKey => "admin key",
+        }
+    }
+}
+
+/// On loopback (peer and `Host`): own `Origin`, then the launch's token or the admin key.
+/// Beyond loopback: an admin key configured, the request come through a trusted proxy
+/// that says the client's connection was `https`, a same-site `Origin`, then the admin
+/// key. Each change that gets through is written to the admin actions log.
 async fn guard(State(state): State<AdminState>, request: Request, next: Next) -> Response {
     let Some(admin) = state.admin.as_deref() else {
         return AdminError::Unavailable("the admin API is off".into()).into_response();
@@ -275,10 +302,7 @@ async fn guard(State(state): State<AdminState>, request: Request, next: Next) ->
     let peer = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0);
-    if !peer.is_some_and(|p| is_loopback(p.ip())) {
-        return AdminError::Forbidden("the admin API answers on loopback only").into_response();
-    }
+        .map(|c| c.0.ip());
     let headers = request.headers();
     let host = headers
         .get(header::HOST)
@@ -286,19 +310,51 @@ async fn guard(State(state): State<AdminState>, request: Request, next: Next) ->
         .map(str::to_owned)
         .or_else(|| request.uri().authority().map(|a| a.as_str().to_owned()))
         .unwrap_or_default();
-    if !host_is_loopback(&host) {
-        return AdminError::Forbidden(
-            "the Host header must name this machine's loopback (localhost, 127.0.0.1, [::1])",
-        )
-        .into_response();
-    }
     let origin = headers
         .get(header::ORIGIN)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    if let Some(o) = &origin {
-        if !origin_allowed(o, &host) {
-            return AdminError::Forbidden("requests from other sites are refused").into_response();
+    let config = state.config();
+    let on_loopback = peer.is_some_and(is_loopback) && host_is_loopback(&host);
+    let mut addr = peer.map(|ip| ip.to_string());
+    if on_loopback {
+        if let Some(o) = &origin {
+            if !origin_allowed(o, &host) {
+                return AdminError::Forbidden("requests from other sites are refused")
+                    .into_response();
+            }
+        }
+    } else {
+        if config.admin.key.is_none() {
+            return AdminError::Forbidden(
+                "the admin API answers on loopback only; set [admin] key to reach it from elsewhere",
+            )
+            .into_response();
+        }
+        let through_trusted = peer.is_some_and(|ip| config.admin.trusts(ip));
+        let https = headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"));
+        if !(through_trusted && https) {
+            return AdminError::Forbidden(
+                "beyond loopback the admin API answers only over TLS: through a proxy listed in [admin] trusted_proxies that sets X-Forwarded-Proto: https",
+            )
+            .into_response();
+        }
+        if let Some(o) = &origin {
+            if o.strip_prefix("https://") != Some(host.as_str()) {
+                return AdminError::Forbidden("requests from other sites are refused")
+                    .into_response();
+            }
+        }
+        // The client as the trusted proxy saw it: the address it appended last.
+        if let Some(client) = headers
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.rsplit(',').next())
+        {
+            addr = Some(client.trim().to_owned());
         }
     }
     if request.method() == Method::OPTIONS {
@@ -326,10 +382,45 @@ async fn guard(State(state): State<AdminState>, request: Request, next: Next) ->
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or("");
     // Digests are compared, so the time taken does not depend on how much matched.
-    if Sha256::digest(presented.as_bytes()) != Sha256::digest(admin.token.as_bytes()) {
+    let presented = Sha256::digest(presented.as_bytes());
+    let admin_key = config
+        .admin
+        .key
+        .as_ref()
+        .and_then(|source| state.secrets().get(source).ok().flatten());
+    let who = if admin_key
+        .as_ref()
+        .is_some_and(|k| Sha256::digest(k.expose().as_bytes()) == presented)
+    {
+        Who::AdminKey
+    } else if on_loopback && presented == Sha256::digest(admin.token.as_bytes()) {
+        Who::Window
+    } else {
         return with_cors(AdminError::Unauthorized.into_response(), origin.as_deref());
+    };
+    let method = request.method().clone();
+    // Nested under /admin/api, which the router took off the path.
+    let path = format!("/admin/api{}", request.uri().path());
+    let response = next.run(request).await;
+    if matches!(
+        method,
+        Method::POST | Method::PUT | Method::PATCH | Method::DELETE
+    ) {
+        if let Some(pool) = admin.ledger.clone() {
+            let action = crate::ledger::audit::Action {
+                at_ms: crate::clock::now_ms(),
+                who: who.as_str().to_owned(),
+                method: method.to_string(),
+                path,
+                status: response.status().as_u16(),
+                addr,
+            };
+            if let Err(e) = crate::ledger::audit::record(&pool, &action).await {
+                tracing::error!(error = %e, action = %action.path, "an admin action cannot be written to the log");
+            }
+        }
     }
-    with_cors(next.run(request).await, origin.as_deref())
+    with_cors(response, origin.as_deref())
 }
 
 fn answer(result: Answer) -> Response {

@@ -20,6 +20,7 @@ use crate::optimize::Modes;
 use crate::pricing::Pricing;
 use crate::routing::RouteTable;
 
+pub mod admin;
 pub mod cache;
 pub mod env;
 pub mod gateway_keys;
@@ -31,6 +32,7 @@ pub mod retry;
 pub mod server;
 pub mod telemetry;
 
+pub use admin::{Admin, AdminConfig};
 pub use cache::{CacheConfig, ModelCacheConfig};
 pub use gateway_keys::{GatewayKey, GatewayKeyConfig};
 pub use ledger::LedgerConfig;
@@ -81,14 +83,6 @@ pub struct GatewayConfig {
     pub limits: LimitsConfig,
 }
 
-/// `[admin]`: the admin API the window uses, and the window at `/ui`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AdminConfig {
-    /// `false` turns the admin API and `/ui` off; default `true`.
-    pub enabled: Option<bool>,
-}
-
 /// The validated configuration the gateway runs on.
 #[derive(Debug)]
 pub struct Config {
@@ -104,8 +98,8 @@ pub struct Config {
     pub pricing: Pricing,
     pub cache: crate::cache::Settings,
     pub telemetry: Telemetry,
-    /// The admin API and `/ui` are served (`[admin] enabled`).
-    pub admin_enabled: bool,
+    /// The admin API and `/ui` (`[admin]`).
+    pub admin: Admin,
     pub retry: crate::retry::Settings,
     /// Virtual keys' limits counted in a Redis the replicas share (`[limits] redis`).
     pub limits: Option<SharedLimits>,
@@ -299,7 +293,7 @@ impl Config {
             pricing: Pricing::bundled(),
             cache: crate::cache::Settings::default(),
             telemetry: Telemetry::default(),
-            admin_enabled: true,
+            admin: Admin::default(),
             retry: crate::retry::Settings::default(),
             limits: None,
         })
@@ -344,9 +338,9 @@ impl GatewayConfig {
             retry,
             limits,
         } = self;
-        let AdminConfig { enabled } = admin;
         let mut problems = Vec::new();
         let retry = retry::validate_retry(retry, &mut problems);
+        let admin = admin::validate_admin(admin, &mut problems);
         let limits = limits::validate_limits(limits, &mut problems);
         let telemetry = telemetry::validate_telemetry(telemetry, &mut problems);
         let server = server::validate_server(server, &mut problems);
@@ -388,7 +382,7 @@ impl GatewayConfig {
                 pricing,
                 cache,
                 telemetry,
-                admin_enabled: enabled.unwrap_or(true),
+                admin,
                 retry,
                 limits,
             })

@@ -4,6 +4,7 @@
 //! one transaction each. A full channel never blocks or fails a request; the row is
 //! dropped and counted.
 
+pub mod audit;
 pub mod keys;
 mod sqlite;
 pub mod stats;
