@@ -12,7 +12,7 @@ set -euo pipefail
 want=(pkg-config libdbus-1-dev
   build-essential file libssl-dev libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev)
 case "${1:-build}" in
-  test) want+=(python3-venv gnome-keyring libsecret-tools dbus-x11 valgrind buildah umoci ca-certificates redis-server nginx) ;;
+  test) want+=(python3-venv gnome-keyring libsecret-tools dbus-x11 valgrind buildah umoci ca-certificates redis-server nginx systemd) ;;
   image) want=(pkg-config build-essential buildah ca-certificates) ;;
   desktop) want+=(python3-venv gnome-keyring libsecret-tools dbus-x11
     xvfb xauth webkit2gtk-driver imagemagick x11-utils iproute2) ;;
