@@ -3,7 +3,7 @@
 //! digest. A running gateway sees a key made or revoked here within two seconds.
 
 use clap::{Args, Subcommand};
-use gateway_core::ledger::keys::{self, Limits, NewKey, StoredKey};
+use gateway_core::ledger::keys::{self, Limits, NewKey, Overrides, StoredKey};
 
 #[derive(Subcommand)]
 pub enum KeysCommand {
@@ -45,6 +45,15 @@ pub struct CreateArgs {
     /// How long it lasts: 30d, 12h, 90m.
     #[arg(long)]
     expires: Option<String>,
+    /// Providers it may be served by, comma-separated names as the config gives them
+    /// (`openai,anthropic`); default any. Steps of a route on other providers are skipped.
+    #[arg(long, value_delimiter = ',')]
+    providers: Vec<String>,
+    /// Optimizer overrides: comma-separated pass=mode pairs, the passes and modes of
+    /// `[[gateway_keys]].optimize` (`tool_output=light,terse=off,squeeze=on`); a mode not
+    /// allowed is refused with the ones that are.
+    #[arg(long, value_delimiter = ',', value_name = "PASS=MODE")]
+    optimize: Vec<String>,
 }
 
 pub async fn run(pool: &gateway_core::ledger::AnyPool, command: KeysCommand) -> Result<(), String> {
@@ -59,6 +68,15 @@ pub async fn run(pool: &gateway_core::ledger::AnyPool, command: KeysCommand) -> 
                 }
                 None => None,
             };
+            let mut optimize = Overrides::default();
+            for pair in a.optimize.iter().filter(|p| !p.trim().is_empty()) {
+                let (pass, mode) = pair.split_once('=').ok_or_else(|| {
+                    format!("--optimize {pair:?}: expected pass=mode (tool_output=light)")
+                })?;
+                optimize
+                    .set(pass, mode)
+                    .map_err(|e| format!("--optimize {pair:?}: {e}"))?;
+            }
             let new = NewKey {
                 name: a.name,
                 limits: Limits {
@@ -72,6 +90,12 @@ pub async fn run(pool: &gateway_core::ledger::AnyPool, command: KeysCommand) -> 
                     budget_day_usd: a.budget_usd_day,
                     budget_month_usd: a.budget_usd_month,
                     expires_ms,
+                    providers: a
+                        .providers
+                        .into_iter()
+                        .filter(|p| !p.trim().is_empty())
+                        .collect(),
+                    optimize,
                 },
             };
             let (key, stored) = keys::create(pool, new, now)
@@ -128,7 +152,8 @@ fn state(k: &StoredKey, now: i64) -> &'static str {
     }
 }
 
-/// `models claude-*; 600 rpm; $50/day` — what the key may do.
+/// `models claude-*; 600 rpm; $50/day; providers anthropic; optimize terse=off` — what
+/// the key may do.
 fn limits(k: &StoredKey) -> String {
     let mut parts = Vec::new();
     parts.push(if k.limits.models.is_empty() {
@@ -147,6 +172,28 @@ fn limits(k: &StoredKey) -> String {
     }
     if let Some(b) = k.limits.budget_month_usd {
         parts.push(format!("${b}/month"));
+    }
+    if !k.limits.providers.is_empty() {
+        parts.push(format!("providers {}", k.limits.providers.join(",")));
+    }
+    let Overrides {
+        tool_output,
+        terse,
+        prune,
+        squeeze,
+    } = &k.limits.optimize;
+    let squeeze = squeeze.map(|on| if on { "on" } else { "off" }.to_owned());
+    let optimize: Vec<String> = [
+        ("tool_output", tool_output),
+        ("terse", terse),
+        ("prune", prune),
+        ("squeeze", &squeeze),
+    ]
+    .into_iter()
+    .filter_map(|(pass, mode)| mode.as_ref().map(|m| format!("{pass}={m}")))
+    .collect();
+    if !optimize.is_empty() {
+        parts.push(format!("optimize {}", optimize.join(",")));
     }
     if let Some(at) = k.limits.expires_ms {
         parts.push(format!("expires {}", crate::format_ms(at)));

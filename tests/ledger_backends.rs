@@ -326,8 +326,9 @@ async fn postgres_gateway_writes_rows() {
     gateway_writes_rows(&fresh_postgres().await).await;
 }
 
-/// Virtual keys on each backend: made (only the digest kept), found by digest, listed,
-/// revoked, and their spend summed from the priced rows of their requests.
+/// Virtual keys on each backend: made (only the digest kept) with every setting checked and
+/// read back as written, found by digest, listed, revoked, and their spend summed from the
+/// priced rows of their requests.
 async fn virtual_keys(url: &str) {
     use gateway_core::ledger::keys::{self, NewKey};
     let pool = ledger::open(url).await.unwrap();
@@ -340,8 +341,49 @@ async fn virtual_keys(url: &str) {
             budget_day_usd: Some(50.0),
             budget_month_usd: Some(800.5),
             expires_ms: Some(1_900_000_000_000),
+            providers: vec!["anthropic".into(), "openai-eu".into()],
+            optimize: keys::Overrides {
+                tool_output: Some("Light".into()),
+                terse: Some("off".into()),
+                prune: None,
+                squeeze: Some(false),
+            },
         },
     };
+    // A bad override or provider name: nothing made.
+    for (bad, field) in [
+        (
+            keys::Limits {
+                optimize: keys::Overrides {
+                    prune: Some("sometimes".into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            "optimize.prune",
+        ),
+        (
+            keys::Limits {
+                providers: vec![" ".into()],
+                ..Default::default()
+            },
+            "providers",
+        ),
+    ] {
+        let refused = keys::create(
+            &pool,
+            NewKey {
+                name: "bad".into(),
+                limits: bad,
+            },
+            1_796_130_000_000,
+        )
+        .await;
+        assert!(
+            matches!(&refused, Err(keys::KeyError::Invalid(m)) if m.contains(field)),
+            "{refused:?}"
+        );
+    }
     let (key, stored) = keys::create(&pool, new.clone(), 1_796_130_000_000)
         .await
         .unwrap();
@@ -357,6 +399,12 @@ async fn virtual_keys(url: &str) {
     assert_eq!(found, stored);
     assert_eq!(found.limits.models, ["claude-*", "gpt-5*"]);
     assert_eq!(found.limits.budget_month_usd, Some(800.5));
+    assert_eq!(found.limits.providers, ["anthropic", "openai-eu"]);
+    // Modes are kept as the config writes them.
+    assert_eq!(found.limits.optimize.tool_output.as_deref(), Some("light"));
+    assert_eq!(found.limits.optimize.terse.as_deref(), Some("off"));
+    assert_eq!(found.limits.optimize.prune, None);
+    assert_eq!(found.limits.optimize.squeeze, Some(false));
     assert!(keys::find(&pool, &keys::digest("tg-vk-nope"))
         .await
         .unwrap()
@@ -377,6 +425,44 @@ async fn virtual_keys(url: &str) {
         stored_text.iter().all(|t| !t.contains(&key)),
         "the key is not stored"
     );
+
+    // As stored: the providers comma-joined, the overrides as JSON of the passes set.
+    let raw = sqlx::query("SELECT providers, optimize FROM virtual_keys WHERE name = 'ci'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(raw.get::<String, _>("providers"), "anthropic,openai-eu");
+    let optimize: serde_json::Value =
+        serde_json::from_str(&raw.get::<String, _>("optimize")).unwrap();
+    assert_eq!(
+        optimize,
+        json!({"tool_output": "light", "terse": "off", "squeeze": false})
+    );
+    // A key made without providers or overrides stores NULL for both, read back as any
+    // provider and no overrides.
+    let (plain, _) = keys::create(
+        &pool,
+        NewKey {
+            name: "plain".into(),
+            limits: keys::Limits::default(),
+        },
+        1_796_130_000_000,
+    )
+    .await
+    .unwrap();
+    let plain = keys::find(&pool, &keys::digest(&plain))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(plain.limits.providers.is_empty() && plain.limits.optimize.is_empty());
+    let nulls: i64 = sqlx::query(
+        "SELECT COUNT(*) AS n FROM virtual_keys WHERE providers IS NULL AND optimize IS NULL",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap()
+    .get("n");
+    assert_eq!(nulls, 1);
 
     // Spend: the priced rows of the key's requests since a time.
     let (ledger, recorder) = Ledger::start(
@@ -415,9 +501,14 @@ async fn virtual_keys(url: &str) {
         keys::revoke(&pool, "ci", 1_796_130_600_000).await,
         Err(keys::KeyError::NotFound(_))
     ));
+    keys::revoke(&pool, "plain", 1_796_130_500_000)
+        .await
+        .unwrap();
     let listed = keys::list(&pool).await.unwrap();
-    assert_eq!(listed.len(), 1);
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[0].name, "ci");
     assert_eq!(listed[0].revoked_ms, Some(1_796_130_500_000));
+    assert_eq!(listed[0].limits, found.limits);
     assert!(!keys::any_active(&pool, 1_796_130_600_000).await.unwrap());
 }
 
@@ -430,4 +521,40 @@ async fn sqlite_virtual_keys() {
 #[tokio::test]
 async fn postgres_virtual_keys() {
     virtual_keys(&fresh_postgres().await).await;
+}
+
+/// Keys with and without budgets, one after the other on one pool.
+async fn keys_with_and_without_budgets(url: &str) {
+    use gateway_core::ledger::keys::{self, NewKey};
+    let pool = ledger::open(url).await.unwrap();
+    // A key without budgets, then one with: a NULL budget must not fix the parameter's type
+    // for the next key (PostgreSQL refused the second once the statement was kept).
+    for (name, budget) in [("plain", None), ("budgeted", Some(5.5)), ("plain2", None)] {
+        let limits = keys::Limits {
+            budget_day_usd: budget,
+            ..Default::default()
+        };
+        keys::create(
+            &pool,
+            NewKey {
+                name: name.into(),
+                limits,
+            },
+            1_796_130_000_000,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    assert_eq!(keys::list(&pool).await.unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn sqlite_keys_with_and_without_budgets() {
+    let dir = tempfile::tempdir().unwrap();
+    keys_with_and_without_budgets(&fresh_sqlite(&dir)).await;
+}
+
+#[tokio::test]
+async fn postgres_keys_with_and_without_budgets() {
+    keys_with_and_without_budgets(&fresh_postgres().await).await;
 }

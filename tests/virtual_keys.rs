@@ -1,8 +1,8 @@
 //! Virtual keys, end to end on one gateway process: made with `trimgate keys create` into
-//! the ledger's database, presented by clients, held to their models, requests and tokens
-//! per minute, daily budget and expiry (each refusal in the client's own shape, a 429 with
-//! `retry-after` naming the limit), revoked while the gateway runs, and never stored or
-//! shown after they are made.
+//! the ledger's database, presented by clients, held to their models, providers, requests
+//! and tokens per minute, daily budget and expiry (each refusal in the client's own shape, a
+//! 429 with `retry-after` naming the limit), their optimizer overrides applied, revoked
+//! while the gateway runs, and never stored or shown after they are made.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -54,12 +54,25 @@ fn prepare(
     std::path::PathBuf,
     String,
 ) {
+    prepare_with(mock, "")
+}
+
+/// [`prepare`], with `extra` (routes, say) in the config.
+fn prepare_with(
+    mock: &Mock,
+    extra: &str,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    String,
+) {
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join("ledger.sqlite");
     let text = mock_config(
         &mock.url,
         "",
-        &format!("[ledger]\nurl = \"sqlite://{}\"\n", ledger.display()),
+        &format!("[ledger]\nurl = \"sqlite://{}\"\n{extra}", ledger.display()),
     );
     let config = dir.path().join("config.toml");
     std::fs::write(&config, &text).unwrap();
@@ -67,13 +80,24 @@ fn prepare(
 }
 
 fn start(mock: &Mock) -> Setup {
-    let (dir, config, ledger, text) = prepare(mock);
+    start_with(mock, "")
+}
+
+fn start_with(mock: &Mock, extra: &str) -> Setup {
+    let (dir, config, ledger, text) = prepare_with(mock, extra);
     let gw = Gateway::spawn_wrapped(&text, &[], &[], "127.0.0.1:0", dir);
     Setup { config, ledger, gw }
 }
 
 const CHAT: &str = r#"{"model":"gpt-5","messages":[{"role":"user","content":"hello keys"}]}"#;
 const MESSAGES: &str = r#"{"model":"claude-sonnet-5-5","max_tokens":32,"messages":[{"role":"user","content":"hello keys"}]}"#;
+
+fn header(res: &reqwest::Response, name: &str) -> String {
+    res.headers()
+        .get(name)
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_else(|| panic!("no {name} header"))
+}
 
 async fn chat(s: &Setup, key: &str) -> reqwest::Response {
     post_json(
@@ -449,4 +473,377 @@ async fn the_admin_api_makes_lists_and_revokes_keys() {
         .await
         .unwrap();
     assert_eq!(missing.status(), 404);
+}
+
+/// Routes whose first step and fallback are on different providers, both ways.
+const CROSS_ROUTES: &str = r#"
+[[routes]]
+match = "claude-x"
+provider = "mock-anthropic"
+model = "claude-sonnet-5-5"
+fallbacks = ["mock-openai/gpt-5"]
+
+[[routes]]
+match = "gpt-x"
+provider = "mock-openai"
+model = "gpt-5"
+fallbacks = ["mock-anthropic/claude-sonnet-5-5"]
+"#;
+
+/// A key kept to one provider is served by it, refused (403, in the client's own shape,
+/// nothing sent upstream) a model routed elsewhere, and has the steps of a route on other
+/// providers skipped: a first step elsewhere is passed over for the fallback, a fallback
+/// elsewhere is never tried.
+#[tokio::test]
+async fn a_key_is_held_to_its_providers_and_skips_steps_on_others() {
+    let mock = start_mock(MockConfig::default()).await;
+    let s = start_with(&mock, CROSS_ROUTES);
+    let key = create(
+        &s.config,
+        &["--name", "openai-only", "--providers", "mock-openai"],
+    );
+    let any = create(&s.config, &["--name", "anywhere"]);
+
+    let res = chat(&s, &key).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-trimgate-provider"), "mock-openai");
+    res.bytes().await.unwrap();
+
+    // A model on the other provider, asked in OpenAI's shape and in Anthropic's.
+    mock.state.clear();
+    let res = post_json(
+        &format!("{}/v1/chat/completions", s.gw.url),
+        r#"{"model":"claude-sonnet-5-5","messages":[{"role":"user","content":"hello keys"}]}"#,
+        &[("authorization", &format!("Bearer {key}"))],
+    )
+    .await;
+    assert_eq!(res.status(), 403);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "invalid_request_error", "{body}");
+    assert_eq!(body["error"]["code"], "provider_not_allowed", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("openai-only") && message.contains("mock-anthropic"),
+        "{body}"
+    );
+    let res = post_json(
+        &format!("{}/v1/messages", s.gw.url),
+        MESSAGES,
+        &[("x-api-key", key.as_str())],
+    )
+    .await;
+    assert_eq!(res.status(), 403);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["type"], "error", "{body}");
+    assert_eq!(body["error"]["type"], "permission_error", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("mock-anthropic"),
+        "{body}"
+    );
+    assert!(
+        mock.state.requests().is_empty(),
+        "refused before the provider"
+    );
+
+    // A route that starts on the other provider: its fallback serves, at the first attempt.
+    let claude_x = r#"{"model":"claude-x","max_tokens":32,"messages":[{"role":"user","content":"hello keys"}]}"#;
+    let res = post_json(
+        &format!("{}/v1/messages", s.gw.url),
+        claude_x,
+        &[("x-api-key", key.as_str())],
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-trimgate-provider"), "mock-openai");
+    assert_eq!(header(&res, "x-trimgate-attempts"), "1");
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["type"], "message", "an Anthropic answer: {body}");
+    // With `x-trimgate-retry: off` the one attempt is on a provider the key may use.
+    let res = post_json(
+        &format!("{}/v1/messages", s.gw.url),
+        claude_x,
+        &[("x-api-key", key.as_str()), ("x-trimgate-retry", "off")],
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-trimgate-provider"), "mock-openai");
+    assert!(mock
+        .state
+        .requests()
+        .iter()
+        .all(|r| r.path_and_query.ends_with("/chat/completions")));
+
+    // A route whose fallback is on the other provider: a failing first step is the
+    // answer, where a key without the limit is served by the fallback.
+    let gpt_x = r#"{"model":"gpt-x","messages":[{"role":"user","content":"hello keys"}]}"#;
+    let url = format!("{}/v1/chat/completions", s.gw.url);
+    let failing = |key: &str, fault_key: &'static str, fail_first: &'static str| {
+        let (url, bearer) = (url.clone(), format!("Bearer {key}"));
+        async move {
+            post_json(
+                &url,
+                gpt_x,
+                &[
+                    ("authorization", bearer.as_str()),
+                    ("x-mock-error-status", "500"),
+                    ("x-mock-fail-first", fail_first),
+                    ("x-mock-fault-key", fault_key),
+                ],
+            )
+            .await
+        }
+    };
+    mock.state.clear();
+    // The key's chain is the first step alone, which has the route's three attempts.
+    let res = failing(&key, "kept", "3").await;
+    assert_eq!(res.status(), 500);
+    assert_eq!(header(&res, "x-trimgate-attempts"), "3");
+    let requests = mock.state.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.path_and_query.ends_with("/chat/completions")),
+        "the fallback on mock-anthropic is not tried"
+    );
+    // Two tries of the first step, then the fallback.
+    let res = failing(&any, "free", "2").await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-trimgate-provider"), "mock-anthropic");
+
+    let listed = trimgate(&s.config, &["list"]);
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(text.contains("providers mock-openai"), "{text}");
+}
+
+/// A cargo test run: hundreds of passing tests and one failure, which the optimizer
+/// compacts by default.
+fn cargo_test_log() -> String {
+    let mut log = String::from("   Compiling demo v0.1.0 (/tmp/demo)\n    Finished `test` profile [unoptimized + debuginfo] target(s) in 2.31s\n     Running unittests src/lib.rs (target/debug/deps/demo-1a2b3c)\n\nrunning 401 tests\n");
+    for i in 0..400 {
+        log.push_str(&format!("test parser::tests::case_{i:03} ... ok\n"));
+    }
+    log.push_str("test parser::tests::rejects_trailing_comma ... FAILED\n\nfailures:\n\n---- parser::tests::rejects_trailing_comma stdout ----\n\nthread 'parser::tests::rejects_trailing_comma' panicked at src/parser.rs:212:9:\nassertion `left == right` failed\n  left: Ok(3)\n right: Err(TrailingComma)\n\nfailures:\n    parser::tests::rejects_trailing_comma\n\ntest result: FAILED. 400 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.05s\n");
+    log
+}
+
+/// A chat turn that ends in a long tool result.
+fn tool_chat() -> String {
+    serde_json::json!({
+        "model": "gpt-5",
+        "messages": [
+            {"role": "user", "content": "Run the tests and fix what fails."},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{\"cmd\":\"cargo test\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": cargo_test_log()},
+        ],
+        "tools": [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}}],
+    })
+    .to_string()
+}
+
+/// A key's optimizer overrides apply to its requests as a config gateway key's do: one
+/// turns compaction off (the provider gets the body as sent), one turns it up, a key
+/// without overrides gets the config's modes; a bad override is refused when the key is
+/// made, with the modes allowed.
+#[tokio::test]
+async fn a_keys_optimizer_overrides_apply_to_its_requests() {
+    let mock = start_mock(MockConfig::default()).await;
+    let s = start(&mock);
+    let raw = create(
+        &s.config,
+        &["--name", "raw", "--optimize", "tool_output=off"],
+    );
+    let hard = create(
+        &s.config,
+        &[
+            "--name",
+            "hard",
+            "--optimize",
+            "tool_output=aggressive,terse=off",
+            "--optimize",
+            "squeeze=off",
+        ],
+    );
+    let plain = create(&s.config, &["--name", "plain"]);
+    let url = format!("{}/v1/chat/completions", s.gw.url);
+    let body = tool_chat();
+    let send = |key: String| {
+        let (url, body) = (url.clone(), body.clone());
+        async move { post_json(&url, body, &[("authorization", &format!("Bearer {key}"))]).await }
+    };
+
+    let res = send(plain).await;
+    assert_eq!(res.status(), 200, "{}", s.gw.stderr());
+    assert_eq!(header(&res, "x-trimgate-applied"), "tool_output=auto");
+
+    let res = send(raw).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-trimgate-applied"), "");
+    assert_eq!(header(&res, "x-trimgate-saved-bytes"), "0");
+    assert_eq!(
+        mock.state.requests().pop().unwrap().body,
+        body.as_bytes(),
+        "sent as it came"
+    );
+
+    let res = send(hard).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-trimgate-applied"), "tool_output=aggressive");
+    let saved: i64 = header(&res, "x-trimgate-saved-bytes").parse().unwrap();
+    assert!(saved > 0, "{saved}");
+
+    let listed = trimgate(&s.config, &["list"]);
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(text.contains("optimize tool_output=off"), "{text}");
+    assert!(
+        text.contains("optimize tool_output=aggressive,terse=off,squeeze=off"),
+        "{text}"
+    );
+    let listed = trimgate(&s.config, &["list", "--json"]);
+    let keys: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let hard = keys
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "hard")
+        .unwrap();
+    assert_eq!(
+        hard["optimize"],
+        serde_json::json!({"tool_output": "aggressive", "terse": "off", "squeeze": false})
+    );
+
+    // Bad overrides: a clear error naming the pass, nothing made.
+    for (arg, says) in [
+        ("tool_output=turbo", "not one of off, light"),
+        ("squeeze=maybe", "squeeze"),
+        ("speed=fast", "unknown pass"),
+        ("tool_output", "pass=mode"),
+    ] {
+        let out = trimgate(&s.config, &["create", "--name", "bad", "--optimize", arg]);
+        assert!(!out.status.success(), "{arg}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--optimize") && err.contains(says),
+            "{arg}: {err}"
+        );
+    }
+    let out = trimgate(&s.config, &["list"]);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("bad"));
+}
+
+/// The admin API takes a key's providers and optimizer overrides, shows them in the list,
+/// and refuses a bad one with a 400 that names the field.
+#[tokio::test]
+async fn the_admin_api_takes_a_keys_providers_and_overrides() {
+    let mock = start_mock(MockConfig::default()).await;
+    let s = start(&mock);
+    let admin = format!("{}/admin/api/keys", s.gw.url);
+    let post = |body: Value| {
+        let admin = admin.clone();
+        let token = s.gw.admin_token.clone();
+        async move {
+            client()
+                .post(admin)
+                .bearer_auth(token)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    let made = post(serde_json::json!({
+        "name": "window",
+        "providers": ["mock-openai"],
+        "optimize": {"tool_output": "off", "squeeze": false},
+    }))
+    .await;
+    assert_eq!(made.status(), 201);
+    let made: Value = made.json().await.unwrap();
+    assert_eq!(
+        made["stored"]["providers"],
+        serde_json::json!(["mock-openai"])
+    );
+    assert_eq!(
+        made["stored"]["optimize"],
+        serde_json::json!({"tool_output": "off", "squeeze": false})
+    );
+    let key = made["key"].as_str().unwrap().to_owned();
+
+    // In force at once: its overrides and its provider.
+    let res = post_json(
+        &format!("{}/v1/chat/completions", s.gw.url),
+        tool_chat(),
+        &[("authorization", &format!("Bearer {key}"))],
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-trimgate-applied"), "");
+    let res = post_json(
+        &format!("{}/v1/messages", s.gw.url),
+        MESSAGES,
+        &[("x-api-key", key.as_str())],
+    )
+    .await;
+    assert_eq!(res.status(), 403);
+
+    let listed: Value = client()
+        .get(&admin)
+        .bearer_auth(&s.gw.admin_token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let window = &listed["keys"][0];
+    assert_eq!(window["providers"], serde_json::json!(["mock-openai"]));
+    assert_eq!(window["optimize"]["tool_output"], "off");
+
+    // A key without them lists any provider and no overrides.
+    let made = post(serde_json::json!({"name": "plain"})).await;
+    assert_eq!(made.status(), 201);
+    let made: Value = made.json().await.unwrap();
+    assert_eq!(made["stored"]["providers"], serde_json::json!([]));
+    assert_eq!(made["stored"]["optimize"], serde_json::json!({}));
+
+    for (body, field) in [
+        (
+            serde_json::json!({"name": "x", "optimize": {"tool_output": "turbo"}}),
+            "optimize.tool_output",
+        ),
+        (
+            serde_json::json!({"name": "x", "optimize": {"squeeze": "yes"}}),
+            "optimize",
+        ),
+        (
+            serde_json::json!({"name": "x", "optimize": {"speed": "fast"}}),
+            "speed",
+        ),
+        (
+            serde_json::json!({"name": "x", "providers": [""]}),
+            "providers",
+        ),
+        (
+            serde_json::json!({"name": "x", "providers": "mock-openai"}),
+            "sequence",
+        ),
+    ] {
+        let res = post(body.clone()).await;
+        assert_eq!(res.status(), 400, "{body}");
+        let text = res.text().await.unwrap();
+        assert!(text.contains(field), "{body}: {text}");
+    }
+    let listed: Value = client()
+        .get(&admin)
+        .bearer_auth(&s.gw.admin_token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["keys"].as_array().unwrap().len(), 2, "nothing made");
 }

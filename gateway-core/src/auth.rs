@@ -21,7 +21,7 @@ enum LocalKeyCheck {
 }
 
 /// The key a request was let in with: a gateway key the config lists, or a virtual key
-/// (which carries its limits).
+/// (which carries its limits, and whose optimizer overrides its gateway key holds).
 #[derive(Clone)]
 pub struct ClientKey {
     pub gateway_key: GatewayKey,
@@ -80,7 +80,7 @@ impl AppState {
                     gateway_key: GatewayKey {
                         name: key.stored.name.clone(),
                         key: crate::secrets::KeySource::None,
-                        optimize: Default::default(),
+                        optimize: key.optimize,
                     },
                     virtual_key: Some(key),
                 }));

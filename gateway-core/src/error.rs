@@ -97,6 +97,10 @@ pub enum GatewayError {
     KeyExpired(String),
     #[error("the virtual key {key:?} may not use model {model:?}")]
     KeyModelNotAllowed { key: String, model: String },
+    /// Every provider of the model's route is one the key may not use: `provider` is the
+    /// route's own.
+    #[error("the virtual key {key:?} may not use provider {provider:?}")]
+    KeyProviderNotAllowed { key: String, provider: String },
     /// A virtual key past one of its limits: `limit` names it.
     #[error("the virtual key {key:?} is over its {limit}; try again in {retry_in_secs} s")]
     KeyLimit {
@@ -168,6 +172,7 @@ impl GatewayError {
             | GatewayError::KeyRevoked(_)
             | GatewayError::KeyExpired(_)
             | GatewayError::KeyModelNotAllowed { .. }
+            | GatewayError::KeyProviderNotAllowed { .. }
             | GatewayError::KeyLimit { .. }
             | GatewayError::KeyAttempts { .. } => Culprit::Client,
             GatewayError::KeysUnavailable | GatewayError::LimitsUnavailable => Culprit::Gateway,
@@ -189,9 +194,9 @@ impl GatewayError {
             | GatewayError::DialectUnsupported { .. }
             | GatewayError::Untranslatable { .. } => StatusCode::BAD_REQUEST,
             GatewayError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            GatewayError::Forbidden(_) | GatewayError::KeyModelNotAllowed { .. } => {
-                StatusCode::FORBIDDEN
-            }
+            GatewayError::Forbidden(_)
+            | GatewayError::KeyModelNotAllowed { .. }
+            | GatewayError::KeyProviderNotAllowed { .. } => StatusCode::FORBIDDEN,
             GatewayError::KeyLimit { .. } | GatewayError::KeyAttempts { .. } => {
                 StatusCode::TOO_MANY_REQUESTS
             }
@@ -255,6 +260,7 @@ impl GatewayError {
             GatewayError::KeyRevoked(_) => "key_revoked",
             GatewayError::KeyExpired(_) => "key_expired",
             GatewayError::KeyModelNotAllowed { .. } => "model_not_allowed",
+            GatewayError::KeyProviderNotAllowed { .. } => "provider_not_allowed",
             GatewayError::KeyLimit { .. } => "rate_limit_exceeded",
             GatewayError::KeysUnavailable => "keys_unavailable",
             GatewayError::LimitsUnavailable => "limits_unavailable",

@@ -2,7 +2,7 @@
 //! this answer only), revoke one (refused by this gateway at once).
 
 use super::*;
-use crate::ledger::keys::{self, KeyError, Limits, NewKey};
+use crate::ledger::keys::{self, KeyError, Limits, NewKey, Overrides};
 
 fn pool(state: &AdminState) -> Result<&AnyPool, AdminError> {
     state.admin()?.ledger.as_ref().ok_or_else(|| {
@@ -55,6 +55,10 @@ pub(super) struct CreateKey {
     budget_month_usd: Option<f64>,
     /// How long it lasts: `30d`, `12h`.
     expires: Option<String>,
+    #[serde(default)]
+    providers: Vec<String>,
+    /// Read apart from the rest, so that a value of the wrong type is named in the answer.
+    optimize: Option<serde_json::Value>,
 }
 
 /// Makes a key; the answer is the only place it is ever shown.
@@ -72,6 +76,11 @@ pub(super) async fn create_key(State(state): State<AdminState>, body: Bytes) -> 
                 ),
                 None => None,
             };
+            let optimize: Overrides = match c.optimize {
+                Some(value) => serde_json::from_value(value)
+                    .map_err(|e| AdminError::BadRequest(format!("optimize: {e}")))?,
+                None => Overrides::default(),
+            };
             let new = NewKey {
                 name: c.name,
                 limits: Limits {
@@ -81,6 +90,8 @@ pub(super) async fn create_key(State(state): State<AdminState>, body: Bytes) -> 
                     budget_day_usd: c.budget_day_usd,
                     budget_month_usd: c.budget_month_usd,
                     expires_ms,
+                    providers: c.providers,
+                    optimize,
                 },
             };
             let (key, stored) = keys::create(pool, new, now).await.map_err(key_error)?;

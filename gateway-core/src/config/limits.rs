@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::ConfigProblem;
+pub use crate::virtual_keys::shared::SharedLimits;
 
 /// `[limits]` as written.
 #[derive(Debug, Default, Deserialize)]
@@ -22,15 +23,6 @@ pub struct LimitsConfig {
     pub on_redis_down: Option<String>,
     /// Time Redis has to answer before a replica counts locally. Default 0.25 s.
     pub redis_timeout_secs: Option<f64>,
-}
-
-/// Limits shared through Redis.
-#[derive(Clone, Debug)]
-pub struct SharedLimits {
-    pub redis: String,
-    pub local_share: f64,
-    pub refuse_without_redis: bool,
-    pub timeout: Duration,
 }
 
 pub(super) fn validate_limits(

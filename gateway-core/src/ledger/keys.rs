@@ -4,6 +4,8 @@
 use sha2::{Digest, Sha256};
 use sqlx::{AnyPool, Row};
 
+use crate::optimize::PlanPatch;
+
 /// The prefix every virtual key starts with, so that clients' keys are told apart from
 /// the gateway keys a config lists without asking the database.
 pub const PREFIX: &str = "tg-vk-";
@@ -18,6 +20,72 @@ pub struct Limits {
     pub budget_day_usd: Option<f64>,
     pub budget_month_usd: Option<f64>,
     pub expires_ms: Option<i64>,
+    /// Provider names, as the config names them, it may be served by; empty: any.
+    pub providers: Vec<String>,
+    /// Its optimizer overrides, over the config's modes as a gateway key's are.
+    pub optimize: Overrides,
+}
+
+/// A key's optimizer overrides, in `[[gateway_keys]].optimize`'s shape: each pass's mode as
+/// the config writes it (`off`, `light`, `lite`…); `None` leaves the gateway's choice.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Overrides {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_output: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terse: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prune: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub squeeze: Option<bool>,
+}
+
+impl Overrides {
+    pub fn is_empty(&self) -> bool {
+        *self == Overrides::default()
+    }
+
+    /// The overrides as the patch laid over a request's plan, or what is wrong with one.
+    /// Each mode is read by [`PlanPatch::set`], as the config's are, so a key takes the
+    /// same values as `[[gateway_keys]].optimize`.
+    pub fn patch(&self) -> Result<PlanPatch, String> {
+        let Overrides {
+            tool_output,
+            terse,
+            prune,
+            squeeze,
+        } = self;
+        let mut patch = PlanPatch::default();
+        for (pass, mode) in [
+            ("tool_output", tool_output),
+            ("terse", terse),
+            ("prune", prune),
+        ] {
+            if let Some(mode) = mode {
+                patch
+                    .set(pass, mode)
+                    .map_err(|e| format!("optimize.{pass}: {e}"))?;
+            }
+        }
+        patch.squeeze = *squeeze;
+        Ok(patch)
+    }
+
+    /// Sets one pass from its name and mode as written on a command line (`squeeze=on`).
+    pub fn set(&mut self, pass: &str, mode: &str) -> Result<(), String> {
+        let mut checked = PlanPatch::default();
+        checked.set(pass, mode)?;
+        let mode = Some(mode.trim().to_ascii_lowercase());
+        match pass.trim() {
+            "tool_output" => self.tool_output = mode,
+            "terse" => self.terse = mode,
+            "prune" => self.prune = mode,
+            "squeeze" => self.squeeze = checked.squeeze,
+            other => return Err(format!("unknown pass {other:?}")),
+        }
+        Ok(())
+    }
 }
 
 /// One virtual key as stored.
@@ -62,7 +130,7 @@ pub fn digest(key: &str) -> String {
 /// Makes a key: returns it (the only time it is seen) and what was stored.
 pub async fn create(
     pool: &AnyPool,
-    new: NewKey,
+    mut new: NewKey,
     now_ms: i64,
 ) -> Result<(String, StoredKey), KeyError> {
     let name = new.name.trim().to_owned();
@@ -80,6 +148,23 @@ pub async fn create(
         globset::Glob::new(pattern)
             .map_err(|e| KeyError::Invalid(format!("model pattern {pattern:?}: {e}")))?;
     }
+    for provider in &mut new.limits.providers {
+        *provider = provider.trim().to_owned();
+        // Stored comma-joined.
+        if provider.is_empty() || provider.contains(',') {
+            return Err(KeyError::Invalid(format!(
+                "providers: {provider:?} is not a provider's name (names are non-empty, without commas)"
+            )));
+        }
+    }
+    let o = &mut new.limits.optimize;
+    for mode in [&mut o.tool_output, &mut o.terse, &mut o.prune]
+        .into_iter()
+        .flatten()
+    {
+        *mode = mode.trim().to_ascii_lowercase();
+    }
+    o.patch().map_err(KeyError::Invalid)?;
     if new.limits.rpm == Some(0) || new.limits.tpm == Some(0) {
         return Err(KeyError::Invalid("rpm and tpm must be at least 1".into()));
     }
@@ -106,6 +191,14 @@ pub async fn create(
         created_ms: now_ms,
         revoked_ms: None,
     };
+    let optimize = if stored.limits.optimize.is_empty() {
+        None
+    } else {
+        Some(
+            serde_json::to_string(&stored.limits.optimize)
+                .map_err(|e| KeyError::Invalid(format!("optimize: {e}")))?,
+        )
+    };
     let exists = sqlx::query("SELECT 1 FROM virtual_keys WHERE name = $1")
         .bind(&stored.name)
         .fetch_optional(pool)
@@ -113,11 +206,14 @@ pub async fn create(
     if exists.is_some() {
         return Err(KeyError::Exists(stored.name));
     }
+    // Not kept prepared: sqlx's Any driver types a NULL budget `float4` for PostgreSQL, and
+    // a statement kept from a key without a budget would refuse the next key's budget.
     sqlx::query(
         "INSERT INTO virtual_keys (name, digest, hint, models, rpm, tpm, budget_day_usd, \
-         budget_month_usd, expires_ms, created_ms, revoked_ms) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL)",
+         budget_month_usd, expires_ms, created_ms, revoked_ms, providers, optimize) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $12)",
     )
+    .persistent(false)
     .bind(&stored.name)
     .bind(digest(&key))
     .bind(&stored.hint)
@@ -128,28 +224,43 @@ pub async fn create(
     .bind(stored.limits.budget_month_usd)
     .bind(stored.limits.expires_ms)
     .bind(stored.created_ms)
+    .bind((!stored.limits.providers.is_empty()).then(|| stored.limits.providers.join(",")))
+    .bind(optimize)
     .execute(pool)
     .await?;
     Ok((key, stored))
 }
 
 const COLUMNS: &str = "name, hint, models, rpm, tpm, budget_day_usd, budget_month_usd, \
-                       expires_ms, created_ms, revoked_ms";
+                       expires_ms, created_ms, revoked_ms, providers, optimize";
+
+/// A comma-joined list as stored; NULL is none.
+fn split(joined: Option<String>) -> Vec<String> {
+    joined
+        .map(|m| m.split(',').map(str::to_owned).collect())
+        .unwrap_or_default()
+}
 
 fn from_row(r: &sqlx::any::AnyRow) -> Result<StoredKey, sqlx::Error> {
-    let models: Option<String> = r.try_get("models")?;
+    let optimize = match r.try_get::<Option<String>, _>("optimize")? {
+        Some(json) => serde_json::from_str(&json).map_err(|e| sqlx::Error::ColumnDecode {
+            index: "optimize".into(),
+            source: Box::new(e),
+        })?,
+        None => Overrides::default(),
+    };
     Ok(StoredKey {
         name: r.try_get("name")?,
         hint: r.try_get("hint")?,
         limits: Limits {
-            models: models
-                .map(|m| m.split(',').map(str::to_owned).collect())
-                .unwrap_or_default(),
+            models: split(r.try_get("models")?),
             rpm: r.try_get::<Option<i64>, _>("rpm")?.map(|n| n as u64),
             tpm: r.try_get::<Option<i64>, _>("tpm")?.map(|n| n as u64),
             budget_day_usd: r.try_get("budget_day_usd")?,
             budget_month_usd: r.try_get("budget_month_usd")?,
             expires_ms: r.try_get("expires_ms")?,
+            providers: split(r.try_get("providers")?),
+            optimize,
         },
         created_ms: r.try_get("created_ms")?,
         revoked_ms: r.try_get("revoked_ms")?,

@@ -473,28 +473,35 @@ struct Step {
     model: Arc<str>,
 }
 
-/// The steps for this request, and how many attempts they may take together.
+/// The steps for this request, and how many attempts they may take together. A step on a
+/// provider the client may not use is left out, before `x-trimgate-retry: off` keeps only
+/// the first: that one attempt goes where the client may be served.
 fn chain(
     target: &crate::routing::Target<'_, Provider>,
     requested: &str,
     headers: &HeaderMap,
     settings: &crate::retry::Settings,
+    may_use: impl Fn(&Provider) -> bool,
 ) -> (Vec<Step>, u32) {
     let first = Step {
         provider: target.provider.clone(),
         model: Arc::from(target.rewrite.unwrap_or(requested)),
     };
+    let fallbacks = target.fallbacks.iter().map(|s| Step {
+        provider: s.provider.clone(),
+        model: Arc::from(s.model.as_deref().unwrap_or(requested)),
+    });
+    let mut steps: Vec<Step> = std::iter::once(first)
+        .chain(fallbacks)
+        .filter(|s| may_use(&s.provider))
+        .collect();
     let retry_off = headers
         .get(&X_RETRY)
         .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"off"));
     if retry_off {
-        return (vec![first], 1);
+        steps.truncate(1);
+        return (steps, 1);
     }
-    let mut steps = vec![first];
-    steps.extend(target.fallbacks.iter().map(|s| Step {
-        provider: s.provider.clone(),
-        model: Arc::from(s.model.as_deref().unwrap_or(requested)),
-    }));
     (steps, target.max_attempts.unwrap_or(settings.max_attempts))
 }
 
@@ -526,22 +533,34 @@ async fn run(
     let stream = sniffed.stream && ctx.endpoint.can_stream();
     pending.record().model_requested = Some(sniffed.model.clone());
     pending.record().streamed = stream;
-    // A virtual key's models and limits, once the model is known.
-    if let (Some(vk), Some(book)) = (&virtual_key, state.keys()) {
-        book.admit(vk, &sniffed.model).await?;
-    }
 
     // 2. route
-    let target =
-        config
-            .routes
-            .resolve(&sniffed.model)
-            .ok_or_else(|| GatewayError::UnknownModel {
-                model: sniffed.model.clone(),
-                served: config.routes.served_summary(),
-            })?;
+    let target = config.routes.resolve(&sniffed.model);
+    // A virtual key's models, providers and limits, before a model nothing serves is
+    // answered (a key kept to some models does not learn what else is served). A key that
+    // may use no provider of the route is refused here, so its steps are never all skipped.
+    let admitted = match (&virtual_key, state.keys()) {
+        (Some(vk), Some(book)) => {
+            let route: Vec<&str> = target
+                .iter()
+                .flat_map(|t| {
+                    std::iter::once(t.provider).chain(t.fallbacks.iter().map(|s| &s.provider))
+                })
+                .map(|p| p.name.as_str())
+                .collect();
+            book.admit(vk, &sniffed.model, &route).await?;
+            Some(vk)
+        }
+        _ => None,
+    };
+    let target = target.ok_or_else(|| GatewayError::UnknownModel {
+        model: sniffed.model.clone(),
+        served: config.routes.served_summary(),
+    })?;
     let settings = &config.retry;
-    let (steps, max_attempts) = chain(&target, &sniffed.model, &parts.headers, settings);
+    let (steps, max_attempts) = chain(&target, &sniffed.model, &parts.headers, settings, |p| {
+        admitted.is_none_or(|vk| vk.may_use(&p.name))
+    });
     if ctx.endpoint == Endpoint::CountTokens && !steps[0].provider.speaks(ctx.dialect()) {
         pending.record().provider = Some(steps[0].provider.name.clone());
         return count_locally(ctx, pending, body).await;

@@ -21,6 +21,7 @@ use sqlx::AnyPool;
 
 use crate::error::GatewayError;
 use crate::ledger::keys::{self, StoredKey};
+use crate::optimize::PlanPatch;
 use crate::pricing::Pricing;
 use crate::record::{Recorder, RequestRecord};
 
@@ -56,6 +57,16 @@ struct Found {
 pub struct InForce {
     pub stored: StoredKey,
     models: GlobSet,
+    /// Its optimizer overrides, read once when it is found.
+    pub optimize: PlanPatch,
+}
+
+impl InForce {
+    /// Whether the key may be served by the provider of this name.
+    pub fn may_use(&self, provider: &str) -> bool {
+        let providers = &self.stored.limits.providers;
+        providers.is_empty() || providers.iter().any(|p| p == provider)
+    }
 }
 
 /// What a key spent today and this month: the ledger's figure when last read, and what
@@ -180,12 +191,23 @@ impl KeyBook {
                     tracing::error!(error = %e, "virtual keys cannot be read");
                     GatewayError::KeysUnavailable
                 })?;
-                let key = key.map(|stored| {
-                    Arc::new(InForce {
-                        models: globs(&stored.limits.models),
-                        stored,
-                    })
-                });
+                let key = match key {
+                    Some(stored) => {
+                        // Checked when the key was made; a mode this version does not know
+                        // (a newer one made the key) refuses the key rather than serving it
+                        // as it was not meant to be.
+                        let optimize = stored.limits.optimize.patch().map_err(|e| {
+                            tracing::error!(key = %stored.name, error = %e, "a virtual key's optimizer overrides cannot be read");
+                            GatewayError::KeysUnavailable
+                        })?;
+                        Some(Arc::new(InForce {
+                            models: globs(&stored.limits.models),
+                            optimize,
+                            stored,
+                        }))
+                    }
+                    None => None,
+                };
                 let mut found = self.lock();
                 // A flood of made-up keys is not remembered without end.
                 if found.len() > 10_000 {
@@ -212,13 +234,29 @@ impl KeyBook {
         Ok(key)
     }
 
-    /// Takes one request of `key` for `model`, or says which limit it is past.
-    pub async fn admit(&self, key: &InForce, model: &str) -> Result<(), GatewayError> {
+    /// Takes one request of `key` for `model`, routed to `providers` (the route's steps in
+    /// order; none when nothing serves the model), or says why not: a model it may not use,
+    /// or a route with no provider it may use (neither counted), or the limit it is past.
+    /// The steps on providers it may not use are the caller's to skip ([`InForce::may_use`]).
+    pub async fn admit(
+        &self,
+        key: &InForce,
+        model: &str,
+        providers: &[&str],
+    ) -> Result<(), GatewayError> {
         if !key.stored.limits.models.is_empty() && !key.models.is_match(model) {
             return Err(GatewayError::KeyModelNotAllowed {
                 key: key.stored.name.clone(),
                 model: model.to_owned(),
             });
+        }
+        if let Some(routed) = providers.first() {
+            if !providers.iter().any(|p| key.may_use(p)) {
+                return Err(GatewayError::KeyProviderNotAllowed {
+                    key: key.stored.name.clone(),
+                    provider: (*routed).to_owned(),
+                });
+            }
         }
         self.read_spend(key).await;
         let s = &key.stored;

@@ -14,7 +14,6 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use super::counters::{last_minute_weight, Ask, Counters, LocalCounters, Past, MINUTE_MS};
 use crate::clock::{day_start, month_start, DAY_MS};
-use crate::config::SharedLimits;
 
 /// Checks a request against its key's windows and spend and counts it, in one step.
 /// KEYS: requests this minute, the last; tokens this minute, the last; spend today, this
@@ -66,6 +65,20 @@ impl Names {
             month_ttl_ms: month_start(now_ms, 1) - now_ms + 3_600_000,
         }
     }
+}
+
+/// Where the replicas' shared limits are counted (`[limits]`), and what a replica does
+/// without it.
+#[derive(Clone, Debug)]
+pub struct SharedLimits {
+    /// `redis://…` or `rediss://…`.
+    pub redis: String,
+    /// Each rpm and tpm is cut to this share while Redis is out.
+    pub local_share: f64,
+    /// Refuse requests with a virtual key while Redis is out, rather than count locally.
+    pub refuse_without_redis: bool,
+    /// Time Redis has to answer.
+    pub timeout: Duration,
 }
 
 pub struct SharedCounters {
