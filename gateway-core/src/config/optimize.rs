@@ -18,6 +18,8 @@ pub struct OptimizeConfig {
     pub originals_mib: Option<usize>,
     /// Share of sessions sent unoptimized as a control group (0 to 0.5).
     pub holdout: Option<f64>,
+    /// Prompt-cache breakpoints for Anthropic-bound requests that carry none; default true.
+    pub cache_breakpoints: Option<bool>,
     #[serde(default)]
     pub models: Vec<ModelOptimizeConfig>,
 }
@@ -77,6 +79,7 @@ pub(super) fn validate_optimize(
         squeeze,
         originals_mib,
         holdout,
+        cache_breakpoints,
         models,
     } = optimize;
     let mut defaults = Plan::DEFAULT;
@@ -125,6 +128,7 @@ pub(super) fn validate_optimize(
         defaults,
         rules,
         holdout_permille: holdout.map_or(0, |h| holdout_permille(h, "optimize.holdout", problems)),
+        cache_breakpoints: cache_breakpoints.unwrap_or(true),
         ..Modes::default()
     };
     if let Some(mib) = originals_mib {

@@ -13,7 +13,10 @@
 //! The passes: [`tool_output`] (compacts tool results), [`terse`] (a short directive at
 //! the end of the system prompt), [`prune`] (placeholders for the oldest tool results near
 //! the context window), [`squeeze`] (the strict, lossless-only pass that runs alone).
+//! Apart from them, [`breakpoints`] marks prompt-cache breakpoints on Anthropic-bound
+//! requests that carry none, on the bytes as they go to the provider.
 
+pub mod breakpoints;
 pub mod compact;
 pub mod locate;
 pub mod memo;

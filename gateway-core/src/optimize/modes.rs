@@ -200,6 +200,9 @@ pub struct Modes {
     pub holdout_permille: u16,
     /// Bytes of rewritten blocks kept for inspection.
     pub originals_bytes: usize,
+    /// Prompt-cache breakpoints for Anthropic-bound requests that carry none
+    /// ([`super::breakpoints`]).
+    pub cache_breakpoints: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -231,6 +234,7 @@ impl Default for Modes {
             rules: Vec::new(),
             holdout_permille: 0,
             originals_bytes: 64 * 1024 * 1024,
+            cache_breakpoints: true,
         }
     }
 }

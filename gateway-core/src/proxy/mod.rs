@@ -311,6 +311,10 @@ const HOLDOUT: &str = "holdout";
 struct Planned {
     plan: Plan,
     held_out: bool,
+    /// Mark prompt-cache breakpoints when the request goes to Anthropic without any: on
+    /// unless turned off, paused, held out (the control group gets nothing of the
+    /// gateway's) or the request says `x-trimgate-optimize: off`.
+    breakpoints: bool,
 }
 
 /// The plan for this request: the model's modes, then the gateway key's, then the header's.
@@ -328,6 +332,7 @@ fn plan_for(
         return Ok(Planned {
             plan: Plan::OFF,
             held_out: false,
+            breakpoints: false,
         });
     }
     let modes = &rt.optimizer.modes;
@@ -336,9 +341,11 @@ fn plan_for(
         plan.apply(&key.optimize);
     }
     let Some(value) = headers.get(&X_OPTIMIZE) else {
+        let held_out = !plan.is_off() && modes.held_out(model, dialect, body);
         return Ok(Planned {
             plan,
-            held_out: !plan.is_off() && modes.held_out(model, dialect, body),
+            held_out,
+            breakpoints: modes.cache_breakpoints && !held_out,
         });
     };
     let text = value
@@ -349,6 +356,7 @@ fn plan_for(
     Ok(Planned {
         plan,
         held_out: false,
+        breakpoints: modes.cache_breakpoints && !text.trim().eq_ignore_ascii_case("off"),
     })
 }
 
@@ -942,6 +950,7 @@ async fn prepare(
         ctx.dialect(),
         body,
     )?;
+    let breakpoints = plan.breakpoints && provider.kind == crate::config::ProviderKind::Anthropic;
     if provider.speaks(ctx.dialect()) {
         // 3. optimize, 4. prepare
         let edits = optimize(ctx, body, &step.model, &plan).await;
@@ -957,6 +966,7 @@ async fn prepare(
             provider,
             &step.model,
             gateway_key,
+            breakpoints,
         )
         .await);
     }
@@ -991,6 +1001,7 @@ async fn prepare(
         provider_dialect,
         gateway_key,
         sniffed.temperature,
+        breakpoints,
     )
     .await
 }

@@ -32,6 +32,7 @@ pub(super) async fn prepare(
     provider: &Arc<Provider>,
     model: &str,
     gateway_key: Option<&str>,
+    breakpoints: bool,
 ) -> Result<Outgoing, Response> {
     let stream = sniffed.stream && ctx.endpoint.can_stream();
     let mut edits = Edits::default();
@@ -43,7 +44,13 @@ pub(super) async fn prepare(
         edits.request_stream_usage(body, sniffed);
     }
     let hide_usage = edits.injected_usage;
-    let body = edits.apply(body.clone());
+    let mut body = edits.apply(body.clone());
+    if breakpoints && ctx.endpoint == Endpoint::Messages {
+        let marks = crate::optimize::breakpoints::place(&body, model);
+        if !marks.is_empty() {
+            body = Bytes::from(crate::optimize::splice(&body, &marks));
+        }
+    }
     let lookup = cache::Request {
         provider: &provider.name,
         model,

@@ -41,6 +41,7 @@ pub(super) async fn prepare(
     provider_dialect: Dialect,
     gateway_key: Option<&str>,
     temperature: Option<f64>,
+    breakpoints: bool,
 ) -> Result<Result<Outgoing, Response>, GatewayError> {
     let client_dialect = ctx.dialect();
     let target = translate::Target {
@@ -50,7 +51,15 @@ pub(super) async fn prepare(
         strict: provider.strict,
         max_output_tokens: provider.max_output_tokens,
     };
-    let (ir, upstream_body, report) = translate::request_for(client_dialect, body, model, &target)?;
+    let (ir, mut upstream_body, report) =
+        translate::request_for(client_dialect, body, model, &target)?;
+    if breakpoints && provider_dialect == Dialect::AnthropicMessages {
+        // A client of another dialect cannot ask for Anthropic's prompt cache itself.
+        let marks = crate::optimize::breakpoints::place(&upstream_body, &ir.model);
+        if !marks.is_empty() {
+            upstream_body = crate::optimize::splice(&upstream_body, &marks);
+        }
+    }
     if !report.is_empty() {
         log_dropped(&report, inbound, &target);
         ctx.dropped = report.header_value();
