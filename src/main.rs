@@ -185,6 +185,10 @@ struct MockArgs {
     /// rate-limit reset headers).
     #[arg(long, requires = "fail_status")]
     retry_after: Option<u64>,
+    /// Play Anthropic's prompt cache: `cache_control` marks write prefixes that later
+    /// Messages requests read (5 minutes, 20-block lookback), in the usage reported.
+    #[arg(long)]
+    prompt_cache: bool,
 }
 
 /// A 4xx or 5xx status for `--fail-status`.
@@ -470,6 +474,7 @@ async fn mock(args: MockArgs) -> Result<(), String> {
         fail_every: args.fail_every.unwrap_or(1),
         drop_every: args.drop_every.unwrap_or(0),
         retry_after: args.retry_after,
+        prompt_cache: args.prompt_cache,
     });
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;

@@ -180,3 +180,37 @@ async fn a_chat_client_routed_to_anthropic_gets_marks_and_the_switch_turns_them_
         body.as_bytes()
     );
 }
+
+#[tokio::test]
+async fn the_next_turn_reads_what_the_marks_wrote() {
+    // The mock plays Anthropic's prompt cache: what the marks wrote, the next turn reads.
+    let mock = start_mock(MockConfig {
+        prompt_cache: true,
+        ..MockConfig::default()
+    })
+    .await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
+    let first = session();
+    let mut second = session();
+    let history = second["messages"].as_array_mut().unwrap();
+    history.push(json!({"role": "assistant", "content": [{"type": "text", "text": "It holds the library."}]}));
+    history.push(json!({"role": "user", "content": "Thanks. And main.rs's tests?"}));
+    let mut read = Vec::new();
+    for body in [first, second] {
+        let res = send(&gw, "/v1/messages", &body.to_string(), &[]).await;
+        assert_eq!(res.status(), 200);
+        let answer: Value = res.json().await.unwrap();
+        read.push((
+            answer["usage"]["cache_read_input_tokens"].as_u64().unwrap(),
+            answer["usage"]["cache_creation_input_tokens"]
+                .as_u64()
+                .unwrap(),
+        ));
+    }
+    assert_eq!(read[0].0, 0, "nothing to read on the first turn");
+    assert!(
+        read[0].1 > 1024,
+        "the first turn writes its prefix: {read:?}"
+    );
+    assert!(read[1].0 >= read[0].1, "the second reads it: {read:?}");
+}

@@ -239,6 +239,7 @@ fn messages(
     let reasoning = thinks.then(|| Reasoning::about(&conversation));
     let answer = Answer::decide(conversation, controls);
     let usage = Usage::new(body.len(), controls.cached_tokens, answer.output_tokens())
+        .with_prompt_cache(state.prompt_cache(body))
         .with_reasoning(reasoning.as_ref());
     let id = random_id("msg_01", 22);
     let tool_id = random_id("toolu_01", 22);
@@ -494,11 +495,11 @@ struct CacheCreation {
 impl MessageUsage {
     fn new(usage: Usage, output_tokens: u64) -> Self {
         Self {
-            input_tokens: usage.input.saturating_sub(usage.cached),
-            cache_creation_input_tokens: 0,
+            input_tokens: usage.input.saturating_sub(usage.cached + usage.written),
+            cache_creation_input_tokens: usage.written,
             cache_read_input_tokens: usage.cached,
             cache_creation: CacheCreation {
-                ephemeral_5m_input_tokens: 0,
+                ephemeral_5m_input_tokens: usage.written,
                 ephemeral_1h_input_tokens: 0,
             },
             output_tokens,

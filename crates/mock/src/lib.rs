@@ -47,6 +47,7 @@ mod anthropic;
 mod fault;
 mod openai;
 mod openai_chat;
+pub mod prompt_cache;
 mod reply;
 mod responses;
 mod sse;
@@ -111,6 +112,10 @@ pub struct MockConfig {
     /// Close the connection of requests number n, 2n, 3n… without answering; 0 never does.
     /// Counted on the same request numbers as `fail_every`; a dropped request does not fail.
     pub drop_every: u64,
+    /// Play Anthropic's prompt cache: `cache_control` marks write prefixes that later
+    /// requests read, reported as `cache_creation_input_tokens` and `cache_read_input_tokens`
+    /// (see [`prompt_cache`]). Off, a request reads only what `x-mock-cached-tokens` says.
+    pub prompt_cache: bool,
     /// Seconds for `retry-after` on `fail_status` answers (a 429 also gets the dialect's reset
     /// headers); `None` sends none, except the 1 second every 429 carries.
     pub retry_after: Option<u64>,
@@ -129,6 +134,7 @@ impl Default for MockConfig {
             fail_every: 0,
             drop_every: 0,
             retry_after: None,
+            prompt_cache: false,
         }
     }
 }
@@ -146,6 +152,7 @@ struct Inner {
     completed: AtomicU64,
     cancelled: AtomicU64,
     faults: Mutex<Ledger>,
+    prompt_cache: prompt_cache::PromptCache,
 }
 
 /// One request as the mock received it.
@@ -175,6 +182,7 @@ impl MockState {
                 completed: AtomicU64::new(0),
                 cancelled: AtomicU64::new(0),
                 faults: Mutex::new(Ledger::default()),
+                prompt_cache: prompt_cache::PromptCache::default(),
             }),
         }
     }
@@ -210,6 +218,14 @@ impl MockState {
 
     fn config(&self) -> &MockConfig {
         &self.inner.config
+    }
+
+    /// What a Messages request reads from and writes to the played prompt cache, when on.
+    fn prompt_cache(&self, body: &[u8]) -> Option<prompt_cache::Accounted> {
+        self.inner
+            .config
+            .prompt_cache
+            .then(|| self.inner.prompt_cache.account(body))
     }
 
     // A test that panicked while holding the lock must not hide the requests from the next one.

@@ -158,6 +158,8 @@ pub(super) struct Usage {
     /// All prompt tokens, cached ones included.
     pub input: u64,
     pub cached: u64,
+    /// Prompt tokens written to the cache (Anthropic's `cache_creation_input_tokens`).
+    pub written: u64,
     /// All output tokens, reasoning ones included.
     pub output: u64,
     pub reasoning: u64,
@@ -168,8 +170,21 @@ impl Usage {
         Self {
             input: input_tokens(body_len),
             cached,
+            written: 0,
             output,
             reasoning: 0,
+        }
+    }
+
+    /// The played prompt cache's reads and writes, in place of `cached`.
+    pub fn with_prompt_cache(self, accounted: Option<crate::prompt_cache::Accounted>) -> Self {
+        match accounted {
+            Some(a) => Self {
+                cached: a.read.min(self.input),
+                written: a.written.min(self.input.saturating_sub(a.read)),
+                ..self
+            },
+            None => self,
         }
     }
 
