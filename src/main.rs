@@ -59,6 +59,9 @@ enum Command {
     Status(StatusArgs),
     /// Exit 0 when the gateway answers `/healthz`, 1 when not (a container's HEALTHCHECK).
     Healthcheck(HealthcheckArgs),
+    /// Print a tool output as it was before the optimizer elided part of it (the id its
+    /// marker gives: `[… all of it: … trimgate show <id> …]`).
+    Show(ShowArgs),
     /// Virtual keys for a team's clients: create, list, revoke (kept in the ledger's database).
     Keys(KeysArgs),
 }
@@ -90,6 +93,17 @@ struct StatusArgs {
     /// Print the gateway's JSON instead of a table.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Args)]
+struct ShowArgs {
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// The gateway's address (default: the config's listen address).
+    #[arg(long, env = "TRIMGATE_URL")]
+    gateway: Option<String>,
+    /// The id in the marker.
+    id: String,
 }
 
 #[derive(Args)]
@@ -565,16 +579,27 @@ fn wrap_agent(args: WrapArgs) -> Result<i32, String> {
 }
 
 async fn status(args: StatusArgs) -> Result<(), String> {
-    let (base, local_key) = gateway_address(&args.config, args.gateway)?;
+    let target = client_target(&args.config, args.gateway)?;
+    status::run(&target, args.json).await
+}
+
+async fn show(args: ShowArgs) -> Result<(), String> {
+    let target = client_target(&args.config, args.gateway)?;
+    status::show(&target, &args.id).await
+}
+
+/// The running gateway as a client reaches it: its address, its local key when its config
+/// turns that on, and a gateway key from `TRIMGATE_KEY`.
+fn client_target(config: &ConfigArgs, gateway: Option<String>) -> Result<status::Target, String> {
+    let (base, local_key) = gateway_address(config, gateway)?;
     let local_key = local_key
         .map(|path| wrap::read_local_key(&path).map(|k| k.expose().to_owned()))
         .transpose()?;
-    let target = status::Target {
+    Ok(status::Target {
         base,
         local_key,
         gateway_key: std::env::var("TRIMGATE_KEY").ok().filter(|k| !k.is_empty()),
-    };
-    status::run(&target, args.json).await
+    })
 }
 
 /// The running gateway's base URL (`--gateway`, else the config's listen address) and the
@@ -647,6 +672,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check(args),
         Command::Stats(args) => runtime.block_on(stats(args)),
         Command::Status(args) => runtime.block_on(status(args)),
+        Command::Show(args) => runtime.block_on(show(args)),
         Command::Keys(args) => runtime.block_on(async {
             let config = load_config(&args.config)?;
             let url = config.ledger_url.ok_or(

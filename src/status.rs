@@ -17,14 +17,15 @@ pub struct Target {
     pub gateway_key: Option<String>,
 }
 
-/// Prints the gateway's provider health; an error when no gateway answers, or it refuses.
-pub async fn run(target: &Target, json: bool) -> Result<(), String> {
+/// `GET base + path` with the keys a client would present: the body of a 2xx answer, or
+/// what went wrong.
+async fn get(target: &Target, path: &str) -> Result<String, String> {
     gateway_core::upstream::install_tls_provider();
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(5))
         .build()
         .map_err(|e| e.to_string())?;
-    let url = format!("{}/status", target.base.trim_end_matches('/'));
+    let url = format!("{}{path}", target.base.trim_end_matches('/'));
     let mut request = client.get(&url);
     if let Some(key) = &target.local_key {
         request = request.header(X_TRIMGATE_KEY, key);
@@ -41,6 +42,22 @@ pub async fn run(target: &Target, json: bool) -> Result<(), String> {
     if !status.is_success() {
         return Err(format!("{url} answered {status}: {}", body.trim()));
     }
+    Ok(body)
+}
+
+/// Prints a tool output as the client sent it, before a pass elided part of it.
+pub async fn show(target: &Target, id: &str) -> Result<(), String> {
+    let body = get(target, &format!("/originals/{id}")).await?;
+    use std::io::Write;
+    std::io::stdout()
+        .write_all(body.as_bytes())
+        .map_err(|e| e.to_string())
+}
+
+/// Prints the gateway's provider health; an error when no gateway answers, or it refuses.
+pub async fn run(target: &Target, json: bool) -> Result<(), String> {
+    let url = format!("{}/status", target.base.trim_end_matches('/'));
+    let body = get(target, "/status").await?;
     let parsed: Value =
         serde_json::from_str(&body).map_err(|e| format!("{url} answered with bad JSON: {e}"))?;
     if json {

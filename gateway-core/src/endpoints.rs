@@ -187,4 +187,38 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/metrics", get(metrics))
         .route("/readyz", get(readyz))
         .route("/status", get(status))
+        .route("/originals/{id}", get(original))
+}
+
+/// A tool output as the client sent it, before a pass elided part of it: the id is the one
+/// the marker in what the provider got names. Guarded like `/v1/models`; an id that is
+/// unknown, or whose block has been evicted, is a 404 (never another block).
+async fn original(
+    State(state): State<Arc<AppState>>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+    request: Request,
+) -> Response {
+    if let Err(e) = state
+        .check_client(request.headers(), crate::ingress::peer(&request))
+        .await
+    {
+        return e.into_response(Dialect::OpenAiChat);
+    }
+    let kept = crate::optimize::originals::is_id(&id)
+        .then(|| state.runtime().optimizer.shared.originals.get(&id))
+        .flatten();
+    let Some(kept) = kept else {
+        return json_response(
+            StatusCode::NOT_FOUND,
+            &serde_json::json!({"error": {"type": "not_found", "message": format!(
+                "no original is kept under {id:?}: the id is not one a marker gave, or the block was evicted (the store keeps [optimize] originals_mib of the newest)"
+            )}}),
+        );
+    };
+    let mut response = Response::new(Body::from(kept.original.to_string()));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
 }

@@ -43,6 +43,18 @@ pub async fn serve(
     let grace = state.config().server.shutdown_grace;
     if let Ok(addr) = listener.local_addr() {
         let _ = state.bound.set(addr);
+        // An agent on this machine reaches a gateway on every interface through loopback.
+        let host = if addr.ip().is_unspecified() {
+            std::net::SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), addr.port())
+        } else {
+            addr
+        };
+        let _ = state
+            .runtime()
+            .optimizer
+            .shared
+            .origin
+            .set(format!("http://{host}"));
     }
     let limits = state.config().server.clone();
     let ingress = Ingress::new(state.listening(), &limits);

@@ -38,6 +38,9 @@ pub use modes::{Modes, Plan, PlanPatch};
 use originals::Originals;
 use tokens::{CountMemo, Hash};
 
+/// Where markers send an agent for an elided block before the listener is bound.
+const DEFAULT_ORIGIN: &str = "http://127.0.0.1:8788";
+
 /// Tool results shorter than this are never rewritten: too little to gain.
 pub const MIN_BLOCK_BYTES: usize = 2048;
 /// A rewrite is kept only when it saves at least this share of the block's tokens…
@@ -80,8 +83,18 @@ impl Doc {
 pub struct Shared {
     pub counts: CountMemo,
     pub originals: Originals,
+    /// The gateway's own address as an agent on this machine reaches it, for the markers
+    /// that say where an elided block is kept (set once the listener is bound).
+    pub origin: std::sync::OnceLock<String>,
     /// Compaction decisions by (block hash, level).
     pub compacted: Memo<(Hash, compact::Level), tool_output::Decision>,
+}
+
+impl Shared {
+    /// The gateway's address for the markers of elided blocks.
+    pub fn origin(&self) -> &str {
+        self.origin.get().map_or(DEFAULT_ORIGIN, String::as_str)
+    }
 }
 
 /// What one pass did.
@@ -237,6 +250,7 @@ impl Optimizer {
             shared: Arc::new(Shared {
                 counts: CountMemo::new(16 * 1024),
                 originals,
+                origin: std::sync::OnceLock::new(),
                 compacted: Memo::new(16 * 1024, 64 * 1024 * 1024),
             }),
         }
@@ -314,10 +328,10 @@ fn finish(doc: Doc, reports: Vec<PassReport>, shared: &Shared) -> Outcome {
         let Some((text, pass)) = replaced else {
             continue;
         };
+        let hash = tokens::hash(&block.text);
         let literal = json_string(&text);
         out.saved_bytes += block.span.len() as i64 - literal.len() as i64;
         out.edits.push((block.span, literal));
-        let hash = tokens::hash(&block.text);
         shared.originals.keep(&hash, pass, &block.text, &text);
         out.changes.push(Change {
             pass,

@@ -1,5 +1,9 @@
-//! What the client sent, kept by content hash next to what the provider got, so a user
-//! can see exactly what a pass changed. Bounded in bytes; the oldest entries go first.
+//! What the client sent, kept by id next to what the provider got, so a user can see
+//! exactly what a pass changed, and an agent can get back what a marker says was elided
+//! (`GET /originals/<id>`, `trimgate show <id>`). Bounded in bytes; the oldest entries go
+//! first. An id is the first 20 hex digits (80 bits) of the block's BLAKE3 hash: the same
+//! block gets the same id on every turn (the marker holding it stays prefix-stable), and
+//! it cannot be guessed without the block itself.
 
 use std::sync::Arc;
 
@@ -9,7 +13,7 @@ use super::tokens::{hex, Hash};
 /// One rewritten block.
 #[derive(Debug, Clone)]
 pub struct Original {
-    pub hash: String,
+    pub id: String,
     pub pass: &'static str,
     pub original: Arc<str>,
     pub replacement: Arc<str>,
@@ -17,15 +21,34 @@ pub struct Original {
 
 pub struct Originals(Memo<String, Original>);
 
+/// The id a block is kept under: 20 hex digits of its hash.
+pub fn id(hash: &Hash) -> String {
+    let mut id = hex(hash);
+    id.truncate(ID_LEN);
+    id
+}
+
+pub const ID_LEN: usize = 20;
+
+/// Whether `text` is an id's shape (before any lookup).
+pub fn is_id(text: &str) -> bool {
+    text.len() == ID_LEN && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The line a rewrite that elided something ends with: where the whole block is kept.
+pub fn retrieval_line(origin: &str, id: &str) -> String {
+    format!("\n[… all of it: curl -s {origin}/originals/{id} (or: trimgate show {id}) …]")
+}
+
 impl Originals {
     pub fn new(max_bytes: usize) -> Originals {
         Originals(Memo::new(usize::MAX, max_bytes))
     }
 
     pub fn keep(&self, hash: &Hash, pass: &'static str, original: &str, replacement: &str) {
-        let key = hex(hash);
+        let key = id(hash);
         let kept = Original {
-            hash: key.clone(),
+            id: key.clone(),
             pass,
             original: original.into(),
             replacement: replacement.into(),
@@ -33,9 +56,9 @@ impl Originals {
         self.0.put(key, kept, original.len() + replacement.len());
     }
 
-    /// The block whose hash (hex) is `hash`, if still kept.
-    pub fn get(&self, hash: &str) -> Option<Original> {
-        self.0.get(&hash.to_owned())
+    /// The block kept under `id`, if still kept.
+    pub fn get(&self, id: &str) -> Option<Original> {
+        self.0.get(&id.to_ascii_lowercase())
     }
 
     pub fn len(&self) -> usize {
@@ -59,10 +82,11 @@ mod tests {
         store.keep(&hash("bbbbbbbb"), "tool_output", "bbbbbbbb", "b");
         assert_eq!(store.len(), 2);
         store.keep(&hash("cccccccc"), "tool_output", "cccccccc", "c");
-        assert!(store.get(&hex(&hash("aaaaaaaa"))).is_none());
-        let kept = store.get(&hex(&hash("cccccccc"))).unwrap();
+        assert!(store.get(&id(&hash("aaaaaaaa"))).is_none());
+        let kept = store.get(&id(&hash("cccccccc"))).unwrap();
         assert_eq!((&*kept.original, &*kept.replacement), ("cccccccc", "c"));
         store.keep(&hash("huge"), "x", &"h".repeat(50), "");
-        assert!(store.get(&hex(&hash("huge"))).is_none());
+        assert!(store.get(&id(&hash("huge"))).is_none());
+        assert!(is_id(&id(&hash("x"))) && !is_id("../../etc/passwd"));
     }
 }

@@ -8,7 +8,7 @@
 //! is pruned on every turn until the history grows by another batch.
 
 use super::modes::PruneMode;
-use super::tokens::{self, hash, hex, Hash};
+use super::tokens::{self, hash, Hash};
 use super::tool_output::thousands;
 use super::{Doc, Pass, PassReport, Shared};
 
@@ -63,13 +63,13 @@ impl ContextPruning {
     }
 }
 
-fn placeholder(tokens: u64, text: &str) -> String {
-    let h = hex(&hash(text));
+fn placeholder(tokens: u64, text: &str, origin: &str) -> String {
+    let id = super::originals::id(&hash(text));
     format!(
-        "[… tool result elided to fit the context window: {} tokens, {} lines, blake3 {} …]",
+        "[… tool result elided to fit the context window: {} tokens, {} lines …]{}",
         thousands(tokens as usize),
         thousands(text.lines().count()),
-        &h[..16]
+        super::originals::retrieval_line(origin, &id)
     )
 }
 
@@ -156,7 +156,7 @@ impl Pass for ContextPruning {
                 continue;
             }
             let original = &doc.located.tool_blocks[i].text;
-            let text = placeholder(before, original);
+            let text = placeholder(before, original, shared.origin());
             if text.len() >= original.len() {
                 continue;
             }

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::compact::{compact, Level};
+use super::compact::{compact_retrievable, Level};
 use std::sync::Arc;
 
 use super::tokens::{estimate, hash};
@@ -119,7 +119,8 @@ fn decide(text: &str, level: Level, shared: &Shared) -> Decision {
         return known;
     }
     let before = estimate(text);
-    let (replacement, after) = match compact(text, level) {
+    let line = super::originals::retrieval_line(shared.origin(), &super::originals::id(&key.0));
+    let (replacement, after) = match compact_retrievable(text, level, &line) {
         Some(new) => {
             let after = estimate(&new);
             if pays(before, after) {

@@ -64,9 +64,21 @@ const AGGRESSIVE_HEAD_TAIL: (usize, usize) = (20, 30);
 /// nothing to gain). An output inside an agent's wrapper is compacted as it would be bare,
 /// and the wrapper around it stays as it was, byte for byte.
 pub fn compact(text: &str, level: Level) -> Option<String> {
+    compact_retrievable(text, level, "")
+}
+
+/// As [`compact`], with `line` after the output (inside an agent's wrapper, which stays as
+/// it was) when something was elided: where the whole block can be had back.
+pub fn compact_retrievable(text: &str, level: Level, line: &str) -> Option<String> {
+    let with_line = |mut out: String| {
+        if out.contains(" elided ") {
+            out.push_str(line);
+        }
+        out
+    };
     let out = match wrapper::split(text) {
-        Some(wrapped) => wrapped.rewrap(&compact_output(wrapped.output(), level)?)?,
-        None => compact_output(text, level)?,
+        Some(wrapped) => wrapped.rewrap(&with_line(compact_output(wrapped.output(), level)?))?,
+        None => with_line(compact_output(text, level)?),
     };
     (out.len() < text.len()).then_some(out)
 }

@@ -1,0 +1,157 @@
+//! Retrievable originals through the real binary: a tool output whose passing tests were
+//! elided reaches the provider with a marker saying where the whole output is kept; that
+//! address (`GET /originals/<id>`, curl's way) and `trimgate show <id>` give it back byte
+//! for byte; an unknown or malformed id is a 404 that names nothing else; with the local
+//! key on, the route needs it like every other, and `trimgate show` reads it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+use gateway_core::mock::MockConfig;
+use serde_json::{json, Value};
+
+fn cargo_test_log() -> String {
+    let mut log = String::from("running 301 tests\n");
+    for i in 0..300 {
+        log.push_str(&format!("test store::tests::case_{i:03} ... ok\n"));
+    }
+    log.push_str("test store::tests::keeps_order ... FAILED\n\nfailures:\n\n---- store::tests::keeps_order stdout ----\nthread 'store::tests::keeps_order' panicked at src/store.rs:88:5:\nassertion failed: sorted\n\nfailures:\n    store::tests::keeps_order\n\ntest result: FAILED. 300 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.04s\n");
+    log
+}
+
+fn chat_body(log: &str) -> Value {
+    json!({
+        "model": "gpt-5",
+        "messages": [
+            {"role": "user", "content": "Run the tests."},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{\"cmd\":\"cargo test\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": log},
+        ],
+    })
+}
+
+/// The id and address in the marker of what the provider got.
+fn marker(sent: &str) -> (String, String) {
+    let at = sent
+        .find("[… all of it: curl -s ")
+        .expect("a retrieval marker");
+    let rest = &sent[at + "[… all of it: curl -s ".len()..];
+    let url = rest.split_whitespace().next().unwrap().to_owned();
+    let id = url.rsplit('/').next().unwrap().to_owned();
+    assert!(
+        rest.contains(&format!("(or: trimgate show {id})")),
+        "{rest}"
+    );
+    (id, url)
+}
+
+#[tokio::test]
+async fn an_elided_output_is_given_back_whole_by_its_marker() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
+    let log = cargo_test_log();
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        chat_body(&log).to_string(),
+        &[],
+    )
+    .await;
+    assert_eq!(res.status(), 200, "{}", gw.stderr());
+    let sent: Value = serde_json::from_slice(&mock.state.requests().pop().unwrap().body).unwrap();
+    let sent = sent["messages"][2]["content"].as_str().unwrap().to_owned();
+    assert!(sent.contains("passing tests elided"), "{sent}");
+    assert!(sent.contains("store::tests::keeps_order"));
+    let (id, url) = marker(&sent);
+    assert_eq!(
+        url,
+        format!("{}/originals/{id}", gw.url),
+        "the gateway's own address"
+    );
+
+    // The address in the marker gives the output back byte for byte.
+    let got = client().get(&url).send().await.unwrap();
+    assert_eq!(got.status(), 200);
+    assert!(got.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    assert_eq!(got.text().await.unwrap(), log);
+    // So does `trimgate show`.
+    let out = Command::new(env!("CARGO_BIN_EXE_trimgate"))
+        .args(["show", "--gateway", &gw.url, &id])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), log);
+    // The same output on the next turn gets the same marker (the prefix stays cacheable).
+    post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        chat_body(&log).to_string(),
+        &[],
+    )
+    .await;
+    let again: Value = serde_json::from_slice(&mock.state.requests().pop().unwrap().body).unwrap();
+    assert_eq!(again["messages"][2]["content"].as_str().unwrap(), sent);
+
+    // An id nobody was given, and one that is not an id: 404, naming nothing else.
+    let other = format!("{}/originals/{}", gw.url, "0".repeat(20));
+    for url in [other, format!("{}/originals/..%2Fconfig", gw.url)] {
+        let res = client().get(&url).send().await.unwrap();
+        assert_eq!(res.status(), 404);
+        let body = res.text().await.unwrap();
+        assert!(
+            body.contains("no original is kept") && !body.contains("keeps_order"),
+            "{body}"
+        );
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_trimgate"))
+        .args(["show", "--gateway", &gw.url, &"0".repeat(20)])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("404"));
+}
+
+#[tokio::test]
+async fn with_the_local_key_on_the_originals_need_it_and_show_reads_it() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "local_key = true", ""));
+    let key_file = gw.dir.path().join("local-key");
+    let key = std::fs::read_to_string(&key_file).unwrap_or_else(|_| {
+        panic!(
+            "no local key next to the config: {:?}",
+            files_below(gw.dir.path())
+        )
+    });
+    let log = cargo_test_log();
+    let res = post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        chat_body(&log).to_string(),
+        &[("x-trimgate-key", key.trim())],
+    )
+    .await;
+    assert_eq!(res.status(), 200, "{}", gw.stderr());
+    let sent: Value = serde_json::from_slice(&mock.state.requests().pop().unwrap().body).unwrap();
+    let (id, url) = marker(sent["messages"][2]["content"].as_str().unwrap());
+    assert_eq!(client().get(&url).send().await.unwrap().status(), 401);
+    let out = Command::new(env!("CARGO_BIN_EXE_trimgate"))
+        .args(["show", "--gateway", &gw.url, "--config"])
+        .arg(gw.dir.path().join("config.toml"))
+        .arg(&id)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), log);
+}
