@@ -79,7 +79,8 @@ async fn an_elided_output_is_given_back_whole_by_its_marker() {
         .to_str()
         .unwrap()
         .starts_with("text/plain"));
-    assert_eq!(got.text().await.unwrap(), log);
+    let whole = format!("[… original {id}, whole as the client sent it …]\n{log}");
+    assert_eq!(got.text().await.unwrap(), whole);
     // So does `trimgate show`.
     let out = Command::new(env!("CARGO_BIN_EXE_trimgate"))
         .args(["show", "--gateway", &gw.url, &id])
@@ -90,7 +91,7 @@ async fn an_elided_output_is_given_back_whole_by_its_marker() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), log);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), whole);
     // The same output on the next turn gets the same marker (the prefix stays cacheable).
     post_json(
         &format!("{}/v1/chat/completions", gw.url),
@@ -100,6 +101,22 @@ async fn an_elided_output_is_given_back_whole_by_its_marker() {
     .await;
     let again: Value = serde_json::from_slice(&mock.state.requests().pop().unwrap().body).unwrap();
     assert_eq!(again["messages"][2]["content"].as_str().unwrap(), sent);
+
+    // The agent fetches it with its shell and sends it on: the provider gets all of it, while
+    // the earlier result stays as it was sent before (the cached prefix holds).
+    let mut fetched = chat_body(&log);
+    let history = fetched["messages"].as_array_mut().unwrap();
+    history.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_2", "type": "function", "function": {"name": "bash", "arguments": json!({"cmd": format!("curl -s {url}")}).to_string()}}]}));
+    history.push(json!({"role": "tool", "tool_call_id": "call_2", "content": whole}));
+    post_json(
+        &format!("{}/v1/chat/completions", gw.url),
+        fetched.to_string(),
+        &[],
+    )
+    .await;
+    let last: Value = serde_json::from_slice(&mock.state.requests().pop().unwrap().body).unwrap();
+    assert_eq!(last["messages"][2]["content"].as_str().unwrap(), sent);
+    assert_eq!(last["messages"][4]["content"].as_str().unwrap(), whole);
 
     // An id nobody was given, and one that is not an id: 404, naming nothing else.
     let other = format!("{}/originals/{}", gw.url, "0".repeat(20));
@@ -153,5 +170,5 @@ async fn with_the_local_key_on_the_originals_need_it_and_show_reads_it() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), log);
+    assert!(String::from_utf8(out.stdout).unwrap().ends_with(&log));
 }

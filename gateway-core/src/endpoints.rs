@@ -191,7 +191,8 @@ pub fn router() -> Router<Arc<AppState>> {
 }
 
 /// A tool output as the client sent it, before a pass elided part of it: the id is the one
-/// the marker in what the provider got names. Guarded like `/v1/models`; an id that is
+/// the marker in what the provider got names, and a first line says what follows (and keeps
+/// the passes off it when the agent sends it on). Guarded like `/v1/models`; an id that is
 /// unknown, or whose block has been evicted, is a 404 (never another block).
 async fn original(
     State(state): State<Arc<AppState>>,
@@ -215,7 +216,9 @@ async fn original(
             )}}),
         );
     };
-    let mut response = Response::new(Body::from(kept.original.to_string()));
+    let body =
+        crate::optimize::originals::fetched_header(&id.to_ascii_lowercase()) + &kept.original;
+    let mut response = Response::new(Body::from(body));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),

@@ -35,6 +35,24 @@ pub fn is_id(text: &str) -> bool {
     text.len() == ID_LEN && text.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// The first line of an original given back: it tells the agent what it holds, and tells
+/// the passes to leave the tool output that carries it whole (the agent asked for all of it).
+pub fn fetched_header(id: &str) -> String {
+    format!("{FETCHED_OPENING}{id}{FETCHED_CLOSING}\n")
+}
+
+const FETCHED_OPENING: &str = "[… original ";
+const FETCHED_CLOSING: &str = ", whole as the client sent it …]";
+
+/// Whether a tool output carries an original given back, inside whatever wrapper the agent
+/// put around it.
+pub fn is_fetched(text: &str) -> bool {
+    text.match_indices(FETCHED_OPENING).any(|(at, _)| {
+        let rest = &text[at + FETCHED_OPENING.len()..];
+        rest.len() > ID_LEN && is_id(&rest[..ID_LEN]) && rest[ID_LEN..].starts_with(FETCHED_CLOSING)
+    })
+}
+
 /// The line a rewrite that elided something ends with: where the whole block is kept.
 pub fn retrieval_line(origin: &str, id: &str) -> String {
     format!("\n[… all of it: curl -s {origin}/originals/{id} (or: trimgate show {id}) …]")
@@ -88,5 +106,13 @@ mod tests {
         store.keep(&hash("huge"), "x", &"h".repeat(50), "");
         assert!(store.get(&id(&hash("huge"))).is_none());
         assert!(is_id(&id(&hash("x"))) && !is_id("../../etc/passwd"));
+        let fetched = format!(
+            "Chunk ID: 1\nOutput:\n{}log",
+            fetched_header(&id(&hash("x")))
+        );
+        assert!(is_fetched(&fetched));
+        assert!(!is_fetched(
+            "[… original 123, whole as the client sent it …]"
+        ));
     }
 }

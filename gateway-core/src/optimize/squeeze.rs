@@ -32,7 +32,7 @@ impl Pass for StrictSqueeze {
         let mut report = PassReport::new(NAME, self.mode());
         for i in 0..doc.located.tool_blocks.len() {
             let text = &doc.located.tool_blocks[i].text;
-            if text.len() < GATE_BYTES {
+            if text.len() < GATE_BYTES || super::originals::is_fetched(text) {
                 continue;
             }
             let squeezed = squeeze(text);

@@ -71,7 +71,11 @@ impl Pass for ToolOutputCompaction {
         let mut seen: HashMap<&str, usize> = HashMap::new();
         let mut decided = Vec::new();
         for (i, block) in doc.located.tool_blocks.iter().enumerate() {
-            if doc.replaced[i].is_some() || block.text.len() < MIN_BLOCK_BYTES {
+            // An original the agent fetched back is what it asked for: whole.
+            if doc.replaced[i].is_some()
+                || block.text.len() < MIN_BLOCK_BYTES
+                || super::originals::is_fetched(&block.text)
+            {
                 continue;
             }
             let first = seen.get(block.text.as_str()).copied();
