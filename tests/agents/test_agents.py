@@ -235,6 +235,36 @@ def test_shell_tool_round_trip(agent, routing, gateway, mock):
     RESULTS[(agent, routing, "tool")] = True
 
 
+# A test run long enough for the gateway to elide its passing tests.
+LONG_TEST_RUN = (
+    "echo 'running 301 tests'; seq -f 'test store::tests::case_%03g ... ok' 0 299; "
+    "echo 'test store::tests::keeps_order ... FAILED'; echo; echo 'failures:'; "
+    "echo '    store::tests::keeps_order'; echo; "
+    "echo 'test result: FAILED. 300 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.04s'"
+)
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_the_agent_fetches_an_elided_output_back_whole(agent, gateway, mock):
+    """The mock has the agent run a long test run; the gateway elides its passing tests and
+    says where the whole output is kept; the mock, seeing that marker, has the agent fetch
+    it with its shell (`curl -s …/originals/<id>`); the provider then gets all 300 lines."""
+    model, path = ROUTINGS[agent]["anthropic" if agent == "claude" else "openai"]
+    arguments = {"claude": {"command": LONG_TEST_RUN, "description": "Run the tests"},
+                 "codex": {"cmd": LONG_TEST_RUN}}[agent]
+    headers = {"x-mock-tool": agents.SHELL_TOOL[agent], "x-mock-tool-arguments": json.dumps(arguments),
+               "x-mock-fetch-originals": "1"}
+    ok, text, log = _run(agent, gateway, model, "Run the tests; fetch anything elided.", headers)
+    assert ok, log
+    bodies = [json.dumps(json.loads(r["body"]), ensure_ascii=False) for r in _check_upstream(mock, path)]
+    marked = [b for b in bodies if "passing tests elided" in b and "/originals/" in b]
+    assert marked, "the test run reached the provider elided, with its marker"
+    assert marked[0].count("... ok") < 10, "the passing tests were elided"
+    last = bodies[-1]
+    assert "[… original " in last, "the fetched output went back to the provider"
+    assert last.count("... ok") >= 300 and "case_299 ... ok" in last, "all of it"
+
+
 @pytest.mark.parametrize("routing", ["anthropic", "chat-only", "deepseek"])
 def test_codex_edits_a_file_with_its_freeform_apply_patch_tool(routing, gateway, mock):
     """Codex's `apply_patch` is a freeform tool, which only OpenAI has: the gateway offers

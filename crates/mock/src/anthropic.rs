@@ -362,6 +362,7 @@ fn conversation(messages: &[&RawValue], tools: &[&RawValue], wanted: Option<&str
     {
         return Conversation {
             tool_result: Some(result),
+            tool: custom_tool(tools, wanted),
             ..Conversation::default()
         };
     }

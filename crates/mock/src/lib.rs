@@ -385,6 +385,9 @@ pub(crate) struct Controls {
     tool: Option<String>,
     /// The call's arguments (JSON object text) instead of ones made from the schema.
     tool_arguments: Option<String>,
+    /// After a tool result whose marker says an elided output is kept, call the tool with
+    /// `curl -s <its address>` (`x-mock-fetch-originals`).
+    fetch_originals: bool,
 }
 
 impl Controls {
@@ -413,6 +416,8 @@ impl Controls {
             tool_arguments: header_text(headers, "x-mock-tool-arguments").filter(|a| {
                 serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(a).is_ok()
             }),
+            fetch_originals: header_text(headers, "x-mock-fetch-originals")
+                .is_some_and(|v| is_true(&v)),
         }
     }
 

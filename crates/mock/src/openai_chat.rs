@@ -137,6 +137,7 @@ fn conversation(
     if let Some(last) = last.filter(|m| m.role.as_deref() == Some("tool")) {
         return Conversation {
             tool_result: Some(joined_text(last.content.as_ref(), &["text"])),
+            tool: function_tool(tools.unwrap_or(&[]), wanted),
             ..Conversation::default()
         };
     }

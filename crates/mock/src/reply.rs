@@ -15,7 +15,8 @@ const ARGUMENT_FRAGMENTS: usize = 4;
 pub(super) struct Conversation {
     /// The text of the last input item, when that item is a tool result.
     pub tool_result: Option<String>,
-    /// The first declared function tool; read only when `tool_result` is `None`.
+    /// The declared function tool to call (the one `x-mock-tool` names, else the first);
+    /// after a tool result, read only to fetch an elided output back.
     pub tool: Option<ToolDecl>,
     /// The last text the user sent: the echo quotes it when there is neither of the above,
     /// the reasoning whenever it does not think about a tool result.
@@ -43,6 +44,17 @@ impl Answer {
     /// with `x-mock-tool-arguments` when given); else the user gets an echo.
     pub fn decide(conversation: Conversation, controls: &super::Controls) -> Self {
         if let Some(result) = conversation.tool_result {
+            // Told to, it asks for an elided output back the way the marker says.
+            if let (true, Some(url), Some(tool)) = (
+                controls.fetch_originals,
+                retrieval_url(&result),
+                conversation.tool,
+            ) {
+                return Self::Tool(ToolCall {
+                    arguments: shell_arguments(tool.schema.as_ref(), &format!("curl -s {url}")),
+                    name: tool.name,
+                });
+            }
             return Self::Text(format!("tool result: {}", truncate(&result, QUOTE_CHARS)));
         }
         if let Some(tool) = conversation.tool {
@@ -423,4 +435,32 @@ mod tests {
             "Hello from the mock. You said: ".len() + 200
         );
     }
+}
+
+/// The address in a marker that says where an elided output is kept.
+fn retrieval_url(result: &str) -> Option<&str> {
+    const SAYS: &str = "[… all of it: curl -s ";
+    let at = result.find(SAYS)?;
+    result[at + SAYS.len()..].split_whitespace().next()
+}
+
+/// A shell tool's arguments for `command`, in the shape its schema asks: `cmd` (Codex's
+/// `exec_command`), an argv array (`shell`), or a `command` string (Claude Code's `Bash`).
+fn shell_arguments(schema: Option<&Value>, command: &str) -> String {
+    let properties = schema.and_then(|s| s.get("properties"));
+    let has = |name: &str| properties.and_then(|p| p.get(name)).is_some();
+    let arguments = if has("cmd") {
+        serde_json::json!({"cmd": command})
+    } else if properties
+        .and_then(|p| p.pointer("/command/type"))
+        .and_then(Value::as_str)
+        == Some("array")
+    {
+        serde_json::json!({"command": ["bash", "-lc", command]})
+    } else if has("description") {
+        serde_json::json!({"command": command, "description": "Fetch the whole output"})
+    } else {
+        serde_json::json!({"command": command})
+    };
+    arguments.to_string()
 }

@@ -181,6 +181,7 @@ fn conversation(input: &RawValue, tools: &[&RawValue], wanted: Option<&str>) -> 
     if let Some(last) = last.filter(|i| i.kind.as_deref() == Some("function_call_output")) {
         return Conversation {
             tool_result: Some(joined_text(last.output.as_ref(), TEXT_PARTS)),
+            tool: function_tool(tools, wanted),
             ..Conversation::default()
         };
     }
