@@ -339,6 +339,34 @@ fn text_of<'v>(part: &'v Value, kinds: &[&str]) -> Option<&'v str> {
     }
 }
 
+/// The address in a marker that says where an elided output is kept.
+fn retrieval_url(result: &str) -> Option<&str> {
+    const SAYS: &str = "[… all of it: curl -s ";
+    let at = result.find(SAYS)?;
+    result[at + SAYS.len()..].split_whitespace().next()
+}
+
+/// A shell tool's arguments for `command`, in the shape its schema asks: `cmd` (Codex's
+/// `exec_command`), an argv array (`shell`), or a `command` string (Claude Code's `Bash`).
+fn shell_arguments(schema: Option<&Value>, command: &str) -> String {
+    let properties = schema.and_then(|s| s.get("properties"));
+    let has = |name: &str| properties.and_then(|p| p.get(name)).is_some();
+    let arguments = if has("cmd") {
+        serde_json::json!({"cmd": command})
+    } else if properties
+        .and_then(|p| p.pointer("/command/type"))
+        .and_then(Value::as_str)
+        == Some("array")
+    {
+        serde_json::json!({"command": ["bash", "-lc", command]})
+    } else if has("description") {
+        serde_json::json!({"command": command, "description": "Fetch the whole output"})
+    } else {
+        serde_json::json!({"command": command})
+    };
+    arguments.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::Controls;
@@ -435,32 +463,4 @@ mod tests {
             "Hello from the mock. You said: ".len() + 200
         );
     }
-}
-
-/// The address in a marker that says where an elided output is kept.
-fn retrieval_url(result: &str) -> Option<&str> {
-    const SAYS: &str = "[… all of it: curl -s ";
-    let at = result.find(SAYS)?;
-    result[at + SAYS.len()..].split_whitespace().next()
-}
-
-/// A shell tool's arguments for `command`, in the shape its schema asks: `cmd` (Codex's
-/// `exec_command`), an argv array (`shell`), or a `command` string (Claude Code's `Bash`).
-fn shell_arguments(schema: Option<&Value>, command: &str) -> String {
-    let properties = schema.and_then(|s| s.get("properties"));
-    let has = |name: &str| properties.and_then(|p| p.get(name)).is_some();
-    let arguments = if has("cmd") {
-        serde_json::json!({"cmd": command})
-    } else if properties
-        .and_then(|p| p.pointer("/command/type"))
-        .and_then(Value::as_str)
-        == Some("array")
-    {
-        serde_json::json!({"command": ["bash", "-lc", command]})
-    } else if has("description") {
-        serde_json::json!({"command": command, "description": "Fetch the whole output"})
-    } else {
-        serde_json::json!({"command": command})
-    };
-    arguments.to_string()
 }
