@@ -302,18 +302,7 @@ pub fn replace_routes(
 }
 
 /// Pass modes as the window shows them; every field optional in a per-model rule.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ModesEdit {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_output: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub terse: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prune: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub squeeze: Option<bool>,
-}
+pub use crate::optimize::modes::WrittenModes as ModesEdit;
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -4,8 +4,6 @@
 use sha2::{Digest, Sha256};
 use sqlx::{AnyPool, Row};
 
-use crate::optimize::PlanPatch;
-
 /// The prefix every virtual key starts with, so that clients' keys are told apart from
 /// the gateway keys a config lists without asking the database.
 pub const PREFIX: &str = "tg-vk-";
@@ -26,67 +24,8 @@ pub struct Limits {
     pub optimize: Overrides,
 }
 
-/// A key's optimizer overrides, in `[[gateway_keys]].optimize`'s shape: each pass's mode as
-/// the config writes it (`off`, `light`, `lite`…); `None` leaves the gateway's choice.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Overrides {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_output: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub terse: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prune: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub squeeze: Option<bool>,
-}
-
-impl Overrides {
-    pub fn is_empty(&self) -> bool {
-        *self == Overrides::default()
-    }
-
-    /// The overrides as the patch laid over a request's plan, or what is wrong with one.
-    /// Each mode is read by [`PlanPatch::set`], as the config's are, so a key takes the
-    /// same values as `[[gateway_keys]].optimize`.
-    pub fn patch(&self) -> Result<PlanPatch, String> {
-        let Overrides {
-            tool_output,
-            terse,
-            prune,
-            squeeze,
-        } = self;
-        let mut patch = PlanPatch::default();
-        for (pass, mode) in [
-            ("tool_output", tool_output),
-            ("terse", terse),
-            ("prune", prune),
-        ] {
-            if let Some(mode) = mode {
-                patch
-                    .set(pass, mode)
-                    .map_err(|e| format!("optimize.{pass}: {e}"))?;
-            }
-        }
-        patch.squeeze = *squeeze;
-        Ok(patch)
-    }
-
-    /// Sets one pass from its name and mode as written on a command line (`squeeze=on`).
-    pub fn set(&mut self, pass: &str, mode: &str) -> Result<(), String> {
-        let mut checked = PlanPatch::default();
-        checked.set(pass, mode)?;
-        let mode = Some(mode.trim().to_ascii_lowercase());
-        match pass.trim() {
-            "tool_output" => self.tool_output = mode,
-            "terse" => self.terse = mode,
-            "prune" => self.prune = mode,
-            "squeeze" => self.squeeze = checked.squeeze,
-            other => return Err(format!("unknown pass {other:?}")),
-        }
-        Ok(())
-    }
-}
+/// A key's optimizer overrides, in `[[gateway_keys]].optimize`'s shape.
+pub use crate::optimize::modes::WrittenModes as Overrides;
 
 /// One virtual key as stored.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -333,6 +333,68 @@ impl fmt::Display for PruneMode {
     }
 }
 
+/// Pass modes as the config, the window and a virtual key write them (`off`, `light`,
+/// `lite`…), each optional: `None` leaves the choice to what lies under it.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WrittenModes {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_output: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terse: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prune: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub squeeze: Option<bool>,
+}
+
+impl WrittenModes {
+    pub fn is_empty(&self) -> bool {
+        *self == WrittenModes::default()
+    }
+
+    /// The overrides as the patch laid over a request's plan, or what is wrong with one.
+    /// Each mode is read by [`PlanPatch::set`], as the config's are, so a key takes the
+    /// same values as `[[gateway_keys]].optimize`.
+    pub fn patch(&self) -> Result<PlanPatch, String> {
+        let WrittenModes {
+            tool_output,
+            terse,
+            prune,
+            squeeze,
+        } = self;
+        let mut patch = PlanPatch::default();
+        for (pass, mode) in [
+            ("tool_output", tool_output),
+            ("terse", terse),
+            ("prune", prune),
+        ] {
+            if let Some(mode) = mode {
+                patch
+                    .set(pass, mode)
+                    .map_err(|e| format!("optimize.{pass}: {e}"))?;
+            }
+        }
+        patch.squeeze = *squeeze;
+        Ok(patch)
+    }
+
+    /// Sets one pass from its name and mode as written on a command line (`squeeze=on`).
+    pub fn set(&mut self, pass: &str, mode: &str) -> Result<(), String> {
+        let mut checked = PlanPatch::default();
+        checked.set(pass, mode)?;
+        let mode = Some(mode.trim().to_ascii_lowercase());
+        match pass.trim() {
+            "tool_output" => self.tool_output = mode,
+            "terse" => self.terse = mode,
+            "prune" => self.prune = mode,
+            "squeeze" => self.squeeze = checked.squeeze,
+            other => return Err(format!("unknown pass {other:?}")),
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
