@@ -558,3 +558,53 @@ async fn sqlite_keys_with_and_without_budgets() {
 async fn postgres_keys_with_and_without_budgets() {
     keys_with_and_without_budgets(&fresh_postgres().await).await;
 }
+
+/// Elided outputs written once per id, read back by id within their time, gone after.
+async fn originals_kept(url: &str) {
+    use gateway_core::ledger::originals::{delete_older_than, Kept, OriginalsDb};
+    let pool = ledger::open(url).await.unwrap();
+    let db = OriginalsDb::start(pool.clone(), std::time::Duration::from_secs(3600));
+    let text: std::sync::Arc<str> = "line\n".repeat(500).into();
+    for _ in 0..3 {
+        db.keep(Kept {
+            id: "0123456789abcdef0123".into(),
+            pass: "tool_output",
+            original: text.clone(),
+        });
+    }
+    let mut found = None;
+    for _ in 0..100 {
+        found = db.get("0123456789abcdef0123").await.unwrap();
+        if found.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(found.as_deref(), Some(&*text));
+    assert_eq!(db.get("ffffffffffffffffffff").await.unwrap(), None);
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM originals")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(rows, 1);
+    // Past its time (a zero keep deletes everything kept before now).
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    assert_eq!(
+        delete_older_than(&pool, std::time::Duration::ZERO)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(db.get("0123456789abcdef0123").await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn sqlite_originals_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    originals_kept(&fresh_sqlite(&dir)).await;
+}
+
+#[tokio::test]
+async fn postgres_originals_kept() {
+    originals_kept(&fresh_postgres().await).await;
+}

@@ -172,3 +172,54 @@ async fn with_the_local_key_on_the_originals_need_it_and_show_reads_it() {
     );
     assert!(String::from_utf8(out.stdout).unwrap().ends_with(&log));
 }
+
+#[tokio::test]
+async fn an_original_outlives_the_process_that_elided_it() {
+    let mock = start_mock(MockConfig::default()).await;
+    let shared = tempfile::tempdir().unwrap();
+    let config = mock_config(
+        &mock.url,
+        "",
+        &format!(
+            "[ledger]\nurl = \"sqlite://{}\"\n",
+            shared.path().join("ledger.sqlite").display()
+        ),
+    );
+    let mut first = Gateway::spawn(&config);
+    let log = cargo_test_log();
+    let res = post_json(
+        &format!("{}/v1/chat/completions", first.url),
+        chat_body(&log).to_string(),
+        &[],
+    )
+    .await;
+    assert_eq!(res.status(), 200, "{}", first.stderr());
+    let sent: Value = serde_json::from_slice(&mock.state.requests().pop().unwrap().body).unwrap();
+    let (id, _) = marker(sent["messages"][2]["content"].as_str().unwrap());
+    // Stopped the way a service is (its writer finishes what it has), then started again:
+    // the new process has nothing in memory, the ledger has the output.
+    first.signal("TERM");
+    assert!(first
+        .wait_exit(std::time::Duration::from_secs(15))
+        .is_some());
+    let second = Gateway::spawn(&config);
+    let got = client()
+        .get(format!("{}/originals/{id}", second.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.status(), 200, "{}", second.stderr());
+    assert!(got.text().await.unwrap().ends_with(&log));
+    // One row, under the marker's id.
+    let pool = gateway_core::ledger::open(&format!(
+        "sqlite://{}",
+        shared.path().join("ledger.sqlite").display()
+    ))
+    .await
+    .unwrap();
+    let ids: Vec<String> = sqlx::query_scalar("SELECT id FROM originals")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert_eq!(ids, vec![id]);
+}

@@ -205,19 +205,31 @@ async fn original(
     {
         return e.into_response(Dialect::OpenAiChat);
     }
-    let kept = crate::optimize::originals::is_id(&id)
+    let id = id.to_ascii_lowercase();
+    let mut kept = crate::optimize::originals::is_id(&id)
         .then(|| state.runtime().optimizer.shared.originals.get(&id))
-        .flatten();
+        .flatten()
+        .map(|k| k.original.to_string());
+    // Not in this process's memory: kept in the ledger's database (a restart, a replica).
+    if let (None, true, Some(db)) = (
+        &kept,
+        crate::optimize::originals::is_id(&id),
+        state.originals_db(),
+    ) {
+        match db.get(&id).await {
+            Ok(found) => kept = found,
+            Err(e) => tracing::warn!(error = %e, "the ledger cannot be read for an original"),
+        }
+    }
     let Some(kept) = kept else {
         return json_response(
             StatusCode::NOT_FOUND,
             &serde_json::json!({"error": {"type": "not_found", "message": format!(
-                "no original is kept under {id:?}: the id is not one a marker gave, or the block was evicted (the store keeps [optimize] originals_mib of the newest)"
+                "no original is kept under {id:?}: the id is not one a marker gave, or its time ran out ([optimize] originals_days)"
             )}}),
         );
     };
-    let body =
-        crate::optimize::originals::fetched_header(&id.to_ascii_lowercase()) + &kept.original;
+    let body = crate::optimize::originals::fetched_header(&id) + &kept;
     let mut response = Response::new(Body::from(body));
     response.headers_mut().insert(
         header::CONTENT_TYPE,

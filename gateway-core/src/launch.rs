@@ -93,6 +93,13 @@ impl Gateway {
             state.set_metrics(handle);
         }
         attach_cache(&state, ledger.as_ref().map(|(_, pool)| pool)).await;
+        if let Some((_, pool)) = &ledger {
+            let keep_for = state.runtime().optimizer.modes.originals_for;
+            state.set_originals_db(crate::ledger::originals::OriginalsDb::start(
+                pool.clone(),
+                keep_for,
+            ));
+        }
         let admin = admin_enabled.then(|| {
             Arc::new(Admin::new(
                 config_path,

@@ -52,6 +52,8 @@ pub struct AppState {
     pub keys_required: AtomicBool,
     /// Set at launch when there is a ledger, whose database keeps the virtual keys.
     keys: std::sync::OnceLock<Arc<crate::virtual_keys::KeyBook>>,
+    /// Elided outputs kept in the ledger's database, when there is a ledger.
+    originals_db: std::sync::OnceLock<Arc<crate::ledger::originals::OriginalsDb>>,
 }
 
 impl AppState {
@@ -88,11 +90,21 @@ impl AppState {
             draining: AtomicBool::new(false),
             local_key: std::sync::OnceLock::new(),
             keys: std::sync::OnceLock::new(),
+            originals_db: std::sync::OnceLock::new(),
             keys_required: AtomicBool::new(false),
         }))
     }
 
     /// Checks virtual keys in this book.
+    pub fn set_originals_db(&self, db: Arc<crate::ledger::originals::OriginalsDb>) {
+        let _ = self.originals_db.set(db);
+    }
+
+    /// Where elided outputs are kept beyond this process's memory, when there is a ledger.
+    pub fn originals_db(&self) -> Option<&Arc<crate::ledger::originals::OriginalsDb>> {
+        self.originals_db.get()
+    }
+
     pub fn set_keys(&self, book: Arc<crate::virtual_keys::KeyBook>) {
         let _ = self.keys.set(book);
     }

@@ -20,6 +20,8 @@ pub struct OptimizeConfig {
     pub holdout: Option<f64>,
     /// Prompt-cache breakpoints for Anthropic-bound requests that carry none; default true.
     pub cache_breakpoints: Option<bool>,
+    /// Days an elided output is kept in the ledger's database for its marker; default 7.
+    pub originals_days: Option<u32>,
     #[serde(default)]
     pub models: Vec<ModelOptimizeConfig>,
 }
@@ -80,6 +82,7 @@ pub(super) fn validate_optimize(
         originals_mib,
         holdout,
         cache_breakpoints,
+        originals_days,
         models,
     } = optimize;
     let mut defaults = Plan::DEFAULT;
@@ -131,6 +134,16 @@ pub(super) fn validate_optimize(
         cache_breakpoints: cache_breakpoints.unwrap_or(true),
         ..Modes::default()
     };
+    match originals_days {
+        Some(0) => problems.push(ConfigProblem {
+            path: "optimize.originals_days".into(),
+            message: "must be at least 1".into(),
+        }),
+        Some(days) => {
+            modes.originals_for = std::time::Duration::from_secs(u64::from(days) * 86_400)
+        }
+        None => {}
+    }
     if let Some(mib) = originals_mib {
         modes.originals_bytes = mib.saturating_mul(1024 * 1024);
     }

@@ -6,6 +6,7 @@
 
 pub mod audit;
 pub mod keys;
+pub mod originals;
 mod sqlite;
 pub mod stats;
 

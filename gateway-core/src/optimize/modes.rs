@@ -203,6 +203,8 @@ pub struct Modes {
     /// Prompt-cache breakpoints for Anthropic-bound requests that carry none
     /// ([`super::breakpoints`]).
     pub cache_breakpoints: bool,
+    /// How long elided outputs are kept in the ledger's database.
+    pub originals_for: std::time::Duration,
 }
 
 #[derive(Clone, Debug)]
@@ -235,6 +237,7 @@ impl Default for Modes {
             holdout_permille: 0,
             originals_bytes: 64 * 1024 * 1024,
             cache_breakpoints: true,
+            originals_for: std::time::Duration::from_secs(7 * 86_400),
         }
     }
 }

@@ -256,6 +256,7 @@ async fn settle_savings(ctx: &mut Ctx, pending: &mut Pending) {
 
 /// Runs the passes the plan turns on and starts the exact count of what they saved.
 async fn optimize(
+    state: &AppState,
     ctx: &mut Ctx,
     body: &Bytes,
     model: &str,
@@ -286,6 +287,20 @@ async fn optimize(
             .await
             .unwrap_or_default()
     };
+    // What a marker says is kept must outlive this process's memory: into the ledger.
+    if let Some(db) = state.originals_db() {
+        for change in outcome
+            .changes
+            .iter()
+            .filter(|c| c.replacement.contains("/originals/"))
+        {
+            db.keep(crate::ledger::originals::Kept {
+                id: crate::optimize::originals::id(&change.hash),
+                pass: change.pass,
+                original: change.original.clone(),
+            });
+        }
+    }
     let counting = (!outcome.changes.is_empty() || outcome.added.is_some()).then(|| {
         let optimizer = ctx.rt.optimizer.clone();
         let applied = outcome.for_counting();
@@ -953,7 +968,7 @@ async fn prepare(
     let breakpoints = plan.breakpoints && provider.kind == crate::config::ProviderKind::Anthropic;
     if provider.speaks(ctx.dialect()) {
         // 3. optimize, 4. prepare
-        let edits = optimize(ctx, body, &step.model, &plan).await;
+        let edits = optimize(state, ctx, body, &step.model, &plan).await;
         return Ok(passthrough::prepare(
             state,
             ctx,
@@ -984,7 +999,7 @@ async fn prepare(
         });
     };
     // 3. optimize, on the client's bytes, before they are translated
-    let edits = optimize(ctx, body, &step.model, &plan).await;
+    let edits = optimize(state, ctx, body, &step.model, &plan).await;
     let body = if edits.is_empty() {
         body.clone()
     } else {

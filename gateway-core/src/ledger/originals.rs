@@ -1,0 +1,125 @@
+//! Elided tool outputs kept in the ledger's database, so that a marker's id gives its
+//! output back after a restart or from another replica: written off the request path by
+//! one task, read by id, deleted after their time.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sqlx::{AnyPool, Row};
+use tokio::sync::mpsc;
+
+/// One output to keep.
+pub struct Kept {
+    pub id: String,
+    pub pass: &'static str,
+    pub original: Arc<str>,
+}
+
+/// Outputs waiting to be written; past this the newest are dropped (and counted).
+const QUEUE: usize = 1024;
+/// Ids written by this process, remembered so that a block repeated on every turn is
+/// written once; past this many the memory starts over (a repeat write is harmless).
+const REMEMBERED: usize = 65_536;
+
+/// The writer's handle and the pool reads go to.
+pub struct OriginalsDb {
+    pool: AnyPool,
+    tx: mpsc::Sender<Kept>,
+    written: Mutex<HashSet<String>>,
+    keep_for: Duration,
+}
+
+impl OriginalsDb {
+    /// Starts the writer and the daily deletion of rows older than `keep_for`.
+    pub fn start(pool: AnyPool, keep_for: Duration) -> Arc<OriginalsDb> {
+        let (tx, mut rx) = mpsc::channel::<Kept>(QUEUE);
+        let writer = pool.clone();
+        tokio::spawn(async move {
+            while let Some(kept) = rx.recv().await {
+                if let Err(e) = insert(&writer, &kept, crate::clock::now_ms()).await {
+                    metrics::counter!("trimgate_originals_write_errors_total").increment(1);
+                    tracing::warn!(error = %e, id = %kept.id, "an original cannot be written to the ledger");
+                }
+            }
+        });
+        let expiring = pool.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(86_400));
+            loop {
+                tick.tick().await;
+                if expiring.is_closed() {
+                    return;
+                }
+                match delete_older_than(&expiring, keep_for).await {
+                    Ok(0) => {}
+                    Ok(n) => {
+                        metrics::counter!("trimgate_originals_expired_total").increment(n);
+                        tracing::info!(rows = n, "originals past their time deleted");
+                    }
+                    Err(e) => tracing::warn!(error = %e, "originals' expiry failed"),
+                }
+            }
+        });
+        Arc::new(OriginalsDb {
+            pool,
+            tx,
+            written: Mutex::new(HashSet::new()),
+            keep_for,
+        })
+    }
+
+    /// Queues an output for writing, once per id in this process; never waits.
+    pub fn keep(&self, kept: Kept) {
+        {
+            let mut written = self
+                .written
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if written.len() >= REMEMBERED {
+                written.clear();
+            }
+            if !written.insert(kept.id.clone()) {
+                return;
+            }
+        }
+        if self.tx.try_send(kept).is_err() {
+            metrics::counter!("trimgate_originals_dropped_total").increment(1);
+        }
+    }
+
+    /// The output kept under `id`, if within its time.
+    pub async fn get(&self, id: &str) -> Result<Option<String>, sqlx::Error> {
+        let since = crate::clock::now_ms() - self.keep_for.as_millis() as i64;
+        let row = sqlx::query("SELECT original FROM originals WHERE id = $1 AND kept_ms >= $2")
+            .bind(id)
+            .bind(since)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| r.try_get("original")).transpose()
+    }
+}
+
+async fn insert(pool: &AnyPool, kept: &Kept, now_ms: i64) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO originals (id, kept_ms, pass, original) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (id) DO UPDATE SET kept_ms = excluded.kept_ms",
+    )
+    .bind(&kept.id)
+    .bind(now_ms)
+    .bind(kept.pass)
+    .bind(&*kept.original)
+    .execute(pool)
+    .await
+    .map(|_| ())
+}
+
+/// Deletes outputs kept more than `keep_for` ago; returns how many.
+pub async fn delete_older_than(pool: &AnyPool, keep_for: Duration) -> Result<u64, sqlx::Error> {
+    let cutoff = crate::clock::now_ms() - keep_for.as_millis() as i64;
+    sqlx::query("DELETE FROM originals WHERE kept_ms < $1")
+        .bind(cutoff)
+        .execute(pool)
+        .await
+        .map(|r| r.rows_affected())
+}
