@@ -206,21 +206,11 @@ async fn original(
         return e.into_response(Dialect::OpenAiChat);
     }
     let id = id.to_ascii_lowercase();
-    let mut kept = crate::optimize::originals::is_id(&id)
-        .then(|| state.runtime().optimizer.shared.originals.get(&id))
-        .flatten()
-        .map(|k| k.original.to_string());
-    // Not in this process's memory: kept in the ledger's database (a restart, a replica).
-    if let (None, true, Some(db)) = (
-        &kept,
-        crate::optimize::originals::is_id(&id),
-        state.originals_db(),
-    ) {
-        match db.get(&id).await {
-            Ok(found) => kept = found,
-            Err(e) => tracing::warn!(error = %e, "the ledger cannot be read for an original"),
-        }
-    }
+    let kept = if crate::optimize::originals::is_id(&id) {
+        kept_original(&state, &id).await
+    } else {
+        None
+    };
     let Some(kept) = kept else {
         return json_response(
             StatusCode::NOT_FOUND,
@@ -236,4 +226,20 @@ async fn original(
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     response
+}
+
+/// The original kept under `id`: in this process's memory, else in the ledger's database
+/// (after a restart, or elided by another replica).
+async fn kept_original(state: &AppState, id: &str) -> Option<String> {
+    let memory = state.runtime().optimizer.shared.originals.get(id);
+    if let Some(kept) = memory {
+        return Some(kept.original.to_string());
+    }
+    match state.originals_db()?.get(id).await {
+        Ok(found) => found,
+        Err(e) => {
+            tracing::warn!(error = %e, "the ledger cannot be read for an original");
+            None
+        }
+    }
 }

@@ -218,6 +218,22 @@ impl Ledger {
 
 /// Deletes rows older than `keep` now and once a day, until the pool closes.
 pub fn spawn_retention(pool: AnyPool, keep: Duration) -> JoinHandle<()> {
+    spawn_daily_deletion(pool, "ledger rows past retention", move |pool| async move {
+        prune_older_than(&pool, keep).await
+    })
+}
+
+/// Runs `delete` (rows past their time, named `what` in the log) now and once a day,
+/// until the pool closes.
+pub(crate) fn spawn_daily_deletion<F, Fut>(
+    pool: AnyPool,
+    what: &'static str,
+    delete: F,
+) -> JoinHandle<()>
+where
+    F: Fn(AnyPool) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<u64, sqlx::Error>> + Send,
+{
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(86_400));
         loop {
@@ -225,10 +241,10 @@ pub fn spawn_retention(pool: AnyPool, keep: Duration) -> JoinHandle<()> {
             if pool.is_closed() {
                 return;
             }
-            match prune_older_than(&pool, keep).await {
+            match delete(pool.clone()).await {
                 Ok(0) => {}
-                Ok(n) => tracing::info!(rows = n, "ledger rows past retention deleted"),
-                Err(e) => tracing::warn!(error = %e, "ledger retention failed"),
+                Ok(n) => tracing::info!(rows = n, "{what} deleted"),
+                Err(e) => tracing::warn!(error = %e, "{what} could not be deleted"),
             }
         }
     })

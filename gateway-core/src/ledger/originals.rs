@@ -43,24 +43,15 @@ impl OriginalsDb {
                 }
             }
         });
-        let expiring = pool.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(86_400));
-            loop {
-                tick.tick().await;
-                if expiring.is_closed() {
-                    return;
-                }
-                match delete_older_than(&expiring, keep_for).await {
-                    Ok(0) => {}
-                    Ok(n) => {
-                        metrics::counter!("trimgate_originals_expired_total").increment(n);
-                        tracing::info!(rows = n, "originals past their time deleted");
-                    }
-                    Err(e) => tracing::warn!(error = %e, "originals' expiry failed"),
-                }
-            }
-        });
+        super::spawn_daily_deletion(
+            pool.clone(),
+            "originals past their time",
+            move |pool| async move {
+                let n = delete_older_than(&pool, keep_for).await?;
+                metrics::counter!("trimgate_originals_expired_total").increment(n);
+                Ok(n)
+            },
+        );
         Arc::new(OriginalsDb {
             pool,
             tx,

@@ -28,9 +28,14 @@ use crate::record::{Recorder, RequestRecord};
 use crate::clock::{day_start, month_start, DAY_MS};
 use counters::{Ask, Counters, Past, MINUTE_MS};
 
-/// Whole seconds until the next minute starts, at least 1.
-fn to_next_minute(now_ms: i64) -> u64 {
-    ((MINUTE_MS - now_ms.rem_euclid(MINUTE_MS)) / 1000 + 1) as u64
+/// Milliseconds until the next minute starts.
+fn to_next_minute(now_ms: i64) -> i64 {
+    MINUTE_MS - now_ms.rem_euclid(MINUTE_MS)
+}
+
+/// A `retry-after` for a wait of `ms`: whole seconds, rounded up past it, at least 1.
+fn retry_secs(ms: i64) -> u64 {
+    (ms / 1000 + 1).max(1) as u64
 }
 
 /// The virtual keys this gateway knows, and their use.
@@ -151,7 +156,7 @@ impl KeyBook {
             if let Some(&(m, n)) = failures.get(&ip) {
                 if m == minute && n >= Self::FAILURES_PER_MINUTE {
                     return Err(GatewayError::KeyAttempts {
-                        retry_in_secs: to_next_minute(crate::clock::now_ms()),
+                        retry_in_secs: retry_secs(to_next_minute(crate::clock::now_ms())),
                     });
                 }
             }
@@ -280,14 +285,8 @@ impl KeyBook {
             Err(past) => past,
         };
         let (limit, retry_in_ms) = match past {
-            Past::Rpm => (
-                "requests per minute (rpm)",
-                MINUTE_MS - now_ms.rem_euclid(MINUTE_MS),
-            ),
-            Past::Tpm => (
-                "tokens per minute (tpm)",
-                MINUTE_MS - now_ms.rem_euclid(MINUTE_MS),
-            ),
+            Past::Rpm => ("requests per minute (rpm)", to_next_minute(now_ms)),
+            Past::Tpm => ("tokens per minute (tpm)", to_next_minute(now_ms)),
             Past::DayBudget => ("daily budget", day_start(now_ms) + DAY_MS - now_ms),
             Past::MonthBudget => ("monthly budget", month_start(now_ms, 1) - now_ms),
             Past::Unavailable => return Err(GatewayError::LimitsUnavailable),
@@ -295,7 +294,7 @@ impl KeyBook {
         Err(GatewayError::KeyLimit {
             key: s.name.clone(),
             limit,
-            retry_in_secs: (retry_in_ms / 1000 + 1).max(1) as u64,
+            retry_in_secs: retry_secs(retry_in_ms),
         })
     }
 

@@ -139,8 +139,7 @@ impl SharedCounters {
         let limit = |l: Option<u64>| l.map_or(-1, |n| n as i64);
         let budget = |b: Option<f64>| b.unwrap_or(-1.0);
         let mut redis = self.redis.clone();
-        let call = self
-            .script
+        self.script
             .key(&names.requests[0])
             .key(&names.requests[1])
             .key(&names.tokens[0])
@@ -157,8 +156,7 @@ impl SharedCounters {
             .arg(names.day_ttl_ms)
             .arg(names.month_ttl_ms)
             .invoke_async::<i64>(&mut redis)
-            .await;
-        call
+            .await
     }
 }
 
