@@ -18,6 +18,7 @@ the `src/report.rs:13:5` location rather than the coloured `error[E0308]` header
 code and brackets are split by escapes in cargo's output); the per-call comments say so.
 """
 import hashlib
+import importlib.util
 import json
 import re
 import shutil
@@ -166,6 +167,7 @@ class Scenario:
     user: str            # opening user message
     turns: list          # turns[0].user must be empty: sc.user opens the session
     needles: list = field(default_factory=list)  # needles that hold for the whole session
+    held_out: bool = False  # kept out of tuning: the evaluator reports these sessions apart
 
 
 def bash(cmd, out, needles=(), error=False, wrap=""):
@@ -700,6 +702,19 @@ def wrapped_facts():
     return f
 
 
+# More scenarios live in files of their own, one per family of formats
+# (`scenarios_<family>.py`): each defines `SCENARIOS` and `facts()` (a dict of needle lists
+# and values picked from its outputs) with this module's helpers in scope.
+EXTRA_FACTS = []
+for _path in sorted(HERE.glob("scenarios_*.py")):
+    _spec = importlib.util.spec_from_file_location(_path.stem, _path)
+    _mod = importlib.util.module_from_spec(_spec)
+    _mod.__dict__.update(Scenario=Scenario, Turn=Turn, bash=bash, read=read, grep=grep,
+                         output=output, strip_ansi=strip_ansi, middle=middle, OUTPUTS=OUTPUTS)
+    _spec.loader.exec_module(_mod)
+    SCENARIOS += _mod.SCENARIOS
+    EXTRA_FACTS.append(_mod.facts)
+
 FACTS = {}
 
 
@@ -869,6 +884,8 @@ def body_size(body):
 
 def main():
     FACTS.update(pick_facts())
+    for extra in EXTRA_FACTS:
+        FACTS.update(extra())
     if REQUESTS.exists():
         shutil.rmtree(REQUESTS)
     REQUESTS.mkdir()
@@ -892,7 +909,7 @@ def main():
                     assert body[key][: len(prev[key])] == prev[key], session
                 prev = body
                 rid = f"{session}-t{t_no}"
-                doc = {"id": rid, "session": session, "turn": t_no, "band": sc.band, "dialect": dialect,
+                doc = {"id": rid, "session": session, "turn": t_no, "band": sc.band, "dialect": dialect, "held_out": sc.held_out,
                        "path": path, "model": model, "body": body, "needles": needles, "tool_call_ids": ids}
                 (REQUESTS / f"{rid}.json").write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
                 size = body_size(body)
