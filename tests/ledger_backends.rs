@@ -563,7 +563,7 @@ async fn postgres_keys_with_and_without_budgets() {
 async fn originals_kept(url: &str) {
     use gateway_core::ledger::originals::{delete_older_than, Kept, OriginalsDb};
     let pool = ledger::open(url).await.unwrap();
-    let db = OriginalsDb::start(pool.clone(), std::time::Duration::from_secs(3600));
+    let db = OriginalsDb::start(pool.clone(), std::time::Duration::from_secs(3600), u64::MAX);
     let text: std::sync::Arc<str> = "line\n".repeat(500).into();
     for _ in 0..3 {
         db.keep(Kept {
@@ -596,6 +596,56 @@ async fn originals_kept(url: &str) {
         1
     );
     assert_eq!(db.get("0123456789abcdef0123").await.unwrap(), None);
+}
+
+/// A full store deletes its oldest outputs first and keeps the newest within the bound.
+async fn originals_bounded(url: &str) {
+    use gateway_core::ledger::originals::{Kept, OriginalsDb};
+    let pool = ledger::open(url).await.unwrap();
+    // Room for four outputs of 1,000 bytes; twelve are written, one after another.
+    let db = OriginalsDb::start(pool.clone(), std::time::Duration::from_secs(3600), 4_000);
+    let id = |i: usize| format!("{i:020x}");
+    for i in 0..12 {
+        db.keep(Kept {
+            id: id(i),
+            pass: "tool_output",
+            original: format!("{i:04}").repeat(250).into(),
+        });
+        // Distinct times, so "oldest" is the order they were written in.
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+    }
+    // The writer evicts right after the write that passes the bound: wait for both.
+    let (mut newest, mut bytes) = (None, i64::MAX);
+    for _ in 0..200 {
+        newest = db.get(&id(11)).await.unwrap();
+        bytes = sqlx::query_scalar("SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM originals")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        if newest.is_some() && bytes <= 4_000 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(newest.as_deref(), Some(&*"0011".repeat(250)));
+    assert!(bytes <= 4_000, "{bytes} bytes kept over a bound of 4,000");
+    assert_eq!(
+        db.get(&id(0)).await.unwrap(),
+        None,
+        "the oldest is gone first"
+    );
+    assert!(db.get(&id(10)).await.unwrap().is_some(), "the newest stay");
+}
+
+#[tokio::test]
+async fn sqlite_originals_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    originals_bounded(&fresh_sqlite(&dir)).await;
+}
+
+#[tokio::test]
+async fn postgres_originals_bounded() {
+    originals_bounded(&fresh_postgres().await).await;
 }
 
 #[tokio::test]

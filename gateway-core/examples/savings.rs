@@ -1,8 +1,10 @@
 //! The savings evaluator: runs every optimizer mode over the corpus of agent requests
 //! (`bench/corpus/requests`, built by `bench/corpus/build.py`) and reports, per size band
-//! and mode: tokens before and after (o200k_base), needle recall, validity, determinism
-//! across fresh processes, prefix stability across a session's turns, a session cost with
-//! provider-style prompt caching, and the pipeline's own time.
+//! and mode: tokens before and after (o200k_base), needle recall in what the provider got
+//! and needle recall with the originals the markers name fetched back, validity,
+//! determinism across fresh processes, prefix stability across a session's turns, a
+//! session cost with provider-style prompt caching, and the pipeline's own time. Sessions
+//! the corpus holds out of tuning are also reported as bands of their own.
 //!
 //! `cargo run --release -p gateway-core --example savings -- bench/corpus/requests [out.json]`
 //! (or `bench/savings.sh`, which builds the corpus first).
@@ -35,6 +37,7 @@ struct Request {
     body: Vec<u8>,
     needles: Vec<String>,
     call_ids: Vec<String>,
+    held_out: bool,
 }
 
 fn modes() -> Vec<(&'static str, Plan)> {
@@ -131,6 +134,7 @@ fn load(dir: &Path) -> Vec<Request> {
                 body: serde_json::to_vec(&v["body"]).unwrap(),
                 needles: strings("needles"),
                 call_ids: strings("tool_call_ids"),
+                held_out: v["held_out"].as_bool().unwrap_or(false),
             }
         })
         .collect();
@@ -205,6 +209,8 @@ struct Row {
     tokens_after: u64,
     needles: usize,
     needles_found: usize,
+    /// Needles in what the provider got or in an original one of its markers names.
+    needles_retrievable: usize,
     valid: usize,
     lost: Vec<String>,
     latencies: Vec<f64>,
@@ -214,6 +220,40 @@ struct Row {
     cost_mode: f64,
     /// (request id, tokens before, tokens after)
     per_request: Vec<(String, u64, u64)>,
+}
+
+impl Row {
+    fn add(&mut self, other: &Row) {
+        self.requests += other.requests;
+        self.tokens_before += other.tokens_before;
+        self.tokens_after += other.tokens_after;
+        self.needles += other.needles;
+        self.needles_found += other.needles_found;
+        self.needles_retrievable += other.needles_retrievable;
+        self.valid += other.valid;
+        self.lost.extend(other.lost.iter().cloned());
+        self.latencies.extend(&other.latencies);
+        self.sessions += other.sessions;
+        self.sessions_stable += other.sessions_stable;
+        self.cost_passthrough += other.cost_passthrough;
+        self.cost_mode += other.cost_mode;
+        self.per_request.extend(other.per_request.iter().cloned());
+    }
+}
+
+/// The originals the markers in `text` name, as `GET /originals/<id>` gives them back.
+fn fetch_originals(opt: &Optimizer, text: &str) -> String {
+    let mut whole = String::new();
+    for (at, _) in text.match_indices("/originals/") {
+        let id = text[at + "/originals/".len()..]
+            .get(..gateway_core::optimize::originals::ID_LEN)
+            .unwrap_or("");
+        if let Some(kept) = opt.shared.originals.get(id) {
+            whole.push_str(&kept.original);
+            whole.push('\n');
+        }
+    }
+    whole
 }
 
 fn squash(text: &str) -> String {
@@ -339,10 +379,17 @@ fn main() {
         .collect();
 
     for (name, plan) in modes() {
-        let opt = Optimizer::new(Modes::default());
+        // Room for every original in memory: in a gateway the ledger keeps them all for
+        // `originals_days`, so what a marker names can always be fetched back.
+        let opt = Optimizer::new(Modes {
+            originals_bytes: usize::MAX,
+            ..Modes::default()
+        });
         for (session, turns) in &by_session {
             let band = band_of(session);
-            let row = rows.entry((band.clone(), name.to_owned())).or_default();
+            let held_out = turns[0].held_out;
+            let mut session_row = Row::default();
+            let row = &mut session_row;
             let mut optimized_segs = Vec::new();
             let mut previous: Option<Vec<Value>> = None;
             let mut stable = true;
@@ -374,12 +421,26 @@ fn main() {
                 let text = all.join("\n");
                 let view = format!("{text}\n{}", expand_listings(&text));
                 let squashed = squash(&view);
+                let mut fetched: Option<(String, String)> = None;
                 for n in &r.needles {
                     row.needles += 1;
                     if view.contains(n.as_str()) || squashed.contains(&squash(n)) {
                         row.needles_found += 1;
+                        row.needles_retrievable += 1;
+                        continue;
+                    }
+                    // What an agent gets back by following the markers' ids.
+                    let (whole, whole_squashed) = fetched.get_or_insert_with(|| {
+                        let whole = fetch_originals(&opt, &text);
+                        let squashed = squash(&whole);
+                        (whole, squashed)
+                    });
+                    if whole.contains(n.as_str()) || whole_squashed.contains(&squash(n)) {
+                        row.needles_retrievable += 1;
+                        row.lost
+                            .push(format!("{}: needle {n:?} (retrievable)", r.id));
                     } else {
-                        row.lost.push(format!("{}: needle {n:?}", r.id));
+                        row.lost.push(format!("{}: needle {n:?} (LOST)", r.id));
                     }
                 }
                 let segs = segments(r.dialect, &after);
@@ -395,16 +456,25 @@ fn main() {
             row.sessions_stable += usize::from(stable);
             row.cost_passthrough += baseline[session];
             row.cost_mode += session_cost(&optimized_segs);
+            rows.entry((band.clone(), name.to_owned()))
+                .or_default()
+                .add(&session_row);
+            if held_out {
+                rows.entry((format!("{band} held out"), name.to_owned()))
+                    .or_default()
+                    .add(&session_row);
+            }
         }
     }
 
-    println!("| band | mode | requests | tokens before | tokens after | saved | needle recall | valid | prefix-stable sessions | cached session cost vs passthrough | pass p50 ms | pass p95 ms |");
-    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| band | mode | requests | tokens before | tokens after | saved | needle recall (in context) | retrievable | valid | prefix-stable sessions | cached session cost vs passthrough | pass p50 ms | pass p95 ms |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut report = Vec::new();
     for ((band, mode), row) in &mut rows {
         row.latencies.sort_by(f64::total_cmp);
         let saved = 1.0 - row.tokens_after as f64 / row.tokens_before.max(1) as f64;
         let recall = row.needles_found as f64 / row.needles.max(1) as f64;
+        let retrievable = row.needles_retrievable as f64 / row.needles.max(1) as f64;
         let valid = row.valid as f64 / row.requests.max(1) as f64;
         let cost_ratio = row.cost_mode / row.cost_passthrough.max(1e-12);
         let (p50, p95) = (
@@ -412,13 +482,16 @@ fn main() {
             percentile(&row.latencies, 0.95),
         );
         println!(
-            "| {band} | {mode} | {} | {} | {} | {:.1} % | {:.1} % ({}/{}) | {:.1} % | {}/{} | {:.3}× | {:.3} | {:.3} |",
+            "| {band} | {mode} | {} | {} | {} | {:.1} % | {:.1} % ({}/{}) | {:.1} % ({}/{}) | {:.1} % | {}/{} | {:.3}× | {:.3} | {:.3} |",
             row.requests,
             row.tokens_before,
             row.tokens_after,
             saved * 100.0,
             recall * 100.0,
             row.needles_found,
+            row.needles,
+            retrievable * 100.0,
+            row.needles_retrievable,
             row.needles,
             valid * 100.0,
             row.sessions_stable,
@@ -433,7 +506,7 @@ fn main() {
         report.push(json!({
             "band": band, "mode": mode, "requests": row.requests,
             "tokens_before": row.tokens_before, "tokens_after": row.tokens_after,
-            "saved_share": saved, "needle_recall": recall, "needles": row.needles,
+            "saved_share": saved, "needle_recall": recall, "needle_retrievable": retrievable, "needles": row.needles,
             "valid_share": valid, "sessions": row.sessions, "sessions_prefix_stable": row.sessions_stable,
             "session_cost_ratio": cost_ratio, "pass_ms_p50": p50, "pass_ms_p95": p95,
             "lost": row.lost, "per_request": row.per_request,

@@ -94,10 +94,12 @@ impl Gateway {
         }
         attach_cache(&state, ledger.as_ref().map(|(_, pool)| pool)).await;
         if let Some((_, pool)) = &ledger {
-            let keep_for = state.runtime().optimizer.modes.originals_for;
+            let modes = &state.runtime().optimizer.modes;
+            let (keep_for, max_bytes) = (modes.originals_for, modes.originals_db_bytes);
             state.set_originals_db(crate::ledger::originals::OriginalsDb::start(
                 pool.clone(),
                 keep_for,
+                max_bytes,
             ));
         }
         let admin = admin_enabled.then(|| {

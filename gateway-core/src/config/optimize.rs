@@ -22,6 +22,8 @@ pub struct OptimizeConfig {
     pub cache_breakpoints: Option<bool>,
     /// Days an elided output is kept in the ledger's database for its marker; default 7.
     pub originals_days: Option<u32>,
+    /// MiB of elided outputs the ledger's database keeps at most (oldest out); default 512.
+    pub originals_db_mib: Option<u64>,
     #[serde(default)]
     pub models: Vec<ModelOptimizeConfig>,
 }
@@ -83,6 +85,7 @@ pub(super) fn validate_optimize(
         holdout,
         cache_breakpoints,
         originals_days,
+        originals_db_mib,
         models,
     } = optimize;
     let mut defaults = Plan::DEFAULT;
@@ -146,6 +149,14 @@ pub(super) fn validate_optimize(
     }
     if let Some(mib) = originals_mib {
         modes.originals_bytes = mib.saturating_mul(1024 * 1024);
+    }
+    match originals_db_mib {
+        Some(0) => problems.push(ConfigProblem {
+            path: "optimize.originals_db_mib".into(),
+            message: "must be at least 1".into(),
+        }),
+        Some(mib) => modes.originals_db_bytes = mib.saturating_mul(1024 * 1024),
+        None => {}
     }
     modes
 }

@@ -38,28 +38,32 @@ impl<K: Hash + Eq + Clone, V: Clone> Memo<K, V> {
         inner.values.get(key).map(|(v, _)| v.clone())
     }
 
-    /// Keeps `value`, which weighs `bytes`, under `key`.
-    pub fn put(&self, key: K, value: V, bytes: usize) {
+    /// Keeps `value`, which weighs `bytes`, under `key`; returns how many older values
+    /// went to make room.
+    pub fn put(&self, key: K, value: V, bytes: usize) -> usize {
         if bytes > self.max_bytes {
-            return;
+            return 0;
         }
         let Ok(mut inner) = self.inner.lock() else {
-            return;
+            return 0;
         };
         if inner.values.contains_key(&key) {
-            return;
+            return 0;
         }
+        let mut evicted = 0;
         while inner.order.len() >= self.max_entries || inner.bytes + bytes > self.max_bytes {
             let Some(old) = inner.order.pop_front() else {
                 break;
             };
             if let Some((_, weight)) = inner.values.remove(&old) {
                 inner.bytes -= weight;
+                evicted += 1;
             }
         }
         inner.bytes += bytes;
         inner.order.push_back(key.clone());
         inner.values.insert(key, (value, bytes));
+        evicted
     }
 
     pub fn len(&self) -> usize {

@@ -205,6 +205,8 @@ pub struct Modes {
     pub cache_breakpoints: bool,
     /// How long elided outputs are kept in the ledger's database.
     pub originals_for: std::time::Duration,
+    /// Bytes of elided outputs the ledger's database keeps at most; the oldest go first.
+    pub originals_db_bytes: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -238,6 +240,7 @@ impl Default for Modes {
             originals_bytes: 64 * 1024 * 1024,
             cache_breakpoints: true,
             originals_for: std::time::Duration::from_secs(7 * 86_400),
+            originals_db_bytes: 512 * 1024 * 1024,
         }
     }
 }

@@ -71,7 +71,11 @@ impl Originals {
             original: original.into(),
             replacement: replacement.into(),
         };
-        self.0.put(key, kept, original.len() + replacement.len());
+        let evicted = self.0.put(key, kept, original.len() + replacement.len());
+        if evicted > 0 {
+            metrics::counter!("trimgate_originals_evicted_total", "store" => "memory")
+                .increment(evicted as u64);
+        }
     }
 
     /// The block kept under `id`, if still kept.
