@@ -244,12 +244,14 @@ LONG_TEST_RUN = (
 )
 
 
-@pytest.mark.parametrize("agent", ["claude", "codex"])
-def test_the_agent_fetches_an_elided_output_back_whole(agent, gateway, mock):
+@pytest.mark.parametrize("agent,routing", [("claude", "anthropic"), ("claude", "openai"),
+                                           ("codex", "openai"), ("codex", "anthropic")])
+def test_the_agent_fetches_an_elided_output_back_whole(agent, routing, gateway, mock):
     """The mock has the agent run a long test run; the gateway elides its passing tests and
     says where the whole output is kept; the mock, seeing that marker, has the agent fetch
-    it with its shell (`curl -s …/originals/<id>`); the provider then gets all 300 lines."""
-    model, path = ROUTINGS[agent]["anthropic" if agent == "claude" else "openai"]
+    it with its shell (`curl -s …/originals/<id>`); the provider then gets all 300 lines.
+    Natively and translated to the other side's dialect."""
+    model, path = ROUTINGS[agent][routing]
     arguments = {"claude": {"command": LONG_TEST_RUN, "description": "Run the tests"},
                  "codex": {"cmd": LONG_TEST_RUN}}[agent]
     headers = {"x-mock-tool": agents.SHELL_TOOL[agent], "x-mock-tool-arguments": json.dumps(arguments),
