@@ -223,3 +223,74 @@ async fn an_original_outlives_the_process_that_elided_it() {
         .unwrap();
     assert_eq!(ids, vec![id]);
 }
+
+/// A full store: with room for about one output in memory and two in the ledger, three
+/// outputs elided one after another leave the oldest gone from both (a 404 naming nothing),
+/// the newest fetched whole, and the evictions counted in `/metrics` per store.
+#[tokio::test]
+async fn a_full_store_evicts_its_oldest_and_counts_it() {
+    let mock = start_mock(MockConfig::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = mock_config(
+        &mock.url,
+        "",
+        &format!(
+            "[optimize]\noriginals_mib = 1\noriginals_db_mib = 1\n\n[ledger]\nurl = \"sqlite://{}\"\n",
+            dir.path().join("ledger.sqlite").display()
+        ),
+    );
+    let gw = Gateway::spawn(&config);
+    // About 480 KiB each, different in every output.
+    let log = |n: usize| {
+        let mut log = format!("running 12001 tests (run {n})\n");
+        for i in 0..12000 {
+            log.push_str(&format!("test store::tests::case_{n}_{i:05} ... ok\n"));
+        }
+        log.push_str("test store::tests::keeps_order ... FAILED\n\nfailures:\n    store::tests::keeps_order\n\ntest result: FAILED. 12000 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.8s\n");
+        log
+    };
+    let mut ids = Vec::new();
+    for n in 0..3 {
+        let res = post_json(
+            &format!("{}/v1/chat/completions", gw.url),
+            chat_body(&log(n)).to_string(),
+            &[],
+        )
+        .await;
+        assert_eq!(res.status(), 200, "{}", gw.stderr());
+        let sent: Value =
+            serde_json::from_slice(&mock.state.requests().pop().unwrap().body).unwrap();
+        ids.push(marker(sent["messages"][2]["content"].as_str().unwrap()).0);
+    }
+    let fetch = |id: &String| client().get(format!("{}/originals/{id}", gw.url)).send();
+    // The writer works off the request path: wait for the ledger's eviction to show.
+    let mut metrics = String::new();
+    for _ in 0..100 {
+        metrics = client()
+            .get(format!("{}/metrics", gw.url))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        if metrics.contains("trimgate_originals_evicted_total{store=\"ledger\"}") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        metrics.contains("trimgate_originals_evicted_total{store=\"memory\"}"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("trimgate_originals_evicted_total{store=\"ledger\"}"),
+        "{metrics}"
+    );
+    let oldest = fetch(&ids[0]).await.unwrap();
+    assert_eq!(oldest.status(), 404);
+    assert!(!oldest.text().await.unwrap().contains("keeps_order"));
+    let newest = fetch(&ids[2]).await.unwrap();
+    assert_eq!(newest.status(), 200);
+    assert!(newest.text().await.unwrap().ends_with(&log(2)));
+}
