@@ -39,7 +39,7 @@ REEXPORT = re.compile(r"^pub use ([a-z_][a-z0-9_]*)::(?:\{([^}]*)\}|([a-z_][a-z0
 LAYERS = [
     ("wire", {"trimgate_wire", "dialect", "scan", "sniff", "usage", "sse", "translate"}),
     ("base", {"clock", "files", "workers", "idle", "db", "headers", "error"}),
-    ("policy", {"optimize", "routing", "pricing", "retry", "health", "keys"}),
+    ("policy", {"optimize", "routing", "pricing", "retry", "health", "keys", "sessions"}),
     ("record", {"record"}),
     ("stores", {"secrets", "local_key", "cache", "ledger", "telemetry", "virtual_keys"}),
     ("config", {"config"}),

@@ -3,6 +3,7 @@
 
 mod keys;
 mod memory;
+mod sessions;
 mod status;
 mod traces;
 mod wrap;
@@ -127,9 +128,27 @@ struct StatsArgs {
     /// How far back: 30m, 24h, 7d, or a Unix time in milliseconds.
     #[arg(long, default_value = "24h")]
     since: String,
-    /// Group by model, provider, pass (each pass), passes (the set applied), key, hour or day.
-    #[arg(long, default_value = "model")]
+    /// Group by model, provider, pass (each pass), passes (the set applied), key, session,
+    /// hour or day.
+    ///
+    /// `session` lists the latest sessions (an agent's session id, or `h-…` derived from
+    /// the model and first user message): requests, input tokens, prompt-cache reads and
+    /// writes, tokens the passes removed, cost, $ saved, cache breaks by cause (gateway,
+    /// client, provider) and whether the session was held out. Then the net savings
+    /// against the held-out control group (`[optimize] holdout`), per model with enough
+    /// held-out traffic (3 sessions, 10 requests):
+    ///
+    ///   rate_held = held-out cost / held-out input-equivalent tokens
+    ///
+    ///   net saved = optimized input-equivalent tokens × rate_held − optimized cost
+    ///
+    /// where input-equivalent tokens are the provider's input tokens (cache reads and
+    /// writes included) plus the tokens the passes removed: what the clients sent.
+    #[arg(long, default_value = "model", verbatim_doc_comment)]
     by: String,
+    /// With `--by session`: how many sessions to list, newest first.
+    #[arg(long, default_value_t = 20)]
+    limit: i64,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -500,12 +519,20 @@ async fn mock(args: MockArgs) -> Result<(), String> {
 
 async fn stats(args: StatsArgs) -> Result<(), String> {
     let config = load_config(&args.config)?;
-    let by = By::parse(&args.by)?;
+    let by = (args.by != "session")
+        .then(|| By::parse(&args.by))
+        .transpose()?;
     let since = ledger::stats::parse_since(&args.since, gateway_core::clock::now_ms())?;
     let url = config
         .ledger_url
         .ok_or("the ledger is off in this config ([ledger] enabled = false)")?;
     let pool = ledger::open(&url).await.map_err(|e| e.to_string())?;
+    let Some(by) = by else {
+        let report = ledger::stats::sessions(&pool, since, args.limit)
+            .await
+            .map_err(|e| format!("cannot read the ledger: {e}"))?;
+        return sessions::print(&report, args.json, &config.pricing.date);
+    };
     let rows = ledger::stats::totals(&pool, since, by)
         .await
         .map_err(|e| format!("cannot read the ledger: {e}"))?;
@@ -566,11 +593,19 @@ fn print_row(key: &str, t: &Totals) {
 
 /// A bucket's start as `YYYY-MM-DD HH:00` UTC.
 fn format_ms(ms: i64) -> String {
+    let mut text = format_minute(ms);
+    text.replace_range(text.len() - 2.., "00");
+    text
+}
+
+/// A time as `YYYY-MM-DD HH:MM` UTC.
+fn format_minute(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
     let days = secs.div_euclid(86_400);
     let hour = secs.rem_euclid(86_400) / 3600;
+    let minute = secs.rem_euclid(3600) / 60;
     let (year, month, day) = gateway_core::clock::civil_from_days(days);
-    format!("{year:04}-{month:02}-{day:02} {hour:02}:00")
+    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}")
 }
 
 fn wrap_agent(args: WrapArgs) -> Result<i32, String> {
@@ -704,12 +739,14 @@ fn main() -> ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use super::format_ms;
+    use super::{format_minute, format_ms};
 
     #[test]
     fn bucket_starts_print_as_utc_dates() {
         assert_eq!(format_ms(0), "1970-01-01 00:00");
         assert_eq!(format_ms(1_796_130_000_000), "2026-12-01 13:00");
         assert_eq!(format_ms(1_709_247_600_000), "2024-02-29 23:00");
+        assert_eq!(format_ms(1_709_249_100_000), "2024-02-29 23:00");
+        assert_eq!(format_minute(1_709_249_100_000), "2024-02-29 23:25");
     }
 }

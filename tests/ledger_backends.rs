@@ -111,6 +111,7 @@ fn record(i: u64, model: &str, at: SystemTime) -> RequestRecord {
         // Every tenth request was answered on its second attempt (see `retried_attempt`).
         attempt: if i % 10 == 0 { 2 } else { 1 },
         api_key: None,
+        cache_break: None,
     }
 }
 
@@ -657,4 +658,110 @@ async fn sqlite_originals_kept() {
 #[tokio::test]
 async fn postgres_originals_kept() {
     originals_kept(&fresh_postgres().await).await;
+}
+
+/// Sessions on each backend: the cache-break column written and counted by cause, and the
+/// holdout comparison from held-out and optimized rows of one model.
+async fn sessions_and_holdout(url: &str) {
+    use gateway_core::sessions::Cause;
+    let pool = ledger::open(url).await.unwrap();
+    let (ledger, recorder) = Ledger::start(
+        pool,
+        Arc::new(MemoryRecorder::new(1)),
+        Arc::new(Pricing::bundled()),
+    );
+    let base = UNIX_EPOCH + Duration::from_secs(1_796_130_000);
+    // Eight sessions of three turns: the first four held out, sending 1,000 tokens a
+    // turn; the others optimized, the passes taking 400 of the same 1,000.
+    for s in 0..8u64 {
+        for turn in 0..3u64 {
+            let i = s * 3 + turn;
+            let held = s < 4;
+            let mut r = record(i, "claude-sonnet-4-5", base + Duration::from_secs(i));
+            r.status = 200;
+            r.attempt = 1;
+            r.cache = None;
+            r.session = Some(format!("s{s}"));
+            r.usage = Some(Usage {
+                input: if held { 1000 } else { 600 },
+                output: 100,
+                cache_read: 0,
+                cache_write: 0,
+                reasoning: 0,
+            });
+            r.applied = if held { "holdout" } else { "tool_output=auto" }.into();
+            r.saved_tokens = if held { 0 } else { 400 };
+            r.passes = Vec::new();
+            r.cache_break = match (s, turn) {
+                (1, 2) => Some(Cause::Client),
+                (5, 1) => Some(Cause::Provider),
+                (5, 2) => Some(Cause::Gateway),
+                _ => None,
+            };
+            recorder.record(Arc::new(r));
+        }
+    }
+    ledger.close().await;
+
+    let pool = ledger::open(url).await.unwrap();
+    let report = stats::sessions(&pool, 0, 5).await.unwrap();
+    assert_eq!(report.session_count, 8);
+    let listed: Vec<&str> = report.sessions.iter().map(|s| s.session.as_str()).collect();
+    assert_eq!(
+        listed,
+        ["s7", "s6", "s5", "s4", "s3"],
+        "newest first, limited"
+    );
+    let s5 = &report.sessions[2];
+    assert_eq!(
+        (s5.requests, s5.input_tokens, s5.saved_tokens),
+        (3, 1800, 1200)
+    );
+    assert_eq!(
+        s5.breaks,
+        stats::Breaks {
+            gateway: 1,
+            client: 0,
+            provider: 1
+        }
+    );
+    assert!(!s5.held_out);
+    assert!(report.sessions[4].held_out, "s3 was held out");
+    assert_eq!(
+        report.breaks,
+        stats::Breaks {
+            gateway: 1,
+            client: 1,
+            provider: 1
+        }
+    );
+    let h = &report.holdout;
+    assert_eq!(h.models, ["claude-sonnet-4-5"]);
+    assert_eq!((h.held_out.sessions, h.held_out.requests), (4, 12));
+    assert_eq!((h.optimized.sessions, h.optimized.requests), (4, 12));
+    // Both sides sent 12,000 input-equivalent tokens; the optimized side paid for 7,200.
+    assert_eq!((h.held_out.tokens, h.optimized.tokens), (12_000, 12_000));
+    let net = h.net_saved_usd.unwrap();
+    assert!(
+        (net - (h.held_out.cost_usd - h.optimized.cost_usd)).abs() < 1e-9,
+        "{h:?}"
+    );
+    assert!(net > 0.0, "{h:?}");
+    let cached: Option<String> =
+        sqlx::query_scalar("SELECT cache_break FROM requests WHERE request_id = 'r17'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(cached.as_deref(), Some("gateway"));
+}
+
+#[tokio::test]
+async fn sqlite_sessions_and_holdout() {
+    let dir = tempfile::tempdir().unwrap();
+    sessions_and_holdout(&fresh_sqlite(&dir)).await;
+}
+
+#[tokio::test]
+async fn postgres_sessions_and_holdout() {
+    sessions_and_holdout(&fresh_postgres().await).await;
 }

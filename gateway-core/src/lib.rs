@@ -15,6 +15,7 @@
 //! - [`retry`]    — which failures are tried again, and after how long (`retry-after`, resets, backoff).
 //! - [`health`]   — providers' cooldowns and retry budgets, in memory.
 //! - [`keys`]     — which key of a provider's pool serves a request (sticky per session).
+//! - [`sessions`] — a session for every request, and the per-turn cache-break detector.
 //! - [`upstream`] — the pooled HTTP client and the provider's URL, auth and headers.
 //! - [`relay`]    — SSE frames relayed as they arrive, with usage captured on the way.
 //! - [`record`]   — the record stage: one [`record::RequestRecord`] per request, success or failure (plain data).
@@ -77,6 +78,7 @@ pub mod retry;
 pub mod routing;
 pub mod secrets;
 pub mod server;
+pub mod sessions;
 pub mod state;
 pub mod telemetry;
 pub mod upstream;

@@ -6,6 +6,7 @@ use std::time::Duration;
 use tracing::Span;
 
 use crate::record::{Outcome, Recorder, RequestRecord};
+use crate::sessions::{Sessions, Turn};
 
 /// A request on its way: stages fill in its record, and the record goes to the recorder
 /// exactly once — by [`Pending::finish`], or on drop when the client went away first
@@ -18,6 +19,9 @@ pub struct Pending {
     started: std::time::Instant,
     span: Span,
     done: bool,
+    /// The turn the cache-break detector compares with the session's previous one, once
+    /// the provider's usage is in the record.
+    turn: Option<(Arc<Sessions>, Turn)>,
 }
 
 impl Pending {
@@ -32,6 +36,7 @@ impl Pending {
             started,
             span: Span::current(),
             done: false,
+            turn: None,
         }
     }
 
@@ -42,6 +47,13 @@ impl Pending {
 
     pub fn add_overhead(&mut self, spent: Duration) {
         self.record.overhead += spent;
+    }
+
+    /// Hands the detector this request's turn: when the request completes with the
+    /// provider's usage, the detector says whether the cached prefix broke
+    /// ([`RequestRecord::cache_break`]).
+    pub fn watch(&mut self, sessions: Arc<Sessions>, turn: Turn) {
+        self.turn = Some((sessions, turn));
     }
 
     pub fn finish(mut self, outcome: Outcome, error: Option<&'static str>) {
@@ -58,6 +70,7 @@ impl Pending {
             started: self.started,
             span: std::mem::replace(&mut self.span, Span::none()),
             done: false,
+            turn: self.turn.take(),
         }
     }
 
@@ -75,6 +88,12 @@ impl Pending {
         record.outcome = outcome;
         record.error = record.error.or(error);
         record.latency = self.started.elapsed();
+        if let Some((sessions, turn)) = self.turn.take() {
+            let served = outcome == Outcome::Completed && (200..300).contains(&record.status);
+            if let (true, Some(usage)) = (served, record.usage.as_ref()) {
+                record.cache_break = sessions.observe(turn, usage);
+            }
+        }
         crate::telemetry::end_request_span(
             std::mem::replace(&mut self.span, Span::none()),
             &record,

@@ -96,8 +96,11 @@ pub struct RequestRecord {
     pub avoided: Option<Usage>,
     /// Request fields a translation left out, comma-separated (`x-trimgate-dropped`).
     pub dropped: String,
-    /// The agent's session id, from its request headers.
+    /// The session: the agent's id from its request headers, else one derived from the
+    /// model and the first user message ([`crate::sessions::derived_id`]).
     pub session: Option<String>,
+    /// The provider's cached prefix shrank against the session's previous turn, and why.
+    pub cache_break: Option<crate::sessions::Cause>,
     /// Which attempt of the request this row is, from 1; 0 when no provider was tried.
     pub attempt: u32,
     /// The pool key that served this attempt, by name (never the key).
@@ -135,6 +138,7 @@ impl RequestRecord {
             avoided: None,
             dropped: String::new(),
             session: None,
+            cache_break: None,
             attempt: 0,
             api_key: None,
         }
@@ -173,6 +177,7 @@ impl Recorder for LogRecorder {
             saved_tokens = r.saved_tokens,
             saved_bytes = r.saved_bytes,
             cache = r.cache.map_or("-", CacheStatus::as_str),
+            cache_break = r.cache_break.map_or("-", crate::sessions::Cause::as_str),
             "request"
         );
     }

@@ -37,6 +37,8 @@ pub struct AppState {
     pub cache: Arc<crate::cache::ResponseCache>,
     /// Providers' cooldowns and retry budgets, kept across reloads.
     pub health: crate::health::Health,
+    /// Each session's last turn, for the cache-break detector; kept across reloads.
+    pub sessions: Arc<crate::sessions::Sessions>,
     secrets: Arc<dyn SecretStore>,
     pub recorder: Arc<dyn Recorder>,
     /// Renders `/metrics`, when the process installed a Prometheus recorder.
@@ -83,6 +85,7 @@ impl AppState {
             started: std::time::Instant::now(),
             cache,
             health: crate::health::Health::default(),
+            sessions: Arc::new(crate::sessions::Sessions::default()),
             secrets,
             metrics: std::sync::OnceLock::new(),
             recorder,

@@ -155,6 +155,10 @@ impl MetricsRecorder {
                 counter.increment(n);
             }
         }
+        if let Some(cause) = r.cache_break {
+            // Rare (a session's cached prefix shrank): no handle kept.
+            counter!("trimgate_cache_breaks_total", "cause" => cause.as_str()).increment(1);
+        }
         if r.saved_tokens > 0 {
             p.saved
                 .get_or_insert_with(

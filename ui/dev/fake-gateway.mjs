@@ -142,6 +142,27 @@ function savings(url) {
   };
 }
 
+/** `GET /sessions`: the fake's requests as one session, with no held-out traffic. */
+function sessionsReport(url) {
+  const { since_ms, total } = savings(url);
+  const side = { sessions: total.requests ? 1 : 0, requests: total.requests, tokens: total.input_tokens + total.saved_tokens, cost_usd: total.cost_usd };
+  const none = { sessions: 0, requests: 0, tokens: 0, cost_usd: 0 };
+  const breaks = { gateway: 0, client: 0, provider: 0 };
+  const sessions = total.requests
+    ? [{ session: 'h-0123456789abcdef', first_ms: since_ms, last_ms: Date.now(), model: 'claude-sonnet-5-5', requests: total.requests, input_tokens: total.input_tokens, cache_read_tokens: total.cache_read_tokens, cache_write_tokens: 0, saved_tokens: total.saved_tokens, cost_usd: total.cost_usd, saved_usd: total.saved_usd, breaks, held_out: false }]
+    : [];
+  return {
+    ledger: ledgerOn,
+    report: {
+      since_ms,
+      sessions,
+      session_count: sessions.length,
+      breaks,
+      holdout: { optimized: side, held_out: none, models: [], compared_optimized: none, compared_held_out: none, expected_usd: null, net_saved_usd: null, net_saved_share: null, note: 'not enough held-out traffic: none in this window (set [optimize] holdout, e.g. 0.1)' },
+    },
+  };
+}
+
 const DAY_MS = 864e5;
 /** Cost as the savings totals price it. */
 const costOf = (input, output) => input * 1.25e-6 + output * 1e-5;
@@ -383,6 +404,7 @@ function admin(method, path, url, body) {
     return [200, { output, tokens_before: tokens(body.text), tokens_after: tokens(output) }];
   }
   if (path === '/savings' && method === 'GET') return [200, savings(url)];
+  if (path === '/sessions' && method === 'GET') return [200, sessionsReport(url)];
   if (path === '/requests' && method === 'GET') {
     const limit = Number(url.searchParams.get('limit') ?? 50);
     return [200, { requests: state.requests.slice(0, limit) }];

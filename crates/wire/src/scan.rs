@@ -63,7 +63,8 @@ impl<'a> Scanner<'a> {
         Scanner { bytes, at: 0 }
     }
 
-    fn peek(&self) -> Option<u8> {
+    /// The byte at the cursor.
+    pub fn peek(&self) -> Option<u8> {
         self.bytes.get(self.at).copied()
     }
 

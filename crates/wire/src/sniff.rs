@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::error::WireError;
-use crate::scan::{nests_within, whole_object, Seen, Unsure, DEPTH};
+use crate::scan::{nests_within, whole_object, Scanner, Seen, Unsure, DEPTH};
 
 /// Default cap on the length of a request's `model`, in bytes.
 pub const DEFAULT_MAX_MODEL_BYTES: usize = 256;
@@ -39,6 +39,10 @@ pub struct Sniffed {
     stream_options: Option<(Range<usize>, String)>,
     /// `temperature`, when it is a number (the response cache's test of determinism).
     pub temperature: Option<f64>,
+    /// Where the first user message's `content` sits (or a Responses `input` that is one
+    /// string), as raw JSON: what every turn of a conversation repeats, so a session can be
+    /// told by it. `None` when there is none, or the body was not read by the scanner.
+    pub first_user: Option<Range<usize>>,
 }
 
 /// Where `inner` (a sub-slice of `outer`) sits within it.
@@ -97,7 +101,11 @@ pub fn sniff_within(body: &[u8], limits: Limits) -> Result<Sniffed, WireError> {
             limits.json_depth
         )));
     }
-    let [model, stream, stream_options, temperature] = match scanned {
+    let (spans, first_user) = match scanned {
+        Ok((spans, first_user)) => (Ok(spans), first_user),
+        Err(Unsure) => (Err(Unsure), None),
+    };
+    let [model, stream, stream_options, temperature] = match spans {
         Ok(spans) => spans.map(|span| span.and_then(|r| text.get(r))),
         Err(Unsure) => {
             let peek: Peek<'_> =
@@ -158,6 +166,7 @@ pub fn sniff_within(body: &[u8], limits: Limits) -> Result<Sniffed, WireError> {
         stream,
         stream_options: stream_options.map(|raw| (span_of(body, raw), raw.to_owned())),
         temperature: temperature.and_then(|raw| raw.parse::<f64>().ok()),
+        first_user,
     })
 }
 
@@ -165,8 +174,11 @@ pub fn sniff_within(body: &[u8], limits: Limits) -> Result<Sniffed, WireError> {
 /// an absent or `null` one), found by reading the bytes directly, with the whole body's
 /// syntax checked as serde_json checks it; `Unsure` for anything serde should decide
 /// (see [`crate::scan`]), including every body serde would refuse.
-fn spans(body: &[u8]) -> Result<[Option<Range<usize>>; 4], Unsure> {
+type Spans = ([Option<Range<usize>>; 4], Option<Range<usize>>);
+
+fn spans(body: &[u8]) -> Result<Spans, Unsure> {
     let mut found: [Option<Range<usize>>; 4] = Default::default();
+    let mut first_user = None;
     let mut seen = Seen::default();
     whole_object(body, |s, key| {
         let field = match key {
@@ -174,6 +186,10 @@ fn spans(body: &[u8]) -> Result<[Option<Range<usize>>; 4], Unsure> {
             b"stream" => 1,
             b"stream_options" => 2,
             b"temperature" => 3,
+            // Read as they are skipped: the same bytes checked, one span kept.
+            b"messages" | b"input" if first_user.is_none() => {
+                return first_user_of(s, &mut first_user)
+            }
             _ => return s.skip_value(0),
         };
         seen.first(field as u32)?;
@@ -185,7 +201,58 @@ fn spans(body: &[u8]) -> Result<[Option<Range<usize>>; 4], Unsure> {
         }
         Ok(())
     })?;
-    Ok(found)
+    Ok((found, first_user))
+}
+
+/// Skips the `messages` or `input` value at the cursor, noting where the first user
+/// message's `content` is (or the value itself, when it is one string).
+fn first_user_of(s: &mut Scanner<'_>, out: &mut Option<Range<usize>>) -> Result<(), Unsure> {
+    let start = s.position();
+    match s.peek() {
+        Some(b'"') => {
+            s.skip_value(0)?;
+            *out = Some(start..s.position());
+            Ok(())
+        }
+        Some(b'[') => {
+            s.expect(b'[')?;
+            s.ws();
+            if s.eat(b']') {
+                return Ok(());
+            }
+            loop {
+                if out.is_some() || s.peek() != Some(b'{') {
+                    s.skip_value(1)?;
+                } else {
+                    s.expect(b'{')?;
+                    let (mut user, mut content) = (false, None);
+                    s.members(|s, key| match key {
+                        b"role" => {
+                            user = s.str_or_null()? == Some("user");
+                            Ok(())
+                        }
+                        b"content" => {
+                            let at = s.position();
+                            s.skip_value(2)?;
+                            content = Some(at..s.position());
+                            Ok(())
+                        }
+                        _ => s.skip_value(2),
+                    })?;
+                    if user {
+                        *out = content;
+                    }
+                }
+                s.ws();
+                if s.eat(b']') {
+                    return Ok(());
+                }
+                s.expect(b',')?;
+                s.ws();
+            }
+        }
+        _ => s.skip_value(0),
+    }
 }
 
 /// The edits passthrough may make, collected and applied in one copy.
@@ -419,7 +486,7 @@ mod tests {
         }
         fn direct(body: &[u8]) -> Option<[Option<String>; 4]> {
             let text = std::str::from_utf8(body).ok()?;
-            let spans = spans(body).ok()?;
+            let spans = spans(body).ok()?.0;
             Some(spans.map(|span| span.map(|r| text[r].to_owned())))
         }
         for client_shaped in [

@@ -22,7 +22,7 @@ pub mod ui;
 
 use audit::audit;
 use health::get_health;
-use history::{requests, savings};
+use history::{requests, savings, sessions};
 use keys::{create_key, list_keys, revoke_key};
 use modes::{get_modes, pause, preview, put_modes};
 use providers::{
@@ -251,6 +251,7 @@ pub fn router<S: Clone + Send + Sync + 'static>(
         .route("/pause", preflight(post(pause)))
         .route("/preview", preflight(post(preview)))
         .route("/savings", preflight(get(savings)))
+        .route("/sessions", preflight(get(sessions)))
         .route("/requests", preflight(get(requests)))
         .route("/reload", preflight(post(reload)))
         .route("/settings", preflight(get(get_settings).put(put_settings)))

@@ -406,13 +406,13 @@ const COLUMNS: &str = "INSERT INTO requests (ts_ms, request_id, dialect, provide
     model_requested, model_served, gateway_key, streamed, status, outcome, error, latency_ms, \
     overhead_ms, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, \
     reasoning_tokens, applied, saved_tokens, saved_bytes, cost_usd, saved_usd, cache, dropped, \
-    session, attempt, api_key) VALUES ";
-const PER_ROW: usize = 28;
+    session, attempt, api_key, cache_break) VALUES ";
+const PER_ROW: usize = 29;
 const PASS_COLUMNS: &str = "INSERT INTO request_passes (ts_ms, request_id, pass, \
     tokens_before, tokens_after, saved_usd) VALUES ";
 const PER_PASS_ROW: usize = 6;
 /// Rows per INSERT: one statement for many rows costs far less than one per row, and
-/// 64 × 28 parameters stay under every backend's limit.
+/// 64 × 29 parameters stay under every backend's limit.
 const ROWS_PER_INSERT: usize = 64;
 
 /// How a statement's parameters are written.
@@ -557,6 +557,7 @@ fn request_values<'a>(r: &'a RequestRecord, memo: &mut PriceMemo<'a>) -> [Value<
         Text(r.session.as_deref()),
         Int(Some(i64::from(r.attempt))),
         Text(r.api_key.as_deref()),
+        Text(r.cache_break.map(crate::sessions::Cause::as_str)),
     ]
 }
 
@@ -705,6 +706,7 @@ mod tests {
             avoided: None,
             dropped: String::new(),
             session: None,
+            cache_break: None,
             attempt: 1,
             api_key: None,
         }

@@ -63,6 +63,9 @@ struct Ctx {
     dropped: String,
     /// Attempts made so far, for `x-trimgate-attempts`.
     attempts: u32,
+    /// The request as the client sent it, for the cache-break detector (a generation
+    /// request); what was forwarded goes with the [`Outgoing`].
+    client_sent: Option<crate::sessions::Sent>,
     /// The provider and model of the attempt under way, for `x-trimgate-provider`/`-model`.
     served: Option<(Arc<Provider>, Arc<str>)>,
 }
@@ -122,6 +125,7 @@ pub async fn handle(
         dropped: String::new(),
         attempts: 0,
         served: None,
+        client_sent: None,
     };
     let record = RequestRecord::new(ctx.id.clone(), ctx.dialect());
     // Created before any stage runs, so a client that leaves mid-request is still recorded.
@@ -479,6 +483,9 @@ struct Outgoing {
     /// Where a complete answer is kept in the response cache.
     store: Option<cache::Prepared>,
     via: Via,
+    /// The body as forwarded (before cache breakpoints) when it is not the client's, for
+    /// the cache-break detector.
+    forwarded: Option<crate::sessions::Sent>,
 }
 
 enum Via {
@@ -542,7 +549,8 @@ async fn run(
     let key = client.map(|c| c.gateway_key);
     state.strip_local_key(&mut parts.headers);
     pending.record().gateway_key = key.as_ref().map(|k| k.name.clone());
-    pending.record().session = session_id(&parts.headers);
+    let header_session = session_id(&parts.headers);
+    pending.record().session.clone_from(&header_session);
     is_json(&parts.headers)?;
     let config = ctx.rt.config.clone();
     let body = read_body(body, &parts.headers, &config.server).await?;
@@ -556,6 +564,19 @@ async fn run(
     let stream = sniffed.stream && ctx.endpoint.can_stream();
     pending.record().model_requested = Some(sniffed.model.clone());
     pending.record().streamed = stream;
+    if ctx.endpoint != Endpoint::CountTokens {
+        // A session for every request: an SDK script's turns group by their first message.
+        if header_session.is_none() {
+            pending.record().session = sniffed
+                .first_user
+                .clone()
+                .map(|span| crate::sessions::derived_id(&sniffed.model, &body[span]));
+        }
+        ctx.client_sent = Some(crate::sessions::Sent {
+            dialect: ctx.dialect(),
+            bytes: body.clone(),
+        });
+    }
 
     // 2. route
     let target = config.routes.resolve(&sniffed.model);
@@ -599,7 +620,7 @@ async fn run(
     let session = steps
         .iter()
         .any(|s| s.provider.pool.len() > 1)
-        .then(|| session_of(pending.record().session.as_deref(), &body))
+        .then(|| session_of(header_session.as_deref(), &body))
         .flatten();
     let mut key_index: Option<usize> = None;
     let mut waited_out = false;
@@ -1065,8 +1086,10 @@ async fn deliver(
         provider,
         store,
         via,
+        forwarded,
         ..
     } = outgoing;
+    watch_turn(state, ctx, pending, forwarded);
     let store = store.filter(|_| status == http::StatusCode::OK);
     let whole = match answer {
         Upstream::Headers(response) if streaming => {
@@ -1103,6 +1126,29 @@ async fn deliver(
             translated::answer(state, ctx, pending, &provider, how, store, whole).await
         }
     }
+}
+
+/// Hands the detector this turn, compared with the session's previous one when the
+/// record is finished (with the provider's usage).
+fn watch_turn(
+    state: &AppState,
+    ctx: &mut Ctx,
+    pending: &mut Pending,
+    forwarded: Option<crate::sessions::Sent>,
+) {
+    let Some(client) = ctx.client_sent.take() else {
+        return;
+    };
+    let record = pending.record();
+    let (Some(session), Some(model)) = (&record.session, &record.model_requested) else {
+        return;
+    };
+    let turn = crate::sessions::Turn {
+        key: crate::sessions::Turn::key_of(session, model),
+        client,
+        forwarded,
+    };
+    pending.watch(state.sessions.clone(), turn);
 }
 
 /// What the response cache made of a request.

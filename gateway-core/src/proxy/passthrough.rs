@@ -36,6 +36,7 @@ pub(super) async fn prepare(
 ) -> Result<Outgoing, Response> {
     let stream = sniffed.stream && ctx.endpoint.can_stream();
     let mut edits = Edits::default();
+    let rewritten = !optimized.is_empty();
     edits.extend(optimized);
     if model != sniffed.model {
         edits.rewrite_model(sniffed, model);
@@ -45,6 +46,11 @@ pub(super) async fn prepare(
     }
     let hide_usage = edits.injected_usage;
     let mut body = edits.apply(body.clone());
+    // What the passes left is what the detector compares; the marks below move by design.
+    let forwarded = rewritten.then(|| crate::sessions::Sent {
+        dialect: ctx.dialect(),
+        bytes: body.clone(),
+    });
     if breakpoints && ctx.endpoint == Endpoint::Messages {
         let marks = crate::optimize::breakpoints::place(&body, model);
         if !marks.is_empty() {
@@ -72,6 +78,7 @@ pub(super) async fn prepare(
         body,
         store,
         via: Via::Same { hide_usage },
+        forwarded,
     })
 }
 

@@ -53,11 +53,15 @@ pub(super) async fn prepare(
     };
     let (ir, mut upstream_body, report) =
         translate::request_for(client_dialect, body, model, &target)?;
+    // What the detector compares is the body before the marks, which move by design.
+    let mut unmarked = None;
     if breakpoints && provider_dialect == Dialect::AnthropicMessages {
         // A client of another dialect cannot ask for Anthropic's prompt cache itself.
         let marks = crate::optimize::breakpoints::place(&upstream_body, &ir.model);
         if !marks.is_empty() {
-            upstream_body = crate::optimize::splice(&upstream_body, &marks);
+            let before = std::mem::take(&mut upstream_body);
+            upstream_body = crate::optimize::splice(&before, &marks);
+            unmarked = Some(Bytes::from(before));
         }
     }
     if !report.is_empty() {
@@ -88,18 +92,24 @@ pub(super) async fn prepare(
         Cached::Answer(response) => return Ok(Err(response)),
         Cached::Store(store) => store,
     };
+    let upstream_body = Bytes::from(upstream_body);
+    let forwarded = ctx.client_sent.as_ref().map(|_| crate::sessions::Sent {
+        dialect: provider_dialect,
+        bytes: unmarked.unwrap_or_else(|| upstream_body.clone()),
+    });
     Ok(Ok(Outgoing {
         provider: provider.clone(),
         endpoint: Endpoint::for_dialect(provider_dialect),
         query: None,
         headers: Some(headers),
-        body: Bytes::from(upstream_body),
+        body: upstream_body,
         store,
         via: Via::Translated(Translation {
             provider_dialect,
             stream_usage: ir.stream_usage,
             freeform_tools: ir.freeform_tools(),
         }),
+        forwarded,
     }))
 }
 

@@ -163,6 +163,64 @@ export interface Savings {
   total: Totals;
 }
 
+/** Cache breaks by cause: the gateway's rewrite (never expected), the client's edit, the provider's expiry. */
+export interface Breaks {
+  gateway: number;
+  client: number;
+  provider: number;
+}
+
+/** One session's totals (`GET /admin/api/sessions`). */
+export interface SessionTotals {
+  session: string;
+  first_ms: number;
+  last_ms: number;
+  model: string;
+  requests: number;
+  input_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  saved_tokens: number;
+  cost_usd: number;
+  saved_usd: number;
+  breaks: Breaks;
+  held_out: boolean;
+}
+
+/** One side of the holdout comparison; `tokens` are input-equivalent (input + removed by the passes). */
+export interface HoldoutSide {
+  sessions: number;
+  requests: number;
+  tokens: number;
+  cost_usd: number;
+}
+
+/** Optimized traffic priced at the held-out group's rate for the same model (formula in ARCHITECTURE.md). */
+export interface Holdout {
+  optimized: HoldoutSide;
+  held_out: HoldoutSide;
+  models: string[];
+  compared_optimized: HoldoutSide;
+  compared_held_out: HoldoutSide;
+  expected_usd: number | null;
+  net_saved_usd: number | null;
+  net_saved_share: number | null;
+  note: string | null;
+}
+
+export interface SessionsReport {
+  since_ms: number;
+  sessions: SessionTotals[];
+  session_count: number;
+  breaks: Breaks;
+  holdout: Holdout;
+}
+
+export interface Sessions {
+  ledger: boolean;
+  report: SessionsReport;
+}
+
 export interface PassChange {
   pass: string;
   before: number;
@@ -591,6 +649,12 @@ export class Api {
   savings(by: SavingsBy, since = '7d'): Promise<Savings> {
     const q = new URLSearchParams({ since, by });
     return this.call('GET', `/savings?${q}`);
+  }
+
+  /** The latest sessions, cache breaks by cause, and net savings against the holdout. */
+  sessions(since = '7d', limit = 8): Promise<Sessions> {
+    const q = new URLSearchParams({ since, limit: String(limit) });
+    return this.call('GET', `/sessions?${q}`);
   }
 
   async requests(limit = 50): Promise<RequestRow[]> {
