@@ -419,7 +419,10 @@ fn main() {
                 // Facts are looked for as written, in grouped listings expanded back, and
                 // with whitespace ignored (a minified JSON document keeps every value).
                 let text = all.join("\n");
-                let view = format!("{text}\n{}", expand_listings(&text));
+                // each string on its own: an output inside an agent's wrapper is expanded
+                // as it would be bare
+                let expanded: Vec<String> = all.iter().map(|s| expand_listings(s)).collect();
+                let view = format!("{text}\n{}", expanded.join("\n"));
                 let squashed = squash(&view);
                 let mut fetched: Option<(String, String)> = None;
                 for n in &r.needles {

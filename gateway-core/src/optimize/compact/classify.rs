@@ -2,7 +2,9 @@
 //! tried before general ones: a test run that prints source snippets is a test run, not
 //! source code.
 
-use super::{diagnostics, gitlog, listing, test_output, trace};
+use super::{
+    deptree, diagnostics, gitlog, listing, lockfile, test_output, timestamps, trace, versions,
+};
 
 /// What a tool result is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +38,14 @@ pub(crate) enum Kind {
     Code,
     /// Human-written text: never rewritten.
     Prose,
+    /// A dependency tree drawn with box glyphs: `npm ls`, `cargo tree`, `pipdeptree`.
+    Tree,
+    /// A lock file read as text: `Cargo.lock`, `poetry.lock`.
+    Lockfile,
+    /// Names one a line: `git tag`, `git branch -a`, `npm view <pkg> versions`.
+    Versions,
+    /// A server's or daemon's log, most lines opening with a timestamp.
+    Timestamped,
     /// Anything else that reads like a log.
     Log,
 }
@@ -49,6 +59,10 @@ struct Tally {
     hunks: usize,
     commits: usize,
     test_lines: usize,
+    tree: usize,
+    lock_packages: usize,
+    names: usize,
+    stamped: usize,
     npm_lines: usize,
     status: usize,
     diagnostics: usize,
@@ -89,6 +103,18 @@ pub(crate) fn classify(text: &str) -> Kind {
         }
         if test_output::is_test_marker(line) {
             t.test_lines += 1;
+        }
+        if deptree::branch(line).is_some() {
+            t.tree += 1;
+        }
+        if line == lockfile::PACKAGE {
+            t.lock_packages += 1;
+        }
+        if versions::is_listed_name(line) {
+            t.names += 1;
+        }
+        if timestamps::timestamp_span(line).is_some() {
+            t.stamped += 1;
         }
         if line.starts_with("npm ") || line.starts_with("added ") && line.contains(" package") {
             t.npm_lines += 1;
@@ -157,6 +183,15 @@ fn decide(t: &Tally, first_line: &str) -> Kind {
     if t.hunks > 0 && t.diff_headers >= 2 {
         return Kind::Diff;
     }
+    // A test runner's tree (JUnit's console launcher) is a test run.
+    if t.test_lines >= 5 && share(t.test_lines) >= 30 {
+        return Kind::Test;
+    }
+    // A lock file is data whatever its entries are called.
+    let generated = first_line.contains("@generated");
+    if t.lock_packages >= 3 && (generated || share(t.lock_packages) >= 5) {
+        return Kind::Lockfile;
+    }
     // A listing is a listing whatever the lines it lists say (a grep for `error` is
     // full of error words).
     if t.grep >= 3 && share(t.grep + t.grep_separators) >= 80 {
@@ -168,11 +203,22 @@ fn decide(t: &Tally, first_line: &str) -> Kind {
     if t.paths >= 5 && share(t.paths) >= 90 {
         return Kind::Find;
     }
+    if t.names >= 20 && share(t.names) >= 90 {
+        return Kind::Versions;
+    }
     if t.test_lines >= 2 {
         return Kind::Test;
     }
+    // a dependency tree (`npm ls`, `cargo tree`), once no test run has claimed the glyphs
+    if t.tree >= 5 && share(t.tree) >= 60 {
+        return Kind::Tree;
+    }
     if t.npm_lines >= 3 && share(t.npm_lines) >= 30 {
         return Kind::Install;
+    }
+    // A log's error lines and stack traces are part of the log.
+    if t.stamped >= 8 && share(t.stamped) >= 60 {
+        return Kind::Timestamped;
     }
     if t.diagnostics >= 1 && !looks_like_source(t) {
         return Kind::Diagnostics;
@@ -336,7 +382,7 @@ mod tests {
     }
 
     #[test]
-    fn a_plain_server_log_is_a_log() {
+    fn a_server_log_with_timestamps_is_timestamped() {
         let text: String = (0..50)
             .map(|i| {
                 format!(
@@ -344,6 +390,14 @@ mod tests {
                     i % 60
                 )
             })
+            .collect();
+        assert_eq!(classify(&text), Kind::Timestamped);
+    }
+
+    #[test]
+    fn an_untimed_log_is_a_log() {
+        let text: String = (0..50)
+            .map(|i| format!("worker {i}: GET /api/items/{i} 200\n"))
             .collect();
         assert_eq!(classify(&text), Kind::Log);
     }

@@ -291,7 +291,8 @@ pub(crate) fn compact_ls(rows: Vec<Row>, level: Level) -> Vec<Row> {
         return rows;
     }
     let aggressive = level == Level::Aggressive;
-    let mut out = Vec::with_capacity(rows.len());
+    let mut out = Vec::with_capacity(rows.len() + 1);
+    let mut shortened = 0;
     for row in rows {
         if row.text.starts_with("total ") && is_ls_chrome(&row.text) {
             continue;
@@ -300,6 +301,7 @@ pub(crate) fn compact_ls(rows: Vec<Row>, level: Level) -> Vec<Row> {
             out.push(row);
             continue;
         };
+        shortened += 1;
         let text = if aggressive {
             if entry.name == "." || entry.name == ".." {
                 continue;
@@ -312,6 +314,20 @@ pub(crate) fn compact_ls(rows: Vec<Row>, level: Level) -> Vec<Row> {
             format!("{} {} {}", entry.kind, entry.size, entry.name)
         };
         out.push(Row::plain(text));
+    }
+    if shortened > 0 {
+        // The columns are gone from every entry: one marker says which, so the rewrite
+        // names what it elided (and where the whole listing is kept).
+        let columns = if aggressive {
+            "modes, links, owners, groups, sizes and dates"
+        } else {
+            "modes, links, owners, groups and dates"
+        };
+        let body = format!(
+            "{columns} of {} elided",
+            count(shortened, "entry", "entries")
+        );
+        out.insert(0, Row::marker(&body, 0));
     }
     out
 }

@@ -12,11 +12,16 @@
 //! - [`lines`]       — the row type, markers, and the passes every log shares: repeats,
 //!   `Compiling …` runs, runs differing only in numbers, progress runs, head/tail.
 //! - [`test_output`] — cargo test, pytest, unittest, jest, mocha, go test.
+//! - [`timestamps`]  — server and daemon logs: lines that differ only in timestamps and
+//!   ids fold, first and last of each message kept.
 //! - [`install`]     — npm / pip install logs.
 //! - [`diagnostics`] — rustc/cargo, tsc and gcc/clang diagnostics.
 //! - [`trace`]       — Python tracebacks, Rust backtraces, JS and Java frames.
 //! - [`listing`]     — `grep -rn`/`rg`, `find`, `ls -l`.
 //! - [`gitlog`]      — `git log`, `--stat`, `-p`.
+//! - [`deptree`]     — `npm ls`, `cargo tree`, `pipdeptree`: guide bars blanked.
+//! - [`lockfile`]    — `Cargo.lock`, `poetry.lock`: the shared source said once.
+//! - [`versions`]    — `git tag`, `git branch -a`, version lists: runs in brace form.
 //! - [`json`]        — minification; sampling of long arrays at Aggressive.
 //! - [`diff`]        — unified diffs, touched as little as possible.
 //!
@@ -28,6 +33,7 @@
 
 mod ansi;
 mod classify;
+mod deptree;
 mod diagnostics;
 mod diff;
 mod gitlog;
@@ -35,8 +41,11 @@ mod install;
 mod json;
 mod lines;
 mod listing;
+mod lockfile;
 mod test_output;
+mod timestamps;
 mod trace;
+mod versions;
 mod wrapper;
 
 #[cfg(test)]
@@ -102,7 +111,16 @@ fn compact_output(text: &str, level: Level) -> Option<String> {
 }
 
 pub use lines::thousands;
-pub use listing::expand as expand_listings;
+
+/// Undoes the lossless regroupings of listings: grep matches and find paths grouped under
+/// their file or directory, names grouped in brace form, tree guide bars blanked. Shows
+/// the rewrites lose nothing (the savings evaluator checks facts in this view too). An
+/// output inside an agent's wrapper is expanded as it would be bare.
+pub fn expand_listings(text: &str) -> String {
+    let wrapped = wrapper::split(text);
+    let text = wrapped.as_ref().map_or(text, |w| w.output());
+    listing::expand(&deptree::redraw(&versions::expand(text)))
+}
 
 /// Text without ANSI/OSC escapes (for the strict squeeze, which shares them).
 pub fn strip_escapes(text: &str) -> String {
@@ -145,11 +163,15 @@ fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
     let mut rows = match kind {
         Kind::GitLog => gitlog::compact(rows, level),
         Kind::Test => test_output::compact(rows, level),
+        Kind::Timestamped => timestamps::compact(rows, level),
         Kind::Install => install::compact(rows, level),
         Kind::Diagnostics => diagnostics::compact(rows, level),
         Kind::Grep => listing::compact_grep(rows, level),
         Kind::Find => listing::compact_find(rows, level),
         Kind::Ls => listing::compact_ls(rows, level),
+        Kind::Tree => deptree::compact(rows, level),
+        Kind::Lockfile => lockfile::compact(rows, level),
+        Kind::Versions => versions::compact(rows, level),
         _ => rows,
     };
     // Content of no known kind, below Aggressive: no line of it is cut.
@@ -176,7 +198,9 @@ fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
         }
     }
     rows = lines::fold_repeats(rows);
-    if standard && !unread && matches!(kind, Kind::Log | Kind::Trace | Kind::Progress) {
+    let cut = matches!(kind, Kind::Log | Kind::Trace | Kind::Progress)
+        || (aggressive && kind == Kind::Timestamped);
+    if standard && !unread && cut {
         let (head, tail) = if aggressive {
             AGGRESSIVE_HEAD_TAIL
         } else {

@@ -20,6 +20,55 @@ pub(crate) fn is_test_marker(line: &str) -> bool {
         || t.starts_with("Tests:") && (t.contains(" passed") || t.contains(" failed"))
         || t.ends_with(" ... ok")
         || passing_glyph(t)
+        || is_rspec_summary(t)
+        || t.contains("(FAILED - ")
+        || junit_tree_passed(t)
+        || t.starts_with('[')
+            && (t.ends_with(" tests successful ]") || t.ends_with(" tests failed ]"))
+}
+
+/// rspec's `442 examples, 5 failures` (and `, 2 pending`).
+fn is_rspec_summary(t: &str) -> bool {
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0
+        && t.get(digits..).is_some_and(|r| r.starts_with(" example"))
+        && t.contains(" failure")
+}
+
+/// A passed node of the JUnit console launcher's tree: `│  ├─ accepts "1" ✔`.
+fn junit_tree_passed(t: &str) -> bool {
+    t.starts_with(['├', '└', '│']) && t.ends_with(" ✔")
+}
+
+/// rspec's documentation formatter prints a passing example as its bare description, under
+/// its groups: the leaves (a line the next line is not indented under) that carry no
+/// `(FAILED - n)` or `(PENDING: …)` mark, in a run that ends with rspec's summary.
+fn rspec_passing(rows: &[Row]) -> Vec<bool> {
+    let mut passing = vec![false; rows.len()];
+    let Some(end) = rows.iter().position(|r| {
+        matches!(r.text.trim(), "Failures:" | "Pending:") || r.text.starts_with("Finished in ")
+    }) else {
+        return passing;
+    };
+    if !rows.iter().any(|r| is_rspec_summary(r.text.trim())) {
+        return passing;
+    }
+    let indent = |t: &str| t.len() - t.trim_start().len();
+    for i in 0..end {
+        let text = rows[i].text.as_str();
+        let t = text.trim();
+        if t.is_empty()
+            || indent(text) < 2
+            || t.ends_with(')') && (t.contains("(FAILED - ") || t.contains("(PENDING"))
+        {
+            continue;
+        }
+        let next = rows[i + 1..end].iter().find(|r| !r.text.trim().is_empty());
+        if next.is_none_or(|n| indent(&n.text) <= indent(text)) {
+            passing[i] = true;
+        }
+    }
+    passing
 }
 
 /// `path::test PASSED [ 12%]` → `PASSED` (pytest -v).
@@ -69,7 +118,11 @@ enum Dropped {
 /// Whether a line in the run part of the output reports a passing test or runner chatter.
 fn droppable(line: &str) -> Option<Dropped> {
     let t = line.trim();
-    if t.ends_with(" ... ok") || t.starts_with("--- PASS: ") || passing_glyph(t) {
+    if t.ends_with(" ... ok")
+        || t.starts_with("--- PASS: ")
+        || passing_glyph(t)
+        || junit_tree_passed(t)
+    {
         return Some(Dropped::Passing);
     }
     if pytest_status(t) == Some("PASSED") && strip_percent(t).ends_with(" PASSED") {
@@ -184,7 +237,13 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
         *q = 0;
     };
 
-    for row in rows {
+    let rspec = rspec_passing(&rows);
+    for (row, rspec_passed) in rows.into_iter().zip(rspec) {
+        if rspec_passed && section == Section::Run {
+            passing += 1;
+            dropped.push(row);
+            continue;
+        }
         let text = row.text.as_str();
         let trimmed = text.trim();
 
@@ -309,5 +368,35 @@ mod tests {
         assert!(out.contains("parse_test.go:14: got 4, want 5"));
         assert!(out.contains("--- FAIL: TestParse (0.00s)"));
         assert!(out.contains("FAIL\texample.com/calc\t0.004s"));
+    }
+    /// rspec's documentation formatter: passing examples are bare descriptions; the failing
+    /// one, its groups, the failure details and the summary stay.
+    #[test]
+    fn rspec_documentation_keeps_failures_and_counts_passes() {
+        let mut text = String::from("\nCart\n  .tax_for\n    in FI\n");
+        for i in 0..30 {
+            text.push_str(&format!("      taxes {i}00 cents at 0.24\n"));
+        }
+        text.push_str("      taxes 99999 cents at 0.24 (FAILED - 1)\n\nFailures:\n\n  1) Cart.tax_for in FI taxes 99999 cents at 0.24\n       expected: 24000\n            got: 23999\n     # ./spec/cart_spec.rb:11:in `block (6 levels)'\n\nFinished in 0.18 seconds\n31 examples, 1 failure\n");
+        let out = join(&compact(rows(&text), Level::Standard));
+        assert!(out.contains("[… 30 passing tests elided …]"), "{out}");
+        assert!(out.contains("    in FI\n"), "{out}");
+        assert!(out.contains("taxes 99999 cents at 0.24 (FAILED - 1)"));
+        assert!(out.contains("got: 23999"));
+        assert!(out.contains("31 examples, 1 failure"));
+    }
+
+    /// The JUnit console launcher's tree: passed nodes fold, failed ones keep their message.
+    #[test]
+    fn junit_tree_keeps_failed_nodes() {
+        let mut text = String::from("╷\n├─ JUnit Jupiter ✔\n│  └─ CartTest ✔\n");
+        for i in 0..20 {
+            text.push_str(&format!("│     ├─ accepts \"{i}\" ✔\n"));
+        }
+        text.push_str("│     └─ rejects \"12abc\" ✘ Expected java.lang.IllegalArgumentException to be thrown, but nothing was thrown.\n\n[       465 tests successful      ]\n[         1 tests failed          ]\n");
+        let out = join(&compact(rows(&text), Level::Standard));
+        assert!(out.contains("[… 22 passing tests elided …]"), "{out}");
+        assert!(out.contains("rejects \"12abc\" ✘ Expected java.lang.IllegalArgumentException"));
+        assert!(out.contains("1 tests failed"));
     }
 }

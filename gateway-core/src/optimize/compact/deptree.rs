@@ -1,0 +1,242 @@
+//! Dependency trees (`npm ls --all`, `cargo tree`, `pipdeptree`, `tree`): every entry
+//! stays, and only the drawing goes. A line's guide bars (`│   │   ├── serde v1.0.200`)
+//! say nothing its own branch glyph and the lines above do not already say, so from
+//! Standard up they become blanks of the same width (`        ├── serde v1.0.200`);
+//! [`redraw`] puts them back byte for byte. At Aggressive the leaves the tool itself marks
+//! as listed above (`deduped`, `(*)`) fold into a counted marker.
+
+use super::lines::{count, Elided, Row, Tag};
+use super::Level;
+
+const TEE: char = '├';
+const ELL: char = '└';
+const BAR: char = '│';
+
+/// A tree line: the column of its branch glyph, whether the glyph is `├` (more siblings
+/// follow), and the byte offset where the glyph starts. The prefix before the glyph is
+/// guide bars and blanks only.
+pub(crate) fn branch(line: &str) -> Option<(usize, bool, usize)> {
+    for (col, (at, c)) in line.char_indices().enumerate() {
+        match c {
+            BAR | ' ' => {}
+            TEE | ELL => {
+                let after = line.get(at + c.len_utf8()..)?;
+                return after.starts_with('─').then_some((col, c == TEE, at));
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// The branches still open above the current line: (glyph column, drawn with `├`).
+#[derive(Default)]
+struct Open(Vec<(usize, bool)>);
+
+impl Open {
+    /// The guide bars a line whose glyph sits at `col` is drawn with, and the line entered
+    /// as the newest open branch.
+    fn enter(&mut self, col: usize, tee: bool) -> String {
+        self.0.retain(|(c, _)| *c < col);
+        let mut prefix = vec![' '; col];
+        for &(c, t) in &self.0 {
+            if t {
+                if let Some(slot) = prefix.get_mut(c) {
+                    *slot = BAR;
+                }
+            }
+        }
+        self.0.push((col, tee));
+        prefix.into_iter().collect()
+    }
+}
+
+/// Whether a tree entry is one the tool marks as listed in full elsewhere.
+fn is_repeat(line: &str) -> bool {
+    let t = line.trim_end();
+    t.ends_with(" deduped") || t.ends_with(" (*)")
+}
+
+/// Compacts a tree. Light returns the rows unchanged.
+pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
+    if level == Level::Light {
+        return rows;
+    }
+    let branches: Vec<Option<(usize, bool, usize)>> =
+        rows.iter().map(|r| branch(&r.text)).collect();
+    let mut open = Open::default();
+    let mut out = Vec::with_capacity(rows.len());
+    let mut repeats = Elided::default();
+    let mut repeats_col = 0;
+    for (i, row) in rows.into_iter().enumerate() {
+        let Some(Some((col, tee, at))) = branches.get(i).copied() else {
+            flush_repeats(&mut out, &mut repeats, repeats_col);
+            out.push(row);
+            continue;
+        };
+        let drawn = open.enter(col, tee);
+        let prefix = row.text.get(..at).unwrap_or_default();
+        let rest = row.text.get(at..).unwrap_or_default();
+        // A leaf: the next tree line (if any) is not below it.
+        let leaf = branches
+            .get(i + 1..)
+            .unwrap_or_default()
+            .iter()
+            .flatten()
+            .next()
+            .is_none_or(|&(next, _, _)| next <= col);
+        if level == Level::Aggressive && leaf && row.tag == Tag::Plain && is_repeat(rest) {
+            if repeats.is_empty() || repeats_col != col {
+                flush_repeats(&mut out, &mut repeats, repeats_col);
+                repeats_col = col;
+            }
+            repeats.push(row);
+            continue;
+        }
+        flush_repeats(&mut out, &mut repeats, repeats_col);
+        if prefix == drawn && prefix.contains(BAR) {
+            out.push(Row {
+                text: format!("{}{rest}", " ".repeat(col)),
+                tag: row.tag,
+            });
+        } else {
+            out.push(row);
+        }
+    }
+    flush_repeats(&mut out, &mut repeats, repeats_col);
+    out
+}
+
+fn flush_repeats(out: &mut Vec<Row>, repeats: &mut Elided, col: usize) {
+    let start = out.len();
+    repeats.flush(out, |n| {
+        format!(
+            "{} listed in full above elided",
+            count(n, "entry", "entries")
+        )
+    });
+    // the marker sits where the entries did
+    if let Some(marker) = out.get_mut(start).filter(|r| r.is_marker()) {
+        marker.text.insert_str(0, &" ".repeat(col));
+    }
+}
+
+/// Puts the guide bars [`compact`] blanked back into a tree: each tree line's prefix is
+/// redrawn from the branches open above it. Lines drawn in full are left as they are.
+pub fn redraw(text: &str) -> String {
+    let mut open = Open::default();
+    let mut out = String::with_capacity(text.len() + text.len() / 2);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        match branch(line) {
+            Some((col, tee, at)) => {
+                let drawn = open.enter(col, tee);
+                let prefix = line.get(..at).unwrap_or_default();
+                if prefix.contains(BAR) {
+                    out.push_str(line);
+                } else {
+                    out.push_str(&drawn);
+                    out.push_str(line.get(at..).unwrap_or_default());
+                }
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::optimize::compact::lines::{join, rows};
+
+    const CARGO_TREE: &str = "\
+logscan v0.3.0 (/tmp/logscan)
+├── anyhow v1.0.105
+├── chrono v0.4.45
+│   ├── iana-time-zone v0.1.65
+│   ├── num-traits v0.2.19
+│   │   [build-dependencies]
+│   │   └── autocfg v1.5.1
+│   └── serde v1.0.229
+│       ├── serde_core v1.0.229
+│       └── serde_derive v1.0.229 (proc-macro)
+│           ├── proc-macro2 v1.0.107
+│           │   └── unicode-ident v1.0.27
+│           └── quote v1.0.47
+│               └── proc-macro2 v1.0.107 (*)
+└── regex v1.12.2
+    └── memchr v2.7.6";
+
+    const NPM_LS: &str = "\
+webapp@1.4.0 /tmp/webapp
+├─┬ express@4.21.2
+│ ├─┬ body-parser@1.20.3
+│ │ ├── bytes@3.1.2
+│ │ ├── debug@2.6.9 deduped
+│ │ └── qs@6.13.0 deduped
+│ ├── debug@2.6.9
+│ └── qs@6.13.0
+└── typescript@5.9.3";
+
+    /// Every entry keeps its text and column; only the guide bars become blanks.
+    #[test]
+    fn guide_bars_become_blanks_and_entries_stay() {
+        let out = join(&compact(rows(CARGO_TREE), Level::Standard));
+        assert!(
+            out.contains("\n                └── proc-macro2 v1.0.107 (*)\n"),
+            "{out}"
+        );
+        assert!(out.contains("\n    ├── iana-time-zone v0.1.65\n"));
+        assert!(!out.contains("│   ├"), "{out}");
+        // a section header of cargo tree is not an entry: it stays drawn
+        assert!(out.contains("│   │   [build-dependencies]"));
+        for line in CARGO_TREE.lines() {
+            let entry = line.trim_start_matches([BAR, ' ']);
+            assert!(out.contains(entry), "{entry:?} lost");
+        }
+        assert!(out.len() < CARGO_TREE.len());
+    }
+
+    /// What Standard does to a tree, `redraw` undoes, byte for byte.
+    #[test]
+    fn redraw_restores_the_tree_exactly() {
+        for tree in [CARGO_TREE, NPM_LS] {
+            let out = join(&compact(rows(tree), Level::Standard));
+            assert_ne!(out, tree);
+            assert_eq!(redraw(&out), tree);
+        }
+        let fixture = include_str!("fixtures/npm_ls.txt");
+        let out = join(&compact(rows(fixture), Level::Standard));
+        assert_eq!(redraw(&out), fixture.trim_end());
+    }
+
+    /// At Aggressive, leaves the tool marks as listed above fold into one counted marker
+    /// per run; other entries stay.
+    #[test]
+    fn aggressive_folds_marked_repeats() {
+        let out = join(&compact(rows(NPM_LS), Level::Aggressive));
+        assert!(!out.contains("deduped"), "{out}");
+        assert!(
+            out.contains("    [… 2 entries listed in full above elided …]"),
+            "{out}"
+        );
+        assert!(out.contains("bytes@3.1.2") && out.contains("qs@6.13.0"));
+        // below Aggressive nothing is dropped
+        let standard = join(&compact(rows(NPM_LS), Level::Standard));
+        assert!(
+            standard.contains("    ├── debug@2.6.9 deduped"),
+            "{standard}"
+        );
+    }
+
+    #[test]
+    fn tree_lines_are_recognised_by_their_glyphs() {
+        assert_eq!(branch("│   └── quote v1.0.47"), Some((4, false, 6)));
+        assert_eq!(branch("├─┬ express@4.21.2"), Some((0, true, 0)));
+        assert_eq!(branch("│def summarize(run):"), None);
+        assert_eq!(branch("├ not a branch"), None);
+    }
+}
