@@ -80,7 +80,9 @@ pub fn compact(text: &str, level: Level) -> Option<String> {
 /// it was) when something was elided: where the whole block can be had back.
 pub fn compact_retrievable(text: &str, level: Level, line: &str) -> Option<String> {
     let with_line = |mut out: String| {
-        if out.contains(" elided ") {
+        // Every marker that stands for removed text says "elided" (`lines elided …`,
+        // `… elided, each as …`): the line goes wherever one does.
+        if out.contains(" elided") {
             out.push_str(line);
         }
         out
