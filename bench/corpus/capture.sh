@@ -22,21 +22,8 @@ trap 'rm -rf "$T"' EXIT
 ROWS="$T/manifest-rows.md"
 : >"$ROWS"
 
-# run NAME DIR COMMAND: run COMMAND with bash in DIR, save stdout+stderr to outputs/NAME.txt.
-run() {
-  local name=$1 dir=$2 cmd=$3 rc=0
-  echo ">> $name: $cmd" >&2
-  (cd "$dir" && bash -c "$cmd") >"$OUT/$name.txt" 2>&1 </dev/null || rc=$?
-  local shown_dir=${dir/#$T/\$TMP}
-  {
-    echo "### \`$name.txt\`"
-    echo "- directory: \`$shown_dir\`"
-    echo "- command: \`${cmd//$T/\$TMP}\`"
-    echo "- exit code: $rc; size: $(wc -c <"$OUT/$name.txt") bytes; lines: $(wc -l <"$OUT/$name.txt")"
-    echo "- captured: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo
-  } >>"$ROWS"
-}
+# run and manifest_row: one output and its MANIFEST row.
+source "$here/capture_lib.sh"
 
 export CARGO_TERM_COLOR=always
 # Throwaway crates get their own CARGO_HOME so that crates are really downloaded
