@@ -101,14 +101,7 @@ async fn chat(gw: &Gateway, text: &str) {
 }
 
 async fn metric(gw: &Gateway, name: &str) -> f64 {
-    let text = client()
-        .get(format!("{}/metrics", gw.url))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = metrics_text(&gw.url).await;
     text.lines()
         .filter(|l| l.starts_with(name))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())

@@ -53,14 +53,7 @@ async fn metrics_count_real_traffic_and_carry_no_secrets() {
     // The streamed record is finished when its body ends: poll until all four are counted.
     let mut text = String::new();
     for _ in 0..50 {
-        text = client()
-            .get(format!("{}/metrics", gw.url))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        text = metrics_text(&gw.url).await;
         // The ledger's gauge is set when its writer stores its first batch.
         if sample(&text, "trimgate_requests_total", &[]) >= 4.0
             && text.contains("trimgate_ledger_queue_depth")

@@ -266,14 +266,7 @@ async fn a_full_store_evicts_its_oldest_and_counts_it() {
     // The writer works off the request path: wait for the ledger's eviction to show.
     let mut metrics = String::new();
     for _ in 0..100 {
-        metrics = client()
-            .get(format!("{}/metrics", gw.url))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        metrics = metrics_text(&gw.url).await;
         if metrics.contains("trimgate_originals_evicted_total{store=\"ledger\"}") {
             break;
         }

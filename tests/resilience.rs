@@ -340,14 +340,7 @@ async fn a_chain_all_cooling_down_answers_at_once_with_a_clear_503() {
         assert!(message.contains("cooling down"), "{message}");
     }
     assert_eq!(flaky.hits(), 3, "nothing more reached the cooling provider");
-    let metrics = client()
-        .get(format!("{}/metrics", gw.url))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics_text(&gw.url).await;
     assert!(
         metrics.contains("trimgate_provider_cooldown{provider=\"zz-failing\"} 1"),
         "{metrics}"

@@ -186,14 +186,7 @@ async fn growing_turns_break_nothing_and_an_edited_message_is_the_clients_break(
         .starts_with("h-"));
 
     // The break is counted in /metrics by cause.
-    let metrics = client()
-        .get(format!("{}/metrics", gw.url))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics_text(&gw.url).await;
     let line = metrics
         .lines()
         .find(|l| l.starts_with("trimgate_cache_breaks_total") && l.contains("cause=\"client\""))

@@ -255,6 +255,18 @@ pub fn client() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
 
+/// The Prometheus text a gateway at `url` serves at `/metrics` (no key).
+pub async fn metrics_text(url: &str) -> String {
+    client()
+        .get(format!("{url}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
 /// Polls `check` until it holds or `limit` passes; returns whether it held.
 pub async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + limit;
