@@ -157,6 +157,17 @@ async fn two_gateways_share_a_keys_rpm_and_keep_serving_without_redis() {
     let (a, b, config) = two_gateways(&mock, redis.port, "local_share = 0.5");
     let key = keys_create(&config, &["--name", "team", "--rpm", "6"]);
     let roomy = keys_create(&config, &["--name", "roomy", "--rpm", "1000"]);
+    // Each gateway's connection to Redis opened first (another key's request), and both
+    // counting in Redis: on a loaded machine a first connection can miss the timeout, and
+    // that request would be counted on the replica's local share instead.
+    for gw in [&a, &b] {
+        assert_eq!(send(gw, &roomy).await.status(), 200);
+        assert!(
+            metric_becomes(gw, &roomy, "trimgate_limits_shared", 1.0).await,
+            "{}",
+            gw.stderr()
+        );
+    }
 
     // Twelve requests, alternating between the two: the key's 6 a minute hold in all,
     // each refusal a 429 naming the limit.
