@@ -1,6 +1,6 @@
-//! A mock LLM provider that speaks the OpenAI Chat Completions, OpenAI Responses and
-//! Anthropic Messages wire formats, for tests and benchmarks where no real provider is
-//! reachable.
+//! A mock LLM provider that speaks the OpenAI Chat Completions, OpenAI Responses, Anthropic
+//! Messages and Google Gemini wire formats, for tests and benchmarks where no real provider
+//! is reachable.
 //!
 //! Replies are deterministic (ids and timestamps aside): one call to the first declared
 //! tool when the request has tools and did not just return a tool result, text otherwise.
@@ -11,6 +11,9 @@
 //!
 //! - `openai`, `openai_chat`, `responses`: the two OpenAI dialects and what they share.
 //! - `anthropic`: Anthropic Messages and token counting.
+//! - `gemini`: Google's Gemini API (`generateContent`, streamed as SSE or a JSON array,
+//!   `countTokens`, the model list) under `/v1beta` and `/v1`; `gemini::request` reads its
+//!   bodies as Google does.
 //! - `reply`: what the answer says, whatever the dialect.
 //! - `sse`: streamed bodies, and the faults that act on their frames.
 //! - `fault`: which faults a request gets, their counts, the slow drip.
@@ -23,7 +26,7 @@
 //! | header | effect |
 //! |---|---|
 //! | `x-mock-error-status: <code>` | answer that 4xx/5xx in the endpoint's dialect (529: `overloaded_error`) |
-//! | `x-mock-retry-after: <secs>` | with an injected error: `retry-after`; on a 429 also the dialect's reset headers |
+//! | `x-mock-retry-after: <secs>` | with an injected error: `retry-after`; on a 429 also the dialect's reset headers (Gemini: the body's `RetryInfo`) |
 //! | `x-mock-delay-ms: <ms>` | hold the response headers back |
 //! | `x-mock-frame-interval-ms: <ms>` | pause between SSE frames |
 //! | `x-mock-stream-error-after: <n>` | `n` frames, then the dialect's in-stream error, then the end |
@@ -36,7 +39,9 @@
 //!
 //! Mock-wide (`MockConfig`): `fail_status` every `fail_every`-th request (counting provider
 //! requests from the first, so `n`, `2n`, …), `drop_every` likewise, `retry_after` on the
-//! `fail_status` answers. A header's error status wins over `fail_status`.
+//! `fail_status` answers. A header's error status wins over `fail_status`. A 429 carries a
+//! one-second `retry-after` when nothing else is asked, except Gemini's, which says it in
+//! its body (`RetryInfo`) as Google does.
 //!
 //! `GET /_mock/faults` counts what was served (`FaultStats`: answers by status, injected
 //! errors by status, dropped, reset, stalled, malformed, dripped, stream errors);
@@ -45,6 +50,7 @@
 
 mod anthropic;
 mod fault;
+mod gemini;
 mod openai;
 mod openai_chat;
 pub mod prompt_cache;
@@ -87,6 +93,9 @@ const MAX_CAPTURED: usize = 10_000;
 /// The subscription login the mock accepts unless configured otherwise.
 pub const MOCK_OAUTH_TOKEN: &str = "sk-ant-oat01-mock-login";
 
+/// The Gemini API key the mock accepts unless configured otherwise.
+pub const MOCK_GEMINI_KEY: &str = "AIza-mock-gemini";
+
 /// How the mock behaves when a request does not say otherwise (see the `x-mock-*` headers).
 #[derive(Clone, Debug)]
 pub struct MockConfig {
@@ -98,6 +107,9 @@ pub struct MockConfig {
     pub openai_key: Option<String>,
     /// The `x-api-key` Anthropic endpoints require; `None` accepts any key that is present.
     pub anthropic_key: Option<String>,
+    /// The key Gemini endpoints require, in `x-goog-api-key` or `?key=`; `None` accepts any
+    /// key that is present.
+    pub gemini_key: Option<String>,
     /// Serve without any key, like a local model server.
     pub keyless: bool,
     /// The subscription login Anthropic endpoints accept as `Authorization: Bearer` with an
@@ -112,9 +124,11 @@ pub struct MockConfig {
     /// Close the connection of requests number n, 2n, 3n… without answering; 0 never does.
     /// Counted on the same request numbers as `fail_every`; a dropped request does not fail.
     pub drop_every: u64,
-    /// Play Anthropic's prompt cache: `cache_control` marks write prefixes that later
-    /// requests read, reported as `cache_creation_input_tokens` and `cache_read_input_tokens`
-    /// (see [`prompt_cache`]). Off, a request reads only what `x-mock-cached-tokens` says.
+    /// Play the providers' prompt caches: Anthropic's `cache_control` marks write prefixes
+    /// that later requests read, reported as `cache_creation_input_tokens` and
+    /// `cache_read_input_tokens`; Gemini's implicit cache reads an earlier prompt's prefix
+    /// as `cachedContentTokenCount` (see [`prompt_cache`]). Off, a request reads only what
+    /// `x-mock-cached-tokens` says.
     pub prompt_cache: bool,
     /// Seconds for `retry-after` on `fail_status` answers (a 429 also gets the dialect's reset
     /// headers); `None` sends none, except the 1 second every 429 carries.
@@ -129,6 +143,7 @@ impl Default for MockConfig {
             keyless: false,
             openai_key: Some("sk-mock-openai".to_owned()),
             anthropic_key: Some("sk-ant-mock".to_owned()),
+            gemini_key: Some(MOCK_GEMINI_KEY.to_owned()),
             anthropic_oauth_token: Some(MOCK_OAUTH_TOKEN.to_owned()),
             fail_status: None,
             fail_every: 0,
@@ -228,6 +243,15 @@ impl MockState {
             .then(|| self.inner.prompt_cache.account(body))
     }
 
+    /// What a Gemini prompt (in blocks, see `gemini::request`) reads from the played
+    /// implicit cache, when on.
+    fn implicit_cache(&self, blocks: &[String]) -> Option<prompt_cache::Accounted> {
+        self.inner
+            .config
+            .prompt_cache
+            .then(|| self.inner.prompt_cache.account_implicit(blocks))
+    }
+
     // A test that panicked while holding the lock must not hide the requests from the next one.
     fn lock_requests(&self) -> MutexGuard<'_, VecDeque<CapturedRequest>> {
         self.inner
@@ -287,6 +311,20 @@ pub fn router(state: MockState) -> Router {
             post(anthropic::handle_count_tokens),
         )
         .route("/v1/models", get(models))
+        .route("/v1beta/models", get(gemini::handle_list))
+        .route(
+            "/v1beta/models/{model_action}",
+            get(gemini::handle_get).post(gemini::handle_post),
+        )
+        .route(
+            "/v1/models/{model_action}",
+            get(gemini::handle_get).post(gemini::handle_post),
+        )
+        .route(
+            "/v1beta/tunedModels/{model_action}",
+            post(gemini::handle_post),
+        )
+        .route("/v1/tunedModels/{model_action}", post(gemini::handle_post))
         .route("/_mock/requests", get(list_requests).delete(clear_requests))
         .route("/_mock/stats", get(stats))
         .route("/_mock/faults", get(faults).delete(clear_faults))
@@ -541,6 +579,8 @@ async fn models(
     answer(&state, &method, &uri, &headers, &body, |controls| {
         if headers.contains_key(anthropic::VERSION_HEADER) {
             anthropic::models(&state, controls, &headers)
+        } else if gemini::speaks_gemini(&headers, &uri) {
+            gemini::list_models(&state, controls, &uri, &headers)
         } else {
             openai::models(&state, controls, &headers)
         }
@@ -556,13 +596,20 @@ async fn fallback(
     body: Bytes,
 ) -> Response {
     answer(&state, &method, &uri, &headers, &body, |controls| {
-        if headers.contains_key(anthropic::VERSION_HEADER) {
-            anthropic::not_found(controls)
-        } else {
-            openai::invalid_url(controls, &method, uri.path())
-        }
+        unknown_route(controls, &method, &uri, &headers)
     })
     .await
+}
+
+/// The 404 for a path the mock does not serve, in the dialect the client speaks.
+fn unknown_route(controls: &Controls, method: &Method, uri: &Uri, headers: &HeaderMap) -> Response {
+    if headers.contains_key(anthropic::VERSION_HEADER) {
+        anthropic::not_found(controls)
+    } else if gemini::claims(uri, headers) {
+        gemini::not_found(controls)
+    } else {
+        openai::invalid_url(controls, method, uri.path())
+    }
 }
 
 async fn list_requests(State(state): State<MockState>) -> Response {
@@ -660,6 +707,7 @@ impl Serialize for EmptyArray {
 }
 
 /// Serializes as `{}`.
+#[derive(Clone, Copy)]
 struct EmptyObject;
 
 impl Serialize for EmptyObject {

@@ -1,9 +1,16 @@
-//! Anthropic's prompt cache, as the mock plays it (`MockConfig::prompt_cache`): a request's
-//! blocks in render order (tools, system, then each message's content), each prefix named
-//! by a hash of the blocks up to it. A `cache_control` mark writes its prefix (when it is
-//! at least [`MIN_TOKENS`] long) for [`TTL`]; a later request reads the longest written
-//! prefix found at one of its marks or up to [`LOOKBACK`] blocks before one. Tokens are the
-//! mock's estimate, a quarter of the block's bytes.
+//! The providers' prompt caches, as the mock plays them (`MockConfig::prompt_cache`).
+//!
+//! Anthropic's: a request's blocks in render order (tools, system, then each message's
+//! content), each prefix named by a hash of the blocks up to it. A `cache_control` mark
+//! writes its prefix (when it is at least [`MIN_TOKENS`] long) for [`TTL`]; a later request
+//! reads the longest written prefix found at one of its marks or up to [`LOOKBACK`] blocks
+//! before one.
+//!
+//! Gemini's implicit cache ([`PromptCache::account_implicit`]): no marks; every request
+//! writes its whole prompt (when at least [`IMPLICIT_MIN_TOKENS`] long) and reads the longest
+//! prefix, at a block boundary, that an earlier request wrote.
+//!
+//! Tokens are the mock's estimate, a quarter of the block's bytes.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -18,6 +25,8 @@ pub const TTL: Duration = Duration::from_secs(300);
 pub const LOOKBACK: usize = 20;
 /// The smallest prefix written (Sonnet's).
 pub const MIN_TOKENS: u64 = 1024;
+/// The smallest prompt Gemini's implicit cache keeps (2.5 Flash's).
+pub const IMPLICIT_MIN_TOKENS: u64 = 1024;
 
 #[derive(Default)]
 pub struct PromptCache {
@@ -85,6 +94,50 @@ impl PromptCache {
     }
 }
 
+impl PromptCache {
+    /// Reads and writes Gemini's implicit cache for a prompt given as its blocks in order
+    /// (whatever comes before the turns, then each turn). Only reads are reported by Gemini;
+    /// `written` says what this request added.
+    pub fn account_implicit(&self, blocks: &[String]) -> Accounted {
+        let mut hasher = DefaultHasher::new();
+        // Apart from the Messages prefixes, whatever the texts.
+        "gemini-implicit".hash(&mut hasher);
+        let mut boundaries = Vec::with_capacity(blocks.len());
+        let mut tokens = 0;
+        for block in blocks {
+            block.hash(&mut hasher);
+            tokens += (block.len() as u64).div_ceil(4);
+            boundaries.push((hasher.finish(), tokens));
+        }
+        let now = Instant::now();
+        let mut written = self
+            .written
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        written.retain(|_, at| now.duration_since(*at) < TTL);
+        let hit = boundaries
+            .iter()
+            .rev()
+            .find(|(hash, _)| written.contains_key(hash))
+            .copied();
+        if let Some((hash, _)) = hit {
+            written.insert(hash, now);
+        }
+        let read = hit.map_or(0, |(_, end)| end);
+        let mut added = 0;
+        if let Some(&(hash, end)) = boundaries.last() {
+            if end >= IMPLICIT_MIN_TOKENS && end > read {
+                written.insert(hash, now);
+                added = end - read;
+            }
+        }
+        Accounted {
+            read,
+            written: added,
+        }
+    }
+}
+
 /// The request's blocks in render order: each one's canonical text (its JSON without the
 /// mark, a message's block with its role) and whether it carries a mark.
 fn blocks(request: &Value) -> Vec<(String, bool)> {
@@ -134,6 +187,31 @@ mod tests {
         json!({"system": [{"type": "text", "text": "s".repeat(8000), "cache_control": {"type": "ephemeral"}}], "messages": messages})
             .to_string()
             .into_bytes()
+    }
+
+    #[test]
+    fn an_implicit_prompt_is_written_whole_then_read_up_to_the_longest_written_boundary() {
+        let cache = PromptCache::default();
+        let system = "s".repeat(8000);
+        let first = cache.account_implicit(&[system.clone(), "q1".to_owned()]);
+        assert_eq!(first.read, 0);
+        assert_eq!(first.written, 2000 + 1);
+        // The next turn extends the first: it reads all of it.
+        let second = cache.account_implicit(&[
+            system.clone(),
+            "q1".to_owned(),
+            "a1".to_owned(),
+            "q2".to_owned(),
+        ]);
+        assert_eq!(second.read, first.written);
+        assert_eq!(second.written, 2);
+        // A different last turn reads only up to where the prompts part.
+        let third = cache.account_implicit(&[system.clone(), "q1".to_owned(), "other".to_owned()]);
+        assert_eq!(third.read, 2001);
+        // Short prompts are never written.
+        let short = PromptCache::default();
+        short.account_implicit(&["x".to_owned()]);
+        assert_eq!(short.account_implicit(&["x".to_owned()]).read, 0);
     }
 
     #[test]

@@ -129,6 +129,17 @@ impl Reasoning {
 /// A deterministic stand-in for a provider's reasoning signature: `sig-` and the base64 of
 /// four FNV-1a hashes of the text, so a round trip can prove the text and signature survived.
 pub(super) fn signature(thinking: &str) -> String {
+    format!("sig-{}", base64(&digest(thinking)))
+}
+
+/// Gemini's `thoughtSignature` is a `bytes` field, so it travels as plain base64: the same
+/// digest as [`signature`], without the prefix.
+pub(super) fn thought_signature(thinking: &str) -> String {
+    base64(&digest(thinking))
+}
+
+/// Four FNV-1a hashes of the text, 32 bytes.
+fn digest(thinking: &str) -> Vec<u8> {
     const PRIME: u64 = 0x0000_0100_0000_01b3;
     let mut digest = Vec::with_capacity(32);
     for seed in 0..4u64 {
@@ -139,7 +150,7 @@ pub(super) fn signature(thinking: &str) -> String {
         }
         digest.extend_from_slice(&hash.to_be_bytes());
     }
-    format!("sig-{}", base64(&digest))
+    digest
 }
 
 /// Standard base64 with padding.

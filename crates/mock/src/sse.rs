@@ -103,17 +103,28 @@ pub(super) fn response(state: &MockState, mut frames: Vec<Bytes>, controls: &Con
     response
 }
 
-/// `next` cut off halfway through its data line, event line kept: a frame a client cannot
-/// parse, as a proxy that mangles a stream sends.
+/// `next` cut off halfway through its data line, event line and line endings kept: a frame a
+/// client cannot parse, as a proxy that mangles a stream sends. A piece of a streamed JSON
+/// array (Gemini without `alt=sse`) has no data line: its first half is sent.
 fn malformed(next: &Bytes) -> Bytes {
     let text = String::from_utf8_lossy(next);
-    let (head, data) = text.split_once("data: ").unwrap_or(("", &text));
-    let data = data.trim_end();
-    let mut cut = data.len() / 2;
-    while !data.is_char_boundary(cut) {
+    let Some((head, data)) = text.split_once("data: ") else {
+        return Bytes::from(first_half(&text).to_owned());
+    };
+    let end = if data.ends_with("\r\n\r\n") {
+        "\r\n\r\n"
+    } else {
+        "\n\n"
+    };
+    Bytes::from(format!("{head}data: {}{end}", first_half(data.trim_end())))
+}
+
+fn first_half(text: &str) -> &str {
+    let mut cut = text.len() / 2;
+    while !text.is_char_boundary(cut) {
         cut -= 1;
     }
-    Bytes::from(format!("{head}data: {}\n\n", &data[..cut]))
+    &text[..cut]
 }
 
 /// How a stream ends once its frames are out.

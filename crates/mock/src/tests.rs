@@ -13,11 +13,16 @@ const OPENAI: (&str, &str) = ("authorization", "Bearer sk-mock-openai");
 const ANTHROPIC_KEY: (&str, &str) = ("x-api-key", "sk-ant-mock");
 const ANTHROPIC_VERSION: (&str, &str) = ("anthropic-version", "2023-06-01");
 
-fn state() -> MockState {
+pub(crate) fn state() -> MockState {
     MockState::new(MockConfig::default())
 }
 
-fn request(method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Request<Body> {
+pub(crate) fn request(
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Request<Body> {
     let mut builder = Request::builder().method(method).uri(path);
     for (name, value) in headers {
         builder = builder.header(*name, *value);
@@ -25,7 +30,7 @@ fn request(method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Re
     builder.body(Body::from(body.to_owned())).unwrap()
 }
 
-async fn call(
+pub(crate) async fn call(
     state: &MockState,
     method: &str,
     path: &str,
@@ -44,7 +49,7 @@ async fn call(
     )
 }
 
-async fn post_json(
+pub(crate) async fn post_json(
     state: &MockState,
     path: &str,
     headers: &[(&str, &str)],
@@ -1422,14 +1427,14 @@ async fn anthropic_accepts_its_own_thinking_signature_back_and_refuses_any_other
 }
 
 /// A mock served on a loopback socket, stopped by `stop`.
-struct Running {
+pub(crate) struct Running {
     addr: std::net::SocketAddr,
     stop: tokio::sync::oneshot::Sender<()>,
     server: tokio::task::JoinHandle<std::io::Result<()>>,
 }
 
 impl Running {
-    async fn start(state: &MockState) -> Self {
+    pub(crate) async fn start(state: &MockState) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -1440,7 +1445,7 @@ impl Running {
     }
 
     /// One request on a fresh connection: the response head, or the client's error.
-    async fn send(
+    pub(crate) async fn send(
         &self,
         path: &str,
         headers: &[(&str, &str)],
@@ -1468,7 +1473,7 @@ impl Running {
         sender.send_request(request).await
     }
 
-    async fn stop(self) {
+    pub(crate) async fn stop(self) {
         self.stop.send(()).unwrap();
         self.server.await.unwrap().unwrap();
     }
@@ -1483,7 +1488,7 @@ fn messages_body() -> Value {
 }
 
 /// Waits until `done` holds of the fault counts, for what the server notices after the client.
-async fn eventually(state: &MockState, done: impl Fn(&super::FaultStats) -> bool) {
+pub(crate) async fn eventually(state: &MockState, done: impl Fn(&super::FaultStats) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(5);
     while !done(&state.faults()) {
         assert!(Instant::now() < deadline, "{:?}", state.faults());
