@@ -1,9 +1,13 @@
-//! The translation conformance suite. For every direction between the three dialects it
+//! The translation conformance suite. For every direction between the four dialects it
 //! runs the fixtures in `tests/conformance/` — a rich client request, a provider JSON
 //! response and a provider stream per dialect, shaped after the providers' published API
 //! references — through the IR and compares the result with the golden file
 //! `tests/conformance/golden/<kind>.<from>.<to>.json`. It also checks the round-trip
 //! property: a dialect decoded and encoded back into itself decodes to the same IR.
+//!
+//! Gemini's model is in the URL, not the body: a decoded Gemini request gets the route's
+//! model (`any-model`) as the gateway would give it, and a request encoded for Gemini is
+//! for a Gemini 3 model, whose thinking level and call signatures the golden files show.
 //!
 //! After an intended change, `UPDATE_GOLDEN=1 cargo test --test conformance` rewrites the
 //! golden files; review their diff like code.
@@ -17,11 +21,15 @@ use gateway_core::dialect::Dialect;
 use gateway_core::translate::{self, stream, Policy, Report};
 use serde_json::Value;
 
-const DIALECTS: [Dialect; 3] = [
+const DIALECTS: [Dialect; 4] = [
     Dialect::OpenAiChat,
     Dialect::OpenAiResponses,
     Dialect::AnthropicMessages,
+    Dialect::Gemini,
 ];
+
+/// The model a Gemini-bound request is for (the gateway sets it before encoding).
+const GEMINI_MODEL: &str = "gemini-3-pro-preview";
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance")
@@ -70,6 +78,12 @@ fn requests_translate_in_every_direction() {
         for to in DIALECTS.into_iter().filter(|to| *to != from) {
             let name = format!("request.{}.{}", from.as_str(), to.as_str());
             let mut ir = ir.clone();
+            if from == Dialect::Gemini {
+                ir.model = "any-model".into();
+            }
+            if to == Dialect::Gemini {
+                ir.model = GEMINI_MODEL.into();
+            }
             if to == Dialect::OpenAiResponses && !ir.stop.is_empty() {
                 // Responses has no stop parameter: the request is refused, not trimmed...
                 let refused = translate::encode_request(
@@ -137,8 +151,10 @@ fn translate_stream(from: Dialect, to: Dialect, include_usage: bool) -> Vec<Valu
         }
     }
     encoder.finish(&mut out);
+    // Gemini's frames end in CRLF, as Google's do; the others' in LF.
     String::from_utf8(out)
         .unwrap()
+        .replace("\r\n", "\n")
         .split("\n\n")
         .filter(|f| !f.is_empty())
         .map(|frame| {

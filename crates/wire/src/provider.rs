@@ -9,6 +9,7 @@ pub enum ProviderKind {
     Anthropic,
     DeepSeek,
     OpenAiCompatible,
+    Gemini,
 }
 
 impl ProviderKind {
@@ -19,6 +20,7 @@ impl ProviderKind {
             "anthropic" => Some(Self::Anthropic),
             "deepseek" => Some(Self::DeepSeek),
             "openai_compatible" => Some(Self::OpenAiCompatible),
+            "gemini" => Some(Self::Gemini),
             _ => None,
         }
     }
@@ -29,6 +31,7 @@ impl ProviderKind {
             Self::Anthropic => "anthropic",
             Self::DeepSeek => "deepseek",
             Self::OpenAiCompatible => "openai_compatible",
+            Self::Gemini => "gemini",
         }
     }
 
@@ -38,6 +41,7 @@ impl ProviderKind {
             Self::Anthropic => Some("https://api.anthropic.com/v1"),
             Self::DeepSeek => Some("https://api.deepseek.com/v1"),
             Self::OpenAiCompatible => None,
+            Self::Gemini => Some("https://generativelanguage.googleapis.com/v1beta"),
         }
     }
 
@@ -54,6 +58,7 @@ impl ProviderKind {
             Self::Anthropic => vec![Dialect::AnthropicMessages],
             Self::DeepSeek => vec![Dialect::OpenAiChat, Dialect::AnthropicMessages],
             Self::OpenAiCompatible => vec![Dialect::OpenAiChat],
+            Self::Gemini => vec![Dialect::Gemini],
         }
     }
 
@@ -79,6 +84,7 @@ impl ProviderKind {
             Self::Anthropic => &["claude-*"],
             Self::DeepSeek => &["deepseek-*"],
             Self::OpenAiCompatible => &[],
+            Self::Gemini => &["gemini-*", "gemma-*"],
         }
     }
 
@@ -88,6 +94,7 @@ impl ProviderKind {
             Self::Anthropic => &["claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"],
             Self::DeepSeek => &["deepseek-chat", "deepseek-reasoner"],
             Self::OpenAiCompatible => &[],
+            Self::Gemini => &["gemini-3-pro-preview", "gemini-2.5-pro", "gemini-2.5-flash"],
         }
     }
 }

@@ -76,6 +76,58 @@ pub fn sniff(body: &[u8]) -> Result<Sniffed, WireError> {
 /// deeper than `limits` allow, or whose `model` is missing, not a string or too long, or
 /// whose `stream` is not a boolean, is the client's error.
 pub fn sniff_within(body: &[u8], limits: Limits) -> Result<Sniffed, WireError> {
+    let (text, scanned) = checked(body, limits)?;
+    sniffed_from(body, text, scanned, limits)
+}
+
+/// Reads a body whose model and stream the request's path names (Gemini's
+/// `models/{model}:streamGenerateContent`): the body is checked as [`sniff_within`]
+/// checks it, and a `model` or `stream` in it is not the request's.
+pub fn sniff_for_model(
+    body: &[u8],
+    limits: Limits,
+    model: &str,
+    stream: bool,
+) -> Result<Sniffed, WireError> {
+    let (_, scanned) = checked(body, limits)?;
+    if model.is_empty() {
+        return Err(WireError::InvalidField {
+            param: "model",
+            message: "the path names no model".into(),
+        });
+    }
+    if model.len() > limits.model_bytes {
+        return Err(WireError::InvalidField {
+            param: "model",
+            message: format!(
+                "the model is {} bytes, longer than the gateway's limit of {}",
+                model.len(),
+                limits.model_bytes
+            ),
+        });
+    }
+    let first_user = match scanned {
+        Ok((_, first_user)) => first_user,
+        // What the scanner left to serde, serde checks.
+        Err(Unsure) => {
+            serde_json::from_slice::<serde::de::IgnoredAny>(body)
+                .map_err(|e| WireError::InvalidJson(e.to_string()))?;
+            None
+        }
+    };
+    Ok(Sniffed {
+        model: model.to_owned(),
+        model_span: 0..0,
+        stream,
+        stream_options: None,
+        temperature: None,
+        first_user,
+    })
+}
+
+/// A body that is UTF-8, a JSON object, and nests within the limit, with what the scanner
+/// found in it.
+fn checked(body: &[u8], limits: Limits) -> Result<(&str, Result<Spans, Unsure>), WireError> {
     // serde_json skips the fields it ignores without checking their UTF-8, so check the
     // whole body here: JSON is UTF-8, and a provider would reject it anyway.
     let text = match std::str::from_utf8(body) {
@@ -101,6 +153,15 @@ pub fn sniff_within(body: &[u8], limits: Limits) -> Result<Sniffed, WireError> {
             limits.json_depth
         )));
     }
+    Ok((text, scanned))
+}
+
+fn sniffed_from(
+    body: &[u8],
+    text: &str,
+    scanned: Result<Spans, Unsure>,
+    limits: Limits,
+) -> Result<Sniffed, WireError> {
     let (spans, first_user) = match scanned {
         Ok((spans, first_user)) => (Ok(spans), first_user),
         Err(Unsure) => (Err(Unsure), None),
@@ -187,7 +248,7 @@ fn spans(body: &[u8]) -> Result<Spans, Unsure> {
             b"stream_options" => 2,
             b"temperature" => 3,
             // Read as they are skipped: the same bytes checked, one span kept.
-            b"messages" | b"input" if first_user.is_none() => {
+            b"messages" | b"input" | b"contents" if first_user.is_none() => {
                 return first_user_of(s, &mut first_user)
             }
             _ => return s.skip_value(0),
@@ -204,8 +265,9 @@ fn spans(body: &[u8]) -> Result<Spans, Unsure> {
     Ok((found, first_user))
 }
 
-/// Skips the `messages` or `input` value at the cursor, noting where the first user
-/// message's `content` is (or the value itself, when it is one string).
+/// Skips the `messages`, `input` or (Gemini) `contents` value at the cursor, noting where
+/// the first user message's `content` (Gemini: `parts`) is, or the value itself when it is
+/// one string.
 fn first_user_of(s: &mut Scanner<'_>, out: &mut Option<Range<usize>>) -> Result<(), Unsure> {
     let start = s.position();
     match s.peek() {
@@ -231,7 +293,7 @@ fn first_user_of(s: &mut Scanner<'_>, out: &mut Option<Range<usize>>) -> Result<
                             user = s.str_or_null()? == Some("user");
                             Ok(())
                         }
-                        b"content" => {
+                        b"content" | b"parts" => {
                             let at = s.position();
                             s.skip_value(2)?;
                             content = Some(at..s.position());
@@ -334,6 +396,23 @@ impl Edits {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_body_whose_path_names_the_model_is_checked_and_its_first_user_parts_found() {
+        let body = br#"{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"text":"yo"}]}]}"#;
+        let s = sniff_for_model(body, Limits::DEFAULT, "gemini-2.5-pro", true).unwrap();
+        assert_eq!(s.model, "gemini-2.5-pro");
+        assert!(s.stream);
+        assert_eq!(&body[s.first_user.clone().unwrap()], br#"[{"text":"hi"}]"#);
+        // The same checks as any body: JSON, an object, nesting, the model's length.
+        assert!(sniff_for_model(b"{not json", Limits::DEFAULT, "m", false).is_err());
+        assert!(sniff_for_model(b"[1]", Limits::DEFAULT, "m", false).is_err());
+        assert!(sniff_for_model(b"{}", Limits::DEFAULT, "", false).is_err());
+        let long = "m".repeat(DEFAULT_MAX_MODEL_BYTES + 1);
+        assert!(sniff_for_model(b"{}", Limits::DEFAULT, &long, false).is_err());
+        let deep = format!("{{\"a\":{}{}}}", "[".repeat(200), "]".repeat(200));
+        assert!(sniff_for_model(deep.as_bytes(), Limits::DEFAULT, "m", false).is_err());
+    }
 
     /// The kind of refusal, as the gateway's metrics name it.
     fn kind_of(e: &WireError) -> &'static str {

@@ -2,7 +2,10 @@
 //!
 //! Buckets are normalized so dialects compare: `input` counts every prompt token,
 //! cached or not (Anthropic reports cache reads and writes beside `input_tokens`, OpenAI
-//! inside `prompt_tokens`); `cache_read` and `cache_write` are parts of it.
+//! inside `prompt_tokens`, Gemini inside `promptTokenCount`); `cache_read` and
+//! `cache_write` are parts of it. `output` counts reasoning too (Gemini reports thoughts
+//! beside `candidatesTokenCount`, OpenAI inside `completion_tokens`); `reasoning` is part
+//! of it.
 
 use std::borrow::Cow;
 
@@ -68,7 +71,8 @@ impl UsageWire {
                 cache_write: 0,
                 reasoning: detail(&self.output_tokens_details, |d| d.reasoning_tokens).unwrap_or(0),
             },
-            Dialect::AnthropicMessages => {
+            // Read by `GeminiUsageWire`; a Gemini body has none of these fields.
+            Dialect::AnthropicMessages | Dialect::Gemini => {
                 let cache_read = self.cache_read_input_tokens.unwrap_or(0);
                 let cache_write = self.cache_creation_input_tokens.unwrap_or(0);
                 Usage {
@@ -85,6 +89,48 @@ impl UsageWire {
             }
         }
     }
+}
+
+/// Gemini's `usageMetadata`. Its prompt count includes the cached tokens; thoughts are
+/// counted apart from the candidates, and tool-use prompts (Google's own tools) apart
+/// from the prompt.
+#[derive(Deserialize, Default, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+struct GeminiUsageWire {
+    prompt_token_count: Option<u64>,
+    candidates_token_count: Option<u64>,
+    cached_content_token_count: Option<u64>,
+    thoughts_token_count: Option<u64>,
+    tool_use_prompt_token_count: Option<u64>,
+}
+
+impl GeminiUsageWire {
+    fn to_usage(&self) -> Usage {
+        let thoughts = self.thoughts_token_count.unwrap_or(0);
+        Usage {
+            input: self
+                .prompt_token_count
+                .unwrap_or(0)
+                .saturating_add(self.tool_use_prompt_token_count.unwrap_or(0)),
+            output: self
+                .candidates_token_count
+                .unwrap_or(0)
+                .saturating_add(thoughts),
+            cache_read: self.cached_content_token_count.unwrap_or(0),
+            cache_write: 0,
+            reasoning: thoughts,
+        }
+    }
+}
+
+/// The parts of a Gemini response, or of one of its stream frames (each a whole response),
+/// that carry the served model and the usage so far.
+#[derive(Deserialize)]
+struct GeminiHead<'a> {
+    #[serde(borrow, rename = "modelVersion")]
+    model_version: Option<Cow<'a, str>>,
+    #[serde(rename = "usageMetadata")]
+    usage_metadata: Option<GeminiUsageWire>,
 }
 
 /// The parts of a response object, or of one stream event, that carry model and usage.
@@ -115,11 +161,24 @@ struct Inner<'a> {
 
 /// Usage from a `usage` object already parsed as JSON.
 pub fn from_usage_value(dialect: Dialect, v: &serde_json::Value) -> Option<Usage> {
+    if dialect == Dialect::Gemini {
+        return GeminiUsageWire::deserialize(v).ok().map(|u| u.to_usage());
+    }
     UsageWire::deserialize(v).ok().map(|u| u.to_usage(dialect))
 }
 
 /// Usage and the served model from a whole (non-streamed) JSON response.
 pub fn from_response(dialect: Dialect, body: &[u8]) -> (Option<Usage>, Option<String>) {
+    if dialect == Dialect::Gemini {
+        // Its fields have names of their own, which the direct reader does not know.
+        let Ok(head) = serde_json::from_slice::<GeminiHead<'_>>(body) else {
+            return (None, None);
+        };
+        return (
+            head.usage_metadata.map(|u| u.to_usage()),
+            head.model_version.map(Cow::into_owned),
+        );
+    }
     let (usage, model) = match scanned(body) {
         Ok(read) => read,
         Err(Unsure) => {
@@ -234,6 +293,10 @@ impl StreamUsage {
     /// Looks at one frame's data. Returns true when it is an OpenAI Chat usage-only chunk
     /// (`"choices":[]` with a usage object), which the relay may need to hide.
     pub fn observe(&mut self, dialect: Dialect, data: &[u8]) -> bool {
+        if dialect == Dialect::Gemini {
+            self.observe_gemini(data);
+            return false;
+        }
         let has_usage = carries_usage(data);
         if !has_usage && self.model.is_some() {
             return false;
@@ -287,8 +350,25 @@ impl StreamUsage {
                 }
                 _ => {}
             },
+            Dialect::Gemini => {}
         }
         false
+    }
+
+    /// A Gemini frame is a whole response whose usage counts everything so far: the
+    /// latest replaces what came before. Frames without usage are not parsed once the
+    /// model is known.
+    fn observe_gemini(&mut self, data: &[u8]) {
+        if self.model.is_some() && memmem::find(data, b"\"usageMetadata\"").is_none() {
+            return;
+        }
+        let Ok(head) = serde_json::from_slice::<GeminiHead<'_>>(data) else {
+            return;
+        };
+        self.take_model(head.model_version);
+        if let Some(u) = head.usage_metadata {
+            self.usage = Some(u.to_usage());
+        }
     }
 
     fn take_model(&mut self, model: Option<Cow<'_, str>>) {

@@ -7,11 +7,16 @@ use gateway_core::dialect::Dialect;
 use gateway_core::translate;
 use libfuzzer_sys::fuzz_target;
 
-const DIALECTS: [Dialect; 3] = [Dialect::OpenAiChat, Dialect::OpenAiResponses, Dialect::AnthropicMessages];
+const DIALECTS: [Dialect; 4] = [
+    Dialect::OpenAiChat,
+    Dialect::OpenAiResponses,
+    Dialect::AnthropicMessages,
+    Dialect::Gemini,
+];
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, body)) = data.split_first() else { return };
-    let from = DIALECTS[selector as usize % 3];
+    let from = DIALECTS[selector as usize % DIALECTS.len()];
     let mut report = translate::Report::new(from);
     if let Ok(req) = translate::decode_request(from, body, translate::Policy::default(), &mut report) {
         for to in DIALECTS {

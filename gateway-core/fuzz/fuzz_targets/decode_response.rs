@@ -6,11 +6,16 @@ use gateway_core::dialect::Dialect;
 use gateway_core::translate;
 use libfuzzer_sys::fuzz_target;
 
-const DIALECTS: [Dialect; 3] = [Dialect::OpenAiChat, Dialect::OpenAiResponses, Dialect::AnthropicMessages];
+const DIALECTS: [Dialect; 4] = [
+    Dialect::OpenAiChat,
+    Dialect::OpenAiResponses,
+    Dialect::AnthropicMessages,
+    Dialect::Gemini,
+];
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, body)) = data.split_first() else { return };
-    let from = DIALECTS[selector as usize % 3];
+    let from = DIALECTS[selector as usize % DIALECTS.len()];
     let _ = translate::decode_error(from, body);
     if let Ok(resp) = translate::decode_response(from, body) {
         for to in DIALECTS {

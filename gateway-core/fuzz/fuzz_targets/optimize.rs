@@ -25,16 +25,21 @@ fn body_with(dialect: Dialect, text: &str) -> Vec<u8> {
             {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": text},
                 {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": text}]}]}], "tools": [{"name": "f"}]}),
+        Dialect::Gemini => json!({"systemInstruction": {"parts": [{"text": "sys"}]}, "contents": [
+            {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "f", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"id": "c1", "name": "f", "response": {"output": text}}}]}],
+            "tools": [{"functionDeclarations": [{"name": "f"}]}]}),
     };
     serde_json::to_vec(&v).unwrap()
 }
 
 fuzz_target!(|data: &[u8]| {
     let Some((&first, rest)) = data.split_first() else { return };
-    let dialect = match first % 3 {
+    let dialect = match first % 4 {
         0 => Dialect::OpenAiChat,
         1 => Dialect::OpenAiResponses,
-        _ => Dialect::AnthropicMessages,
+        2 => Dialect::AnthropicMessages,
+        _ => Dialect::Gemini,
     };
     let body = if first & 0x80 == 0 {
         if serde_json::from_slice::<serde_json::Value>(rest).is_err() {

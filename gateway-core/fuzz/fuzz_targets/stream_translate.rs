@@ -3,15 +3,21 @@
 #![no_main]
 
 use gateway_core::dialect::Dialect;
+use gateway_core::sse::{frame_data, frame_end};
 use gateway_core::translate::stream::{Decoder, Encoder};
 use libfuzzer_sys::fuzz_target;
 
-const DIALECTS: [Dialect; 3] = [Dialect::OpenAiChat, Dialect::OpenAiResponses, Dialect::AnthropicMessages];
+const DIALECTS: [Dialect; 4] = [
+    Dialect::OpenAiChat,
+    Dialect::OpenAiResponses,
+    Dialect::AnthropicMessages,
+    Dialect::Gemini,
+];
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, rest)) = data.split_first() else { return };
-    let from = DIALECTS[selector as usize % 3];
-    let to = DIALECTS[(selector as usize / 3) % 3];
+    let from = DIALECTS[selector as usize % DIALECTS.len()];
+    let to = DIALECTS[(selector as usize / DIALECTS.len()) % DIALECTS.len()];
     let mut decoder = Decoder::new(from);
     let mut encoder = Encoder::new(to, selector & 0x80 != 0, 1);
     let mut out = Vec::new();
@@ -24,9 +30,14 @@ fuzz_target!(|data: &[u8]| {
     }
     encoder.finish(&mut out);
     let text = String::from_utf8(out).expect("the encoder writes UTF-8");
-    assert!(text.ends_with("\n\n"));
-    for frame in text.split("\n\n").filter(|f| !f.is_empty()) {
-        let data = frame.lines().find_map(|l| l.strip_prefix("data: ")).expect("every frame has data");
+    // Gemini's frames end in CRLF, as Google's do; the others' in LF.
+    assert!(text.ends_with("\n\n") || text.ends_with("\r\n\r\n"));
+    let mut at = 0;
+    while let Some(end) = frame_end(text.as_bytes(), at) {
+        let data = frame_data(&text.as_bytes()[at..end]).expect("every frame has data");
+        let data = std::str::from_utf8(&data).expect("UTF-8 data");
         assert!(data == "[DONE]" || serde_json::from_str::<serde_json::Value>(data).is_ok(), "{data}");
+        at = end;
     }
+    assert_eq!(at, text.len(), "the encoder writes whole frames");
 });

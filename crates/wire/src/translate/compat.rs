@@ -16,6 +16,8 @@
 //! Each codec lists its dialect's fields in a [`Field`] table; what its decoder reads is
 //! `Carried`. The tables are the README's policy tables, and a test keeps them in step.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::dialect::Dialect;
@@ -60,6 +62,12 @@ pub enum Carried {
     Verbosity,
     PromptCacheKey,
     EncryptedReasoning,
+    /// An end-user id, for a target with no field for one (Gemini).
+    User,
+    /// A request for one tool call at a time, for a target with no such knob (Gemini).
+    SequentialToolCalls,
+    /// The schema of a JSON answer, for a target with JSON mode only (DeepSeek).
+    ResponseSchema,
 }
 
 impl Carried {
@@ -69,10 +77,21 @@ impl Carried {
             (Carried::Effort, Dialect::OpenAiChat) => "reasoning_effort",
             (Carried::Effort, Dialect::OpenAiResponses) => "reasoning.effort",
             (Carried::Effort, Dialect::AnthropicMessages) => "output_config.effort",
+            (Carried::Effort, Dialect::Gemini) => "generationConfig.thinkingConfig",
             (Carried::Verbosity, Dialect::OpenAiResponses) => "text.verbosity",
             (Carried::Verbosity, _) => "verbosity",
             (Carried::PromptCacheKey, _) => "prompt_cache_key",
             (Carried::EncryptedReasoning, _) => "include",
+            (Carried::User, Dialect::AnthropicMessages) => "metadata.user_id",
+            (Carried::User, _) => "user",
+            (Carried::SequentialToolCalls, Dialect::AnthropicMessages) => {
+                "tool_choice.disable_parallel_tool_use"
+            }
+            (Carried::SequentialToolCalls, _) => "parallel_tool_calls",
+            (Carried::ResponseSchema, Dialect::Gemini) => "generationConfig.responseJsonSchema",
+            (Carried::ResponseSchema, Dialect::OpenAiChat) => "response_format",
+            (Carried::ResponseSchema, Dialect::OpenAiResponses) => "text.format",
+            (Carried::ResponseSchema, Dialect::AnthropicMessages) => "output_config.format",
         }
     }
 }
@@ -134,22 +153,46 @@ impl Policy {
         dialect: &str,
         report: &mut Report,
     ) -> Result<(), WireError> {
-        for (key, value) in obj {
-            match table.iter().find(|(name, _)| name == key).map(|(_, f)| *f) {
+        self.check_fields(
+            obj.iter().map(|(k, v)| (Cow::Borrowed(k.as_str()), v)),
+            table,
+            dialect,
+            "",
+            report,
+        )
+    }
+
+    /// [`Policy::check`] for any fields: a nested object's (reported as `prefix` and the
+    /// key, `generationConfig.topK`), or keys a dialect spells two ways and the caller has
+    /// made one (Gemini's `system_instruction` is its `systemInstruction`).
+    pub fn check_fields<'a>(
+        &self,
+        fields: impl IntoIterator<Item = (Cow<'a, str>, &'a Value)>,
+        table: &[(&str, Field)],
+        dialect: &str,
+        prefix: &str,
+        report: &mut Report,
+    ) -> Result<(), WireError> {
+        for (key, value) in fields {
+            let key = key.as_ref();
+            match table.iter().find(|(name, _)| *name == key).map(|(_, f)| *f) {
                 Some(Field::Carried) => {}
                 // A field that asks for nothing (`"store": false`) loses nothing when left out.
                 Some(Field::Dropped) if is_empty_ask(value) => {}
-                Some(Field::Dropped) => report.drop_field(key.as_str()),
+                Some(Field::Dropped) => report.drop_field(format!("{prefix}{key}")),
                 Some(Field::Refused(_)) if is_empty_ask(value) => {}
                 Some(Field::Refused(hint)) => {
-                    return Err(super::cannot(format!("the {dialect} field `{key}`"), hint));
+                    return Err(super::cannot(
+                        format!("the {dialect} field `{prefix}{key}`"),
+                        hint,
+                    ));
                 }
                 None if self.strict => return Err(super::cannot(
-                    format!("the {dialect} field `{key}`, unknown to the gateway,"),
+                    format!("the {dialect} field `{prefix}{key}`, unknown to the gateway,"),
                     "remove it, or set `strict = false` on this provider to drop unknown fields",
                 )),
                 None if value.is_null() => {}
-                None => report.drop_field(key.as_str()),
+                None => report.drop_field(format!("{prefix}{key}")),
             }
         }
         Ok(())

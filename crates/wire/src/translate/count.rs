@@ -1,6 +1,8 @@
-//! `/v1/messages/count_tokens` for providers that are not Anthropic: counted here with a
-//! real BPE tokenizer (o200k_base, the one OpenAI's current models use) over everything
-//! the request would send, rather than forwarded to an endpoint that does not exist.
+//! Token counting requests (Anthropic's `/v1/messages/count_tokens`, Gemini's
+//! `:countTokens`) for providers without that endpoint: counted here with a real BPE
+//! tokenizer (o200k_base, the one OpenAI's current models use) over everything the request
+//! would send, rather than forwarded to an endpoint that does not exist. It reads the IR,
+//! so a request of any dialect counts the same way.
 
 use super::ir::{MediaSource, Part, Request};
 

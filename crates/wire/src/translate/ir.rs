@@ -34,6 +34,23 @@ pub struct Request {
     /// The client asked for reasoning back as opaque content it can return next turn
     /// (Responses `include: ["reasoning.encrypted_content"]`).
     pub encrypted_reasoning: bool,
+    /// The answer must be JSON (Gemini's `responseMimeType: application/json`, which Gemini
+    /// CLI's model router sends), of a schema when one is given.
+    pub response_format: Option<ResponseFormat>,
+}
+
+/// What shape the answer must take, where the client asks for one.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ResponseFormat {
+    /// Any JSON.
+    Json,
+    /// JSON that validates against this JSON Schema.
+    JsonSchema(Value),
+}
+
+impl ResponseFormat {
+    /// The name OpenAI requires a schema to have.
+    pub const SCHEMA_NAME: &'static str = "response";
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -3,10 +3,11 @@
 //! never a converter per pair. Used only when the client's dialect is not one the
 //! provider speaks; same-dialect requests stay bytes end to end.
 //!
-//! All six directions between OpenAI Chat, OpenAI Responses and Anthropic Messages, whole
-//! and streamed ([`stream`]), and provider errors re-shaped for the client.
+//! All twelve directions between the four dialects — OpenAI Chat, OpenAI Responses,
+//! Anthropic Messages and Google's Gemini — whole and streamed ([`stream`]), and provider
+//! errors re-shaped for the client.
 //!
-//! Each dialect is a folder ([`chat`], [`messages`], [`responses`]) holding its
+//! Each dialect is a folder ([`chat`], [`messages`], [`responses`], [`gemini`]) holding its
 //! `request`, `response` and `stream` codecs. What is the same for every dialect sits
 //! here: the [`ir`], the [`compat`] policy, token [`count`]ing, and the dispatch by dialect
 //! (the functions below, and [`stream::Decoder`] / [`stream::Encoder`]). A new dialect is
@@ -15,6 +16,7 @@
 pub mod chat;
 pub mod compat;
 pub mod count;
+pub mod gemini;
 pub mod ir;
 pub mod messages;
 pub mod responses;
@@ -120,6 +122,7 @@ pub fn fields(dialect: Dialect) -> &'static [(&'static str, compat::Field)] {
         Dialect::OpenAiChat => chat::FIELDS,
         Dialect::OpenAiResponses => responses::FIELDS,
         Dialect::AnthropicMessages => messages::FIELDS,
+        Dialect::Gemini => gemini::FIELDS,
     }
 }
 
@@ -140,6 +143,7 @@ pub fn decode_request(
         Dialect::OpenAiChat => chat::decode_request(body, policy, report),
         Dialect::OpenAiResponses => responses::decode_request(body, policy, report),
         Dialect::AnthropicMessages => messages::decode_request(body, policy, report),
+        Dialect::Gemini => gemini::decode_request(body, policy, report),
     }
 }
 
@@ -154,15 +158,18 @@ pub fn encode_request(
         Dialect::OpenAiChat => chat::encode_request(req, kind, report),
         Dialect::OpenAiResponses => responses::encode_request(req, kind, report),
         Dialect::AnthropicMessages => messages::encode_request(req, report),
+        Dialect::Gemini => gemini::encode_request(req, report),
     }
 }
 
-/// A client's request as `target` takes it: decoded, the model set, encoded. A refusal
-/// names the target.
+/// A client's request as `target` takes it: decoded, the model and the stream set, encoded.
+/// `stream` is the client's ask as the gateway read it: from the body, or for Gemini,
+/// whose body does not say, from the URL's method. A refusal names the target.
 pub fn request_for(
     client: Dialect,
     body: &[u8],
     model: String,
+    stream: bool,
     target: &Target<'_>,
 ) -> Result<(ir::Request, Vec<u8>, Report), WireError> {
     let mut report = Report::new(client);
@@ -172,6 +179,7 @@ pub fn request_for(
     let aimed = |e: WireError| e.aimed_at(target.describe());
     let mut ir = decode_request(client, body, policy, &mut report).map_err(aimed)?;
     ir.model = model;
+    ir.stream = stream;
     if let (Some(asked), Some(cap)) = (ir.max_tokens, target.max_output_tokens) {
         ir.max_tokens = Some(asked.min(cap));
     }
@@ -184,6 +192,7 @@ pub fn decode_response(dialect: Dialect, body: &[u8]) -> Result<ir::Response, Wi
         Dialect::OpenAiChat => chat::decode_response(body),
         Dialect::OpenAiResponses => responses::decode_response(body),
         Dialect::AnthropicMessages => messages::decode_response(body),
+        Dialect::Gemini => gemini::decode_response(body),
     }
 }
 
@@ -199,12 +208,16 @@ pub fn encode_response(
         Dialect::OpenAiChat => Ok(chat::encode_response(resp, created)),
         Dialect::OpenAiResponses => Ok(responses::encode_response(resp, created, freeform)),
         Dialect::AnthropicMessages => messages::encode_response(resp),
+        Dialect::Gemini => gemini::encode_response(resp),
     }
 }
 
 /// Reads a provider's error body in its own shape; `None` when it is not one.
 pub fn decode_error(dialect: Dialect, body: &[u8]) -> Option<ProviderError> {
     let v: Value = serde_json::from_slice(body).ok()?;
+    if dialect == Dialect::Gemini {
+        return gemini::decode_error(&v);
+    }
     let e = v.get("error")?;
     let message = str_field(e, "message")?.to_owned();
     let kind = match dialect {
@@ -220,7 +233,9 @@ pub fn decode_error(dialect: Dialect, body: &[u8]) -> Option<ProviderError> {
 /// Writes a provider's error in the client's shape, keeping its meaning through the
 /// HTTP status (which is relayed unchanged).
 pub fn encode_error(client: Dialect, status: u16, e: &ProviderError) -> Vec<u8> {
-    let body = if client.is_anthropic() {
+    let body = if client == Dialect::Gemini {
+        gemini::error_json(status, &e.message)
+    } else if client.is_anthropic() {
         let kind = match status {
             400 => "invalid_request_error",
             401 => "authentication_error",

@@ -2,6 +2,9 @@
 //! an encoder writes them as the client's events, one provider frame at a time, so a
 //! translated stream is as incremental as a native one.
 //!
+//! Gemini's stream has no closing event: its decoder emits no [`Event::Done`], and the
+//! stream is closed by [`Encoder::finish`] when the provider's body ends.
+//!
 //! This file holds what every dialect shares: the events, the decoder's and encoder's
 //! state, and the dispatch to each dialect's half in `<dialect>/stream.rs`.
 
@@ -10,6 +13,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::chat::stream::fail_chat;
+use super::gemini::stream::{fail_gemini, PendingCall};
 use super::ir::{ProviderError, StopReason};
 use super::messages::stream::{fail_anthropic, Block};
 use super::responses::stream::Item;
@@ -47,6 +51,7 @@ fn error_of(v: &Value) -> Option<ProviderError> {
     let e = v.get("error")?;
     Some(ProviderError {
         kind: str_field(e, "type")
+            .or_else(|| str_field(e, "status"))
             .or_else(|| str_field(e, "code"))
             .unwrap_or("api_error")
             .to_owned(),
@@ -65,6 +70,11 @@ pub struct Decoder {
     pub(super) saw_tool: bool,
     /// Anthropic sends input usage at the start and output usage at the end.
     pub(super) usage: Usage,
+    /// Gemini: the response id (for the ids of calls that have none), the next call's
+    /// index, and whether the last part was a thought (which a signature then closes).
+    pub(super) id: String,
+    pub(super) next_tool: u64,
+    pub(super) in_thought: bool,
 }
 
 impl Decoder {
@@ -74,6 +84,9 @@ impl Decoder {
             started: false,
             saw_tool: false,
             usage: Usage::default(),
+            id: String::new(),
+            next_tool: 0,
+            in_thought: false,
         }
     }
 
@@ -86,6 +99,10 @@ impl Decoder {
         let Ok(v) = serde_json::from_slice::<Value>(data) else {
             return;
         };
+        if self.dialect == Dialect::Gemini {
+            // Google's own error shape, and frames that may come as an array.
+            return self.decode_gemini(&v, out);
+        }
         if let Some(e) = error_of(&v) {
             out.push(Event::Error(e));
             return;
@@ -94,6 +111,7 @@ impl Decoder {
             Dialect::AnthropicMessages => self.decode_anthropic(&v, out),
             Dialect::OpenAiResponses => self.decode_responses(&v, out),
             Dialect::OpenAiChat => self.decode_chat(&v, out),
+            Dialect::Gemini => self.decode_gemini(&v, out),
         }
     }
 }
@@ -121,6 +139,11 @@ pub struct Encoder {
     pub(super) item: Option<Item>,
     /// Responses: the client's freeform tools, whose calls go back as freeform calls.
     pub(super) freeform: Vec<String>,
+    /// Gemini: calls waiting for their whole arguments, the signature waiting for the
+    /// next part, and whether the answer's first call went out signed.
+    pub(super) calls: Vec<PendingCall>,
+    pub(super) signature: Option<String>,
+    pub(super) call_signed: bool,
 }
 
 /// One SSE frame: the event name when the dialect names its events, then the data.
@@ -154,6 +177,9 @@ impl Encoder {
             items: Vec::new(),
             item: None,
             freeform: Vec::new(),
+            calls: Vec::new(),
+            signature: None,
+            call_signed: false,
         }
     }
 
@@ -204,6 +230,7 @@ impl Encoder {
                     Dialect::OpenAiResponses => self.fail_responses(e, out),
                     Dialect::AnthropicMessages => fail_anthropic(e, out),
                     Dialect::OpenAiChat => fail_chat(e, out),
+                    Dialect::Gemini => fail_gemini(e, out),
                 }
             }
             other => {
@@ -215,6 +242,7 @@ impl Encoder {
                     Dialect::AnthropicMessages => self.anthropic_delta(other, out),
                     Dialect::OpenAiResponses => self.responses_delta(other, out),
                     Dialect::OpenAiChat => self.chat_delta(other, out),
+                    Dialect::Gemini => self.gemini_delta(other, out),
                 }
             }
         }
@@ -225,11 +253,14 @@ impl Encoder {
             Dialect::AnthropicMessages => self.start_anthropic(out),
             Dialect::OpenAiResponses => self.start_responses(out),
             Dialect::OpenAiChat => self.start_chat(out),
+            // A Gemini stream has no opening frame: its first frame carries content.
+            Dialect::Gemini => {}
         }
     }
 
     /// Closes the stream the client's way. Called on the provider's end of stream, or when
-    /// the upstream body ends without one.
+    /// the upstream body ends without one (a Gemini provider's always does: its last frame
+    /// is the last, with no closing event).
     pub fn finish(&mut self, out: &mut Vec<u8>) {
         if self.finished {
             return;
@@ -245,6 +276,7 @@ impl Encoder {
             Dialect::OpenAiResponses => self.finish_responses(stop, u, out),
             Dialect::AnthropicMessages => self.finish_anthropic(stop, u, out),
             Dialect::OpenAiChat => self.finish_chat(stop, u, out),
+            Dialect::Gemini => self.finish_gemini(stop, u, out),
         }
     }
 }

@@ -6,7 +6,7 @@ use crate::error::WireError;
 use crate::provider::ProviderKind;
 use crate::translate::compat::{self, Carried, Field, Policy, Report};
 use crate::translate::ir::{
-    MediaSource, Message, Part, Reasoning, Request, Role, TextBlock, ToolChoice,
+    MediaSource, Message, Part, Reasoning, Request, ResponseFormat, Role, TextBlock, ToolChoice,
 };
 use crate::translate::{
     bad, cannot, function_tool, openai_tool_choice, parse_object, str_field, string_or_parts,
@@ -521,6 +521,24 @@ pub fn encode_request(
     }
     if let Some(p) = req.parallel_tool_calls {
         out.insert("parallel_tool_calls".into(), json!(p));
+    }
+    match &req.response_format {
+        None => {}
+        Some(ResponseFormat::Json) => {
+            out.insert("response_format".into(), json!({"type": "json_object"}));
+        }
+        // DeepSeek has JSON mode but no schemas: the answer is JSON, its shape unchecked.
+        Some(ResponseFormat::JsonSchema(_)) if kind == ProviderKind::DeepSeek => {
+            out.insert("response_format".into(), json!({"type": "json_object"}));
+            report.drop_ir(Carried::ResponseSchema);
+        }
+        Some(ResponseFormat::JsonSchema(schema)) => {
+            out.insert(
+                "response_format".into(),
+                json!({"type": "json_schema", "json_schema": {
+                    "name": ResponseFormat::SCHEMA_NAME, "schema": schema}}),
+            );
+        }
     }
     if req.stream {
         out.insert("stream".into(), json!(true));

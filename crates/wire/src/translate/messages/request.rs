@@ -5,7 +5,8 @@ use serde_json::{json, Map, Value};
 use crate::error::WireError;
 use crate::translate::compat::{self, Carried, Field, Policy, Report};
 use crate::translate::ir::{
-    MediaSource, Message, Part, Reasoning, Request, Role, TextBlock, Tool, ToolChoice,
+    MediaSource, Message, Part, Reasoning, Request, ResponseFormat, Role, TextBlock, Tool,
+    ToolChoice,
 };
 use crate::translate::{bad, cannot, parse_object, str_field, string_or_parts};
 
@@ -508,6 +509,23 @@ pub fn encode_request(req: &Request, report: &mut Report) -> Result<Vec<u8>, Wir
     if req.verbosity.is_some() {
         report.drop_ir(Carried::Verbosity);
     }
+    match &req.response_format {
+        None => {}
+        Some(ResponseFormat::Json) => {
+            return Err(cannot(
+                "a JSON answer without a schema",
+                "Anthropic holds an answer only to a JSON schema; send one",
+            ))
+        }
+        Some(ResponseFormat::JsonSchema(schema)) => {
+            let mut schema = schema.clone();
+            close_objects(&mut schema);
+            out.insert(
+                "output_config".into(),
+                json!({"format": {"type": "json_schema", "schema": schema}}),
+            );
+        }
+    }
     if req.prompt_cache_key.is_some() {
         mark_cache_breakpoints(&mut out);
     }
@@ -515,6 +533,35 @@ pub fn encode_request(req: &Request, report: &mut Report) -> Result<Vec<u8>, Wir
         out.insert("stream".into(), json!(true));
     }
     serde_json::to_vec(&Value::Object(out)).map_err(|e| bad("messages", e.to_string()))
+}
+
+/// Anthropic's structured outputs take an object schema only with `additionalProperties:
+/// false`; an output schema that leaves it out means the same for an answer.
+fn close_objects(schema: &mut Value) {
+    let Some(o) = schema.as_object_mut() else {
+        return;
+    };
+    let is_object =
+        o.get("type").and_then(Value::as_str) == Some("object") || o.contains_key("properties");
+    if is_object {
+        o.entry("additionalProperties").or_insert(json!(false));
+    }
+    for (key, child) in o.iter_mut() {
+        match key.as_str() {
+            "properties" | "$defs" | "definitions" => {
+                if let Some(children) = child.as_object_mut() {
+                    children.values_mut().for_each(close_objects);
+                }
+            }
+            "items" => close_objects(child),
+            "anyOf" | "allOf" | "oneOf" => {
+                if let Some(children) = child.as_array_mut() {
+                    children.iter_mut().for_each(close_objects);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A client that names a prompt-cache key wants its prefix cached; Anthropic caches only

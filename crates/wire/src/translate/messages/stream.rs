@@ -253,6 +253,10 @@ pub(in crate::translate) fn fail_anthropic(e: ProviderError, out: &mut Vec<u8>) 
     frame(
         out,
         Some("error"),
-        &json!({"type": "error", "error": {"type": e.kind, "message": e.message}}),
+        &json!({"type": "error", "error": {
+            // A Google status (`RESOURCE_EXHAUSTED`) as Anthropic names the same failure.
+            "type": crate::translate::gemini::anthropic_error_type(&e.kind).unwrap_or(&e.kind),
+            "message": e.message,
+        }}),
     );
 }

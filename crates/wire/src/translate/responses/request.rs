@@ -6,8 +6,8 @@ use crate::error::WireError;
 use crate::provider::ProviderKind;
 use crate::translate::compat::{self, Carried, Field, Policy, Report};
 use crate::translate::ir::{
-    MediaSource, Message, Part, Reasoning, Request, Role, TextBlock, Tool, ToolChoice,
-    FREEFORM_ARGUMENT,
+    MediaSource, Message, Part, Reasoning, Request, ResponseFormat, Role, TextBlock, Tool,
+    ToolChoice, FREEFORM_ARGUMENT,
 };
 use crate::translate::{bad, cannot, function_tool, openai_tool_choice, parse_object, str_field};
 
@@ -467,12 +467,28 @@ pub fn encode_request(
     }
     // OpenAI documents these; other Responses servers may not know them.
     let openai = kind == ProviderKind::OpenAi;
+    let mut text = Map::new();
     match (&req.verbosity, openai) {
         (Some(v), true) => {
-            out.insert("text".into(), json!({"verbosity": v}));
+            text.insert("verbosity".into(), json!(v));
         }
         (Some(_), false) => report.drop_ir(Carried::Verbosity),
         (None, _) => {}
+    }
+    match &req.response_format {
+        None => {}
+        Some(ResponseFormat::Json) => {
+            text.insert("format".into(), json!({"type": "json_object"}));
+        }
+        Some(ResponseFormat::JsonSchema(schema)) => {
+            text.insert(
+                "format".into(),
+                json!({"type": "json_schema", "name": ResponseFormat::SCHEMA_NAME, "schema": schema}),
+            );
+        }
+    }
+    if !text.is_empty() {
+        out.insert("text".into(), Value::Object(text));
     }
     match (&req.prompt_cache_key, openai) {
         (Some(k), true) => {
