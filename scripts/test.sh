@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up and runs every test: formatting, lints, Rust unit and end-to-end tests (the
 # ledger's against SQLite and a PostgreSQL server started here), the official OpenAI
-# and Anthropic SDKs (Python and Node) and the real Claude Code and Codex CLI driven
-# through the gateway.
+# and Anthropic SDKs (Python and Node), Google's google-genai, and the real Claude Code,
+# Codex CLI and Gemini CLI driven through the gateway.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -56,7 +56,7 @@ if ! keychain_stage; then
   keychain_stage
 fi
 
-echo "== SDK tests (official openai and anthropic packages)"
+echo "== SDK tests (official openai, anthropic and google-genai packages)"
 venv="$root/.venv"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
@@ -74,7 +74,7 @@ echo "   (deploy/Containerfile built with buildah, unpacked and run as uid 65532
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo --preserve-env=PATH,CARGO_TARGET_DIR,RUSTUP_HOME,CARGO_HOME,TRIMGATE_BIN "$@"; fi; }
 TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" as_root "$venv/bin/python" -m pytest tests/deploy tests/image -q -p no:cacheprovider -rA
 
-echo "== the real agents: Claude Code and Codex CLI (pinned npm releases) through every routing"
+echo "== the real agents: Claude Code, Codex CLI and Gemini CLI (pinned npm releases) through every routing"
 (cd tests/agents && npm ci --no-audit --no-fund --silent)
 TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" "$venv/bin/python" -m pytest tests/agents -q -p no:cacheprovider
 

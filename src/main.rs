@@ -194,6 +194,9 @@ struct MockArgs {
     /// The key Anthropic endpoints accept.
     #[arg(long, default_value = "sk-ant-mock")]
     anthropic_key: String,
+    /// The key Gemini endpoints accept (`x-goog-api-key` or `?key=`).
+    #[arg(long, default_value = trimgate_mock::MOCK_GEMINI_KEY)]
+    gemini_key: String,
     /// The Claude subscription login (OAuth access token) Anthropic endpoints accept.
     #[arg(long, default_value = trimgate_mock::MOCK_OAUTH_TOKEN)]
     anthropic_oauth_token: String,
@@ -295,7 +298,7 @@ async fn shutdown_signal() {
 }
 
 const EXAMPLE_PROVIDER: &str = r#"  [providers.openai]
-  kind = "openai"                         # openai | anthropic | deepseek | openai_compatible
+  kind = "openai"                         # openai | anthropic | deepseek | gemini | openai_compatible
   api_key = { env = "OPENAI_API_KEY" }    # or { file = "/run/secrets/openai" }"#;
 
 /// Loads the config the way the README describes, saying where it came from; a set
@@ -501,6 +504,7 @@ async fn mock(args: MockArgs) -> Result<(), String> {
         frame_interval: Duration::from_millis(args.frame_interval_ms),
         openai_key: (!args.any_key).then_some(args.openai_key),
         anthropic_key: (!args.any_key).then_some(args.anthropic_key),
+        gemini_key: (!args.any_key).then_some(args.gemini_key),
         anthropic_oauth_token: Some(args.anthropic_oauth_token),
         keyless: args.keyless,
         fail_status: args.fail_status,

@@ -17,6 +17,7 @@ const ENV_CUSTOM_HEADERS: &str = "ANTHROPIC_CUSTOM_HEADERS";
 enum Agent {
     Claude,
     Codex,
+    Gemini,
     Aider,
     Other,
 }
@@ -30,6 +31,7 @@ impl Agent {
         match name {
             "claude" => Agent::Claude,
             "codex" => Agent::Codex,
+            "gemini" => Agent::Gemini,
             "aider" => Agent::Aider,
             _ => Agent::Other,
         }
@@ -59,6 +61,12 @@ pub fn environment(
         ("OPENAI_BASE_URL", format!("{base}/v1")),
         ("OPENAI_API_KEY", key.to_owned()),
     ];
+    // Gemini CLI adds `/v1beta/models/…` to its base URL, and sends the key as
+    // `x-goog-api-key`, where the gateway looks for a client's key too.
+    let gemini = [
+        ("GOOGLE_GEMINI_BASE_URL", base.to_owned()),
+        ("GEMINI_API_KEY", key.to_owned()),
+    ];
     // Claude Code may send its own login rather than the API key it is given (a declined
     // key, a subscription), so the local key also goes in a header of its own.
     let header = local_key.map(|k| (ENV_CUSTOM_HEADERS, format!("{X_TRIMGATE_KEY}: {k}")));
@@ -69,11 +77,13 @@ pub fn environment(
             env.extend(header);
         }
         Agent::Codex => env.extend(openai),
+        Agent::Gemini => env.extend(gemini),
         // aider (through LiteLLM) reads OPENAI_API_BASE, and Anthropic's variables for Claude models.
         Agent::Aider | Agent::Other => {
             env.extend(openai);
             env.push(("OPENAI_API_BASE", format!("{base}/v1")));
             env.extend(anthropic);
+            env.extend(gemini);
             env.extend(header);
         }
     }
@@ -171,6 +181,13 @@ mod tests {
             ]
         );
         assert_eq!(get("/usr/local/bin/codex")[0].1, "http://127.0.0.1:8788/v1");
+        assert_eq!(
+            get("gemini"),
+            [
+                ("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:8788".to_owned()),
+                ("GEMINI_API_KEY", "k".to_owned())
+            ]
+        );
         let aider: Vec<&str> = get("aider").iter().map(|(k, _)| *k).collect();
         assert!(aider.contains(&"OPENAI_API_BASE") && aider.contains(&"ANTHROPIC_BASE_URL"));
     }

@@ -320,6 +320,7 @@ fn readme_policy_tables_match_the_codecs() {
         ("messages", Dialect::AnthropicMessages),
         ("responses", Dialect::OpenAiResponses),
         ("chat", Dialect::OpenAiChat),
+        ("gemini", Dialect::Gemini),
     ] {
         let start = readme
             .find(&format!("<!-- policy:{marker} -->"))

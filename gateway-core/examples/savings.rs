@@ -171,6 +171,10 @@ fn segments(dialect: Dialect, v: &Value) -> Vec<Value> {
             json!({"system": v["system"], "tools": v["tools"]}),
             &v["messages"],
         ),
+        Dialect::Gemini => (
+            json!({"systemInstruction": v["systemInstruction"], "tools": v["tools"]}),
+            &v["contents"],
+        ),
     };
     let mut out = vec![head];
     if let Some(items) = list.as_array() {

@@ -40,8 +40,11 @@ async fn list_models(State(state): State<Arc<AppState>>, request: Request) -> Re
         return e.into_response(Dialect::guess(headers, "/v1/models"));
     }
     let config = state.config();
+    // Google's SDKs list `/v1/models` too, with their key header.
     let body = if headers.contains_key(ANTHROPIC_VERSION) {
         models::anthropic_list(&config.routes)
+    } else if headers.contains_key(&crate::headers::X_GOOG_API_KEY) {
+        models::gemini_list(&config.routes)
     } else {
         models::openai_list(&config.routes)
     };
@@ -159,6 +162,75 @@ fn endpoint(e: Endpoint) -> axum::routing::MethodRouter<Arc<AppState>> {
     })
 }
 
+/// A Gemini method call, `POST …/models/{model}:{method}`: the model and the method are
+/// read from the path (the model may name a provider, `openai/gpt-5.5`), a key the client
+/// put in the query (`?key=`) is moved to `x-goog-api-key` so it is checked as every key
+/// is and never forwarded, and the request goes on as any proxied one.
+async fn gemini_call(
+    state: State<Arc<AppState>>,
+    axum::extract::Path(rest): axum::extract::Path<String>,
+    mut request: Request,
+) -> Response {
+    let sse = request
+        .uri()
+        .query()
+        .is_some_and(|q| q.split('&').any(|p| p == "alt=sse"));
+    let called = rest.rsplit_once(':').and_then(|(model, method)| {
+        let model = model.strip_prefix("models/").unwrap_or(model);
+        let (endpoint, stream) = match method {
+            "generateContent" => (Endpoint::GenerateContent, false),
+            "streamGenerateContent" => (Endpoint::GenerateContent, true),
+            "countTokens" => (Endpoint::GeminiCountTokens, false),
+            _ => return None,
+        };
+        Some((endpoint, proxy::PathModel::new(model, stream, sse)))
+    });
+    let Some((endpoint, called)) = called else {
+        return not_found(request).await;
+    };
+    proxy::gemini_query_key(&mut request);
+    request.extensions_mut().insert(called);
+    let span = telemetry::request_span(endpoint, request.uri().path());
+    Box::pin(proxy::handle(state, endpoint, request))
+        .instrument(span)
+        .await
+}
+
+/// `GET /v1beta/models`, in Gemini's shape.
+async fn gemini_models(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    if let Err(e) = state
+        .check_client(request.headers(), crate::ingress::peer(&request))
+        .await
+    {
+        return e.into_response(Dialect::Gemini);
+    }
+    json_response(StatusCode::OK, &models::gemini_list(&state.config().routes))
+}
+
+/// `GET /v1beta/models/{model}`, in Gemini's shape; a model nothing serves is a 404.
+async fn gemini_model(
+    State(state): State<Arc<AppState>>,
+    axum::extract::Path(name): axum::extract::Path<String>,
+    mut request: Request,
+) -> Response {
+    proxy::gemini_query_key(&mut request);
+    if let Err(e) = state
+        .check_client(request.headers(), crate::ingress::peer(&request))
+        .await
+    {
+        return e.into_response(Dialect::Gemini);
+    }
+    let config = state.config();
+    match models::gemini_get(&config.routes, &name) {
+        Some(model) => json_response(StatusCode::OK, &model),
+        None => GatewayError::UnknownModel {
+            model: name,
+            served: config.routes.served_summary(),
+        }
+        .into_response(Dialect::Gemini),
+    }
+}
+
 /// The gateway's own routes, before the state is given. The `/v1` prefix is optional,
 /// since some clients are pointed at the bare base URL. Unknown paths and methods are
 /// answered by [`not_found`] and [`method_not_allowed`], set by the launch once every
@@ -182,6 +254,18 @@ pub fn router() -> Router<Arc<AppState>> {
             )
             .route(&format!("{prefix}/models"), get(list_models));
     }
+    // Gemini's API, by version (Gemini CLI and the `google-genai` SDK use `v1beta`), and
+    // bare for clients pointed at a base URL with the version in it.
+    for prefix in ["/v1", ""] {
+        router = router.route(
+            &format!("{prefix}/models/{{*call}}"),
+            post(gemini_call).get(gemini_model),
+        );
+    }
+    router = router.route("/v1beta/models", get(gemini_models)).route(
+        "/v1beta/models/{*call}",
+        post(gemini_call).get(gemini_model),
+    );
     router
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))

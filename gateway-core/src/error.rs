@@ -316,9 +316,21 @@ impl GatewayError {
         }
     }
 
+    /// Google's `error.status`, the canonical code name of the HTTP status.
+    fn google_status(&self) -> &'static str {
+        crate::translate::gemini::google_status(self.status().as_u16())
+    }
+
     /// The error as the body a client of `dialect` expects.
     pub fn body_json(&self, dialect: Dialect) -> serde_json::Value {
         let message = self.to_string();
+        if dialect == Dialect::Gemini {
+            return json!({"error": {
+                "code": self.status().as_u16(),
+                "message": message,
+                "status": self.google_status(),
+            }});
+        }
         if dialect.is_anthropic() {
             json!({"type": "error", "error": {"type": self.anthropic_type(), "message": message}})
         } else {
@@ -370,7 +382,9 @@ impl GatewayError {
             Dialect::AnthropicMessages => {
                 format!("event: error\ndata: {}\n\n", self.body_json(dialect))
             }
-            Dialect::OpenAiChat => format!("data: {}\n\n", self.body_json(dialect)),
+            Dialect::OpenAiChat | Dialect::Gemini => {
+                format!("data: {}\n\n", self.body_json(dialect))
+            }
             Dialect::OpenAiResponses => {
                 let event = json!({
                     "type": "error",

@@ -25,8 +25,12 @@ pub const SESSION_HEADERS: [&str; 2] = ["session-id", "x-claude-code-session-id"
 
 /// The client's own credential headers, and the ChatGPT workspace a signed-in Codex
 /// names beside its login: forwarded only to a provider whose `client_auth` allows it.
-pub const CLIENT_CREDENTIAL_HEADERS: [&str; 3] =
-    ["authorization", "x-api-key", "chatgpt-account-id"];
+pub const CLIENT_CREDENTIAL_HEADERS: [&str; 4] = [
+    "authorization",
+    "x-api-key",
+    "x-goog-api-key",
+    "chatgpt-account-id",
+];
 
 /// Response header: request fields a translation left out (see `translate::compat`).
 /// Which provider and model answered, and after how many attempts (retries and fallbacks).
@@ -37,6 +41,8 @@ pub const X_ATTEMPTS: HeaderName = HeaderName::from_static("x-trimgate-attempts"
 pub const X_RETRY: HeaderName = HeaderName::from_static("x-trimgate-retry");
 pub const X_DROPPED: HeaderName = HeaderName::from_static("x-trimgate-dropped");
 pub const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
+/// Where Google's SDKs and Gemini CLI send their API key.
+pub const X_GOOG_API_KEY: HeaderName = HeaderName::from_static("x-goog-api-key");
 pub const ANTHROPIC_VERSION: HeaderName = HeaderName::from_static("anthropic-version");
 /// Prefix of the gateway's own request headers; they are never forwarded upstream.
 pub const TRIMGATE_PREFIX: &str = "x-trimgate-";
@@ -97,6 +103,7 @@ pub fn forwarded_request_header(dialect: Dialect, client_org: bool) -> fn(&str) 
         (Dialect::AnthropicMessages, _) => forwarded_to_anthropic,
         (Dialect::OpenAiChat | Dialect::OpenAiResponses, false) => forwarded_to_openai,
         (Dialect::OpenAiChat | Dialect::OpenAiResponses, true) => forwarded_to_openai_org,
+        (Dialect::Gemini, _) => forwarded_to_google,
     }
 }
 
@@ -136,10 +143,17 @@ fn forwarded_to_openai_org(name: &str) -> bool {
     matches!(name, "openai-organization" | "openai-project") || forwarded_to_openai(name)
 }
 
+/// Google's client headers: which SDK (`x-goog-api-client`) and, for a key of another
+/// project's quota, `x-goog-user-project`.
+fn forwarded_to_google(name: &str) -> bool {
+    matches!(name, "x-goog-api-client" | "x-goog-user-project") || forwarded_to_any(name)
+}
+
 /// OpenAI's own `x-request-id` is relayed under this name, since `x-request-id` carries the gateway's id.
 pub const X_UPSTREAM_REQUEST_ID: HeaderName = HeaderName::from_static("x-upstream-request-id");
 
-/// The key a client presents: `Authorization: Bearer <key>`, else `x-api-key`.
+/// The key a client presents: `Authorization: Bearer <key>`, else `x-api-key`, else
+/// Google's `x-goog-api-key`.
 pub fn presented_key(headers: &http::HeaderMap) -> Option<&str> {
     headers
         .get(http::header::AUTHORIZATION)
@@ -149,6 +163,7 @@ pub fn presented_key(headers: &http::HeaderMap) -> Option<&str> {
                 .or_else(|| v.strip_prefix("bearer "))
         })
         .or_else(|| headers.get(X_API_KEY).and_then(|v| v.to_str().ok()))
+        .or_else(|| headers.get(X_GOOG_API_KEY).and_then(|v| v.to_str().ok()))
         .map(str::trim)
         .filter(|v| !v.is_empty())
 }

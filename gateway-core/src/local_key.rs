@@ -14,7 +14,7 @@ use http::HeaderMap;
 use sha2::{Digest, Sha256};
 
 use crate::files::{create_private_dir, PRIVATE_FILE_MODE};
-use crate::headers::{X_API_KEY, X_TRIMGATE_KEY};
+use crate::headers::{X_API_KEY, X_GOOG_API_KEY, X_TRIMGATE_KEY};
 use crate::secrets::Secret;
 
 /// The key file's name, in the config file's folder.
@@ -159,7 +159,7 @@ impl LocalKey {
     /// it, so it is neither forwarded as the client's login nor part of a cache key.
     pub fn strip(&self, headers: &mut HeaderMap) {
         headers.remove(X_TRIMGATE_KEY);
-        for name in [http::header::AUTHORIZATION, X_API_KEY] {
+        for name in [http::header::AUTHORIZATION, X_API_KEY, X_GOOG_API_KEY] {
             let holds_key = headers
                 .get(&name)
                 .and_then(|v| v.to_str().ok())
@@ -179,10 +179,15 @@ impl LocalKey {
 
 /// The values a client may have put the key in.
 fn candidates(headers: &HeaderMap) -> impl Iterator<Item = &str> {
-    [X_TRIMGATE_KEY, http::header::AUTHORIZATION, X_API_KEY]
-        .into_iter()
-        .filter_map(|name| headers.get(name)?.to_str().ok())
-        .map(credential)
+    [
+        X_TRIMGATE_KEY,
+        http::header::AUTHORIZATION,
+        X_API_KEY,
+        X_GOOG_API_KEY,
+    ]
+    .into_iter()
+    .filter_map(|name| headers.get(name)?.to_str().ok())
+    .map(credential)
 }
 
 /// A header's value without a bearer scheme.

@@ -144,6 +144,45 @@ pub fn anthropic_list(routes: &Routes) -> Value {
     json!({"data": data, "has_more": false, "first_id": first, "last_id": last})
 }
 
+/// One model in Gemini's shape (`models.get`, and each entry of `models.list`). Token
+/// limits are left out: the gateway does not know the provider's.
+fn gemini_entry(l: &Listed) -> Value {
+    let mut entry = Map::new();
+    entry.insert("name".into(), format!("models/{}", l.id).into());
+    entry.insert("version".into(), "trimgate".into());
+    entry.insert("displayName".into(), l.display_name().into());
+    if let Some(description) = l.description() {
+        entry.insert("description".into(), description.into());
+    }
+    entry.insert(
+        "supportedGenerationMethods".into(),
+        json!(["generateContent", "streamGenerateContent", "countTokens"]),
+    );
+    Value::Object(entry)
+}
+
+/// `GET /v1beta/models`, as Google's `models.list` answers: one page, no `nextPageToken`.
+pub fn gemini_list(routes: &Routes) -> Value {
+    let models: Vec<Value> = listed(routes).iter().map(gemini_entry).collect();
+    json!({ "models": models })
+}
+
+/// `GET /v1beta/models/{model}`: the listed model of that name, or one a route serves
+/// (a glob's family), else `None`.
+pub fn gemini_get(routes: &Routes, name: &str) -> Option<Value> {
+    let id = name.strip_prefix("models/").unwrap_or(name);
+    if let Some(l) = listed(routes).into_iter().find(|l| l.id == id) {
+        return Some(gemini_entry(&l));
+    }
+    let target = routes.resolve(id)?;
+    Some(gemini_entry(&Listed {
+        id: id.to_owned(),
+        owner: Some(target.provider.name.clone()),
+        upstream: target.rewrite.map(str::to_owned),
+        pattern: None,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

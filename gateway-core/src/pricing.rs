@@ -297,6 +297,12 @@ mod tests {
             ("gpt-5-nano", (0.05, 0.005, 0.05, 0.40)),
             ("gpt-4.1-mini-2025-04-14", (0.40, 0.10, 0.40, 1.60)),
             ("o3-2025-04-16", (2.0, 0.50, 2.0, 8.0)),
+            ("gemini-3.1-pro-preview", (2.0, 0.20, 2.0, 12.0)),
+            ("gemini-3-pro-preview", (2.0, 0.20, 2.0, 12.0)),
+            ("gemini-3-flash-preview", (0.50, 0.05, 0.50, 3.0)),
+            ("gemini-2.5-pro", (1.25, 0.125, 1.25, 10.0)),
+            ("gemini-2.5-flash", (0.30, 0.03, 0.30, 2.50)),
+            ("gemini-2.5-flash-lite", (0.10, 0.01, 0.10, 0.40)),
         ];
         for (model, prices) in expected {
             let found = pricing.prices(model).map(|p| buckets(p.base));

@@ -117,6 +117,11 @@ struct Body<'a> {
     messages: Option<Vec<&'a RawValue>>,
     #[serde(borrow)]
     input: Option<&'a RawValue>,
+    /// Gemini's system prompt and messages.
+    #[serde(rename = "systemInstruction", borrow)]
+    system_instruction: Option<&'a RawValue>,
+    #[serde(borrow)]
+    contents: Option<Vec<&'a RawValue>>,
 }
 
 /// The print of a request body in `dialect`, or `None` when it is not a JSON object.
@@ -124,7 +129,7 @@ pub fn print(dialect: Dialect, body: &[u8]) -> Option<Print> {
     let parsed: Body<'_> = serde_json::from_slice(body).ok()?;
     let mut preamble = std::hash::DefaultHasher::new();
     for (tag, part) in [
-        (b's', parsed.system),
+        (b's', parsed.system.or(parsed.system_instruction)),
         (b'i', parsed.instructions),
         (b't', parsed.tools),
     ] {
@@ -144,6 +149,12 @@ pub fn print(dialect: Dialect, body: &[u8]) -> Option<Print> {
             items.into_iter().map(one).collect()
         }
         (Dialect::OpenAiResponses, _, Some(input)) => vec![one(input)],
+        (Dialect::Gemini, _, _) => parsed
+            .contents
+            .unwrap_or_default()
+            .into_iter()
+            .map(one)
+            .collect(),
         (_, Some(messages), _) => messages.into_iter().map(one).collect(),
         _ => Vec::new(),
     };

@@ -1,5 +1,6 @@
-"""The real coding agents, driven headless and offline: Claude Code (`claude -p`) and Codex
-CLI (`codex exec --json`), installed from npm at the versions pinned in package.json.
+"""The real coding agents, driven headless and offline: Claude Code (`claude -p`), Codex
+CLI (`codex exec --json`) and Gemini CLI (`gemini -p … --output-format json`), installed
+from npm at the versions pinned in package.json.
 
 Each run gets a scratch HOME, telemetry and update checks off, and `x-mock-*` headers
 that tell the mock provider behind the gateway what to answer (plain text, or a call to
@@ -10,6 +11,7 @@ refreshes the request fixtures when a new version ships.
 import base64
 import json
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -22,6 +24,10 @@ PLACEHOLDER_KEY = "sk-placeholder-from-the-agent"
 CHATGPT_ACCOUNT = "acct-mock-workspace"
 
 
+# Each agent's npm package.
+PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli"}
+
+
 def installed_version(package):
     with open(os.path.join(HERE, "node_modules", *package.split("/"), "package.json")) as f:
         return json.load(f)["version"]
@@ -29,7 +35,8 @@ def installed_version(package):
 
 def _clean_env(home):
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "ANTHROPIC_", "CLAUDE_", "CODEX_", "TRIMGATE_"))}
+           if not k.startswith(("OPENAI_", "ANTHROPIC_", "CLAUDE_", "CODEX_", "GEMINI_", "GOOGLE_",
+                                "TRIMGATE_"))}
     env.update({"HOME": home, "XDG_CONFIG_HOME": os.path.join(home, ".config"),
                 "XDG_CACHE_HOME": os.path.join(home, ".cache"), "NO_COLOR": "1"})
     return env
@@ -157,15 +164,96 @@ def codex_messages(events):
             if e.get("type") == "item.completed" and e.get("item", {}).get("type") == "agent_message"]
 
 
+# Gemini CLI's user settings for a headless run that needs nothing but the gateway: the API
+# key from the environment (with GOOGLE_GEMINI_BASE_URL set and no type chosen, the CLI
+# picks a "gateway" auth type that -p refuses), no trusted-folder check (-p exits 55 in
+# an untrusted folder), no usage statistics (they resolve play.googleapis.com and add an
+# installation id header to every request), no telemetry, update checks or IDE, and one
+# attempt per request (it retries a 429 ten times with backoff, minutes in all, and a
+# stream without a finish reason four times).
+GEMINI_SETTINGS = {
+    "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False, "maxAttempts": 1},
+    "ide": {"enabled": False},
+}
+# GEMINI_CLI_CUSTOM_HEADERS is `name: value, name: value`, split at a comma followed by a
+# `name:`; a value with such a comma would be cut in two.
+_HEADER_SPLIT = re.compile(r",(?=\s*[^,:]+:)")
+
+
+def gemini_custom_headers(headers):
+    for name, value in headers.items():
+        if _HEADER_SPLIT.search(value):
+            raise ValueError(f"{name}: {value!r} would be split by GEMINI_CLI_CUSTOM_HEADERS")
+    return ", ".join(f"{k}: {v}" for k, v in headers.items())
+
+
+def run_gemini(gateway_url, model, prompt, headers=None, work=None, timeout=120, wrap=None):
+    """`gemini -p PROMPT --output-format json --approval-mode yolo -m MODEL` with the Gemini
+    API at the gateway (the CLI adds `/v1beta` itself); returns (exit code, parsed result or
+    None, stderr). The result is `{"response", "stats"}`, with `error` when the turn failed:
+    a stream that ends without a finish reason still exits 0 and says so only there. With
+    `wrap` (a `trimgate wrap …` argv), the agent is started by it, which sets its gateway
+    variables."""
+    home = tempfile.mkdtemp(prefix="trimgate-gemini-home-")
+    os.makedirs(os.path.join(home, ".gemini"))
+    os.makedirs(os.path.join(home, "tmp"))
+    with open(os.path.join(home, ".gemini", "settings.json"), "w") as f:
+        json.dump(GEMINI_SETTINGS, f)
+    env = _clean_env(home)
+    env.update({
+        "GOOGLE_GEMINI_BASE_URL": gateway_url,
+        "GEMINI_API_KEY": PLACEHOLDER_KEY,
+        # One process: the CLI otherwise starts itself again with a bigger heap (0.7 s).
+        "GEMINI_CLI_NO_RELAUNCH": "true",
+        # Its error reports (gemini-client-error-*.json) go to the scratch home.
+        "TMPDIR": os.path.join(home, "tmp"),
+    })
+    if headers:
+        env["GEMINI_CLI_CUSTOM_HEADERS"] = gemini_custom_headers(headers)
+    work = work or tempfile.mkdtemp(prefix="trimgate-gemini-work-")
+    argv = [os.path.join(BIN_DIR, "gemini"), "-p", prompt, "--output-format", "json",
+            "--approval-mode", "yolo", "-m", model]
+    if wrap:
+        argv = [*wrap, argv[0], "--", *argv[1:]]
+    out = subprocess.run(
+        argv,
+        capture_output=True, text=True, env=env, cwd=work, timeout=timeout, stdin=subprocess.DEVNULL)
+    result = _gemini_result(out.stdout) or _gemini_result(out.stderr)
+    return out.returncode, result, out.stderr[-4000:] + out.stdout[-2000:]
+
+
+def _gemini_result(text):
+    """The JSON object Gemini CLI prints, indented, on a line of its own: on stdout, or on
+    stderr (after its log lines) when the run failed."""
+    decoder = json.JSONDecoder()
+    starts = [m.start() for m in re.finditer(r"^\{$", text, re.MULTILINE)]
+    for start in reversed(starts):
+        try:
+            result, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            continue
+        if isinstance(result, dict) and "session_id" in result:
+            return result
+    return None
+
+
 # What the mock is told, so each agent's shell tool is called with a command whose output
 # the final answer must quote.
-SHELL_TOOL = {"claude": "Bash", "codex": "exec_command"}
+SHELL_TOOL = {"claude": "Bash", "codex": "exec_command", "gemini": "run_shell_command"}
+
+
+def shell_arguments(agent, command, description="Print a marker"):
+    return {"claude": {"command": command, "description": description},
+            "codex": {"cmd": command},
+            # One key: GEMINI_CLI_CUSTOM_HEADERS cannot carry a JSON object's commas.
+            "gemini": {"command": command}}[agent]
 
 
 def shell_call_headers(agent, marker):
-    command = f"echo {marker}"
-    arguments = {"claude": {"command": command, "description": "Print a marker"},
-                 "codex": {"cmd": command}}[agent]
+    arguments = shell_arguments(agent, f"echo {marker}")
     return {"x-mock-tool": SHELL_TOOL[agent], "x-mock-tool-arguments": json.dumps(arguments)}
 
 
@@ -177,3 +265,15 @@ def apply_patch_headers(path, line):
 
 def plain_headers(reply):
     return {"x-mock-tool": "none", "x-mock-reply": reply}
+
+
+# A 1×1 PNG, base64: an image Gemini CLI inlines when the prompt names it (`@pixel.png`).
+PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def work_dir_with_pixel():
+    """A scratch working directory holding `pixel.png`."""
+    work = tempfile.mkdtemp(prefix="trimgate-gemini-work-")
+    with open(os.path.join(work, "pixel.png"), "wb") as f:
+        f.write(base64.b64decode(PIXEL_PNG))
+    return work

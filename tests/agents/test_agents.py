@@ -1,9 +1,10 @@
-"""Claude Code and Codex CLI, as they ship (versions pinned in package.json), through
-`trimgate serve` with the mock provider behind it, in every routing: to a provider of the
-agent's own dialect (bytes as sent), and translated to OpenAI, Anthropic, a Chat-only
-OpenAI-compatible server and DeepSeek. Each routing runs a plain streamed turn and a shell-tool round trip
-whose final answer must quote the command's output. The same round trip also runs through a
-fallback chain whose first provider answers 529s and drops connections.
+"""Claude Code, Codex CLI and Gemini CLI, as they ship (versions pinned in package.json),
+through `trimgate serve` with the mock provider behind it, in every routing: to a provider
+of the agent's own dialect (bytes as sent), and translated to OpenAI, Anthropic, a Chat-only
+OpenAI-compatible server, DeepSeek and Gemini (Gemini CLI also to OpenAI's Responses). Each
+routing runs a plain streamed turn and a shell-tool round trip whose final answer must quote
+the command's output. The same round trip also runs through a fallback chain whose first
+provider answers 529s and drops connections.
 
 Every outcome is written to results.json; matrix.py renders README's agent × provider
 table from it, and the last test checks that README shows what this run found.
@@ -30,6 +31,10 @@ OAUTH_TOKEN = "sk-ant-oat01-mock-login"
 # A ChatGPT sign-in's access token, which only the stand-in ChatGPT backend accepts.
 CHATGPT_TOKEN = "chatgpt-access-mock"
 
+# The model `*-via-gemini` is sent as, and the path a Gemini provider is asked for its stream at.
+GEMINI_MODEL = "gemini-2.5-pro"
+GEMINI_STREAM = f"/v1beta/models/{GEMINI_MODEL}:streamGenerateContent"
+
 # routing → (model name the agent asks for, the provider path the mock must see)
 ROUTINGS = {
     "claude": {
@@ -37,14 +42,28 @@ ROUTINGS = {
         "anthropic": ("claude-sonnet-4-6", "/v1/messages"),
         "chat-only": ("claude-sonnet-4-6-via-chat", "/v1/chat/completions"),
         "deepseek": ("claude-sonnet-4-6-via-deepseek", "/v1/messages"),
+        "gemini": ("claude-sonnet-4-6-via-gemini", GEMINI_STREAM),
     },
     "codex": {
         "openai": ("gpt-5.5", "/v1/responses"),
         "anthropic": ("gpt-5.5-via-anthropic", "/v1/messages"),
         "chat-only": ("gpt-5.5-via-chat", "/v1/chat/completions"),
         "deepseek": ("gpt-5.5-via-deepseek", "/v1/chat/completions"),
+        "gemini": ("gpt-5.5-via-gemini", GEMINI_STREAM),
+    },
+    "gemini": {
+        # A provider that speaks Chat and Responses is sent the first: Chat.
+        "openai": (f"{GEMINI_MODEL}-via-openai", "/v1/chat/completions"),
+        "anthropic": (f"{GEMINI_MODEL}-via-anthropic", "/v1/messages"),
+        "chat-only": (f"{GEMINI_MODEL}-via-chat", "/v1/chat/completions"),
+        "deepseek": (f"{GEMINI_MODEL}-via-deepseek", "/v1/chat/completions"),
+        "gemini": (GEMINI_MODEL, GEMINI_STREAM),
+        # OpenAI's Responses, through a provider that speaks nothing else.
+        "responses": (f"{GEMINI_MODEL}-via-responses", "/v1/responses"),
     },
 }
+# Every (agent, routing) the plain turn and the tool round trip run in.
+CASES = [(agent, routing) for agent, routings in ROUTINGS.items() for routing in routings]
 
 RESULTS = {}
 
@@ -66,7 +85,8 @@ def _serving(args, prefix, env=None):
 @pytest.fixture(scope="session")
 def mock_url():
     yield from _serving(["mock", "--listen", "127.0.0.1:0", "--anthropic-oauth-token", OAUTH_TOKEN,
-                         "--openai-key", PROVIDER_KEY, "--anthropic-key", PROVIDER_KEY],
+                         "--openai-key", PROVIDER_KEY, "--anthropic-key", PROVIDER_KEY,
+                         "--gemini-key", PROVIDER_KEY],
                         "mock provider listening on ")
 
 
@@ -101,6 +121,20 @@ api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
 kind = "deepseek"
 base_url = "{mock_url}/v1"
 anthropic_base_url = "{mock_url}/v1"
+api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
+
+# Google's Gemini API: base_url ends in its version, the gateway adds `/models/{{model}}:…`.
+[providers.gemini]
+kind = "gemini"
+base_url = "{mock_url}/v1beta"
+api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
+
+# OpenAI's Responses API alone (a kind "openai" provider is sent Chat by a client of
+# neither of its dialects).
+[providers.responses-only]
+kind = "openai_compatible"
+base_url = "{mock_url}/v1"
+dialects = ["responses"]
 api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
 
 # A Claude subscription: no key here; the agent's own login is forwarded.
@@ -141,6 +175,21 @@ provider = "anthropic"
 model = "claude-sonnet-4-6"
 
 [[routes]]
+match = "*-via-gemini"
+provider = "gemini"
+model = "{GEMINI_MODEL}"
+
+[[routes]]
+match = "*-via-gemini-3"
+provider = "gemini"
+model = "gemini-3-pro-preview"
+
+[[routes]]
+match = "*-via-responses"
+provider = "responses-only"
+model = "gpt-5.5"
+
+[[routes]]
 match = "*-login"
 provider = "claude-login"
 model = "claude-sonnet-4-6"
@@ -151,8 +200,8 @@ model = "claude-sonnet-4-6"
         f.write(config)
     yield from _serving(
         ["serve", "--config", path, "--listen", "127.0.0.1:0"], "Trimgate listening on ",
-        env={"AGENT_TEST_PROVIDER_KEY": PROVIDER_KEY,
-             "ANTHROPIC_API_KEY": "", "TRIMGATE_LOG": "warn", "XDG_DATA_HOME": d})
+        env={"AGENT_TEST_PROVIDER_KEY": PROVIDER_KEY, "ANTHROPIC_API_KEY": "", "GEMINI_API_KEY": "",
+             "TRIMGATE_LOG": "warn", "XDG_DATA_HOME": d})
 
 
 class Mock:
@@ -181,30 +230,45 @@ def mock(mock_url):
 
 
 def _run(agent, gateway, model, prompt, headers, **kw):
+    """Runs the agent; returns (whether it finished without an error, what it answered, its log)."""
     if agent == "claude":
         code, result, log = agents.run_claude(gateway, model, prompt, headers, **kw)
         ok = code == 0 and result is not None and not result.get("is_error")
         return ok, (result or {}).get("result", "") if result else "", log
+    if agent == "gemini":
+        code, result, log = agents.run_gemini(gateway, model, prompt, headers, **kw)
+        # A turn that failed can still exit 0 (a stream without a finish reason): its
+        # result then has an `error`.
+        ok = code == 0 and result is not None and not result.get("error")
+        return ok, (result or {}).get("response") or "", log
     code, events, log = agents.run_codex(gateway, model, prompt, headers, **kw)
     messages = agents.codex_messages(events)
     failed = [e for e in events if e.get("type") in ("turn.failed", "error")]
     return code == 0 and not failed and bool(messages), "\n".join(messages), log
 
 
+def _posted(mock):
+    """What reached the provider, model listings left out."""
+    return [r for r in mock.requests() if r["method"] == "POST"]
+
+
 def _check_upstream(mock, path, streamed=True):
-    sent = [r for r in mock.requests() if r["path"] != "/v1/models"]
+    sent = _posted(mock)
     assert sent, "nothing reached the provider"
     assert {r["path"] for r in sent} == {path}, [r["path"] for r in sent]
     for r in sent:
-        body = json.loads(r["body"])
-        assert body.get("stream") is streamed, body.get("stream")
+        if r["path"].startswith("/v1beta/"):
+            # Gemini names the stream in the path (and its SSE framing in the query).
+            assert ("alt=sse" in r["path_and_query"]) is streamed, r["path_and_query"]
+        else:
+            body = json.loads(r["body"])
+            assert body.get("stream") is streamed, body.get("stream")
         # The agent's placeholder never leaves the gateway: the provider's key replaces it.
-        assert agents.PLACEHOLDER_KEY not in json.dumps(r["headers"])
+        assert agents.PLACEHOLDER_KEY not in json.dumps(r["headers"]) + r["path_and_query"]
     return sent
 
 
-@pytest.mark.parametrize("routing", list(ROUTINGS["claude"]))
-@pytest.mark.parametrize("agent", ["claude", "codex"])
+@pytest.mark.parametrize("agent,routing", CASES)
 def test_plain_streamed_turn(agent, routing, gateway, mock):
     model, path = ROUTINGS[agent][routing]
     reply = f"plain-{uuid.uuid4().hex[:12]}"
@@ -216,8 +280,7 @@ def test_plain_streamed_turn(agent, routing, gateway, mock):
     RESULTS[(agent, routing, "plain")] = True
 
 
-@pytest.mark.parametrize("routing", list(ROUTINGS["claude"]))
-@pytest.mark.parametrize("agent", ["claude", "codex"])
+@pytest.mark.parametrize("agent,routing", CASES)
 def test_shell_tool_round_trip(agent, routing, gateway, mock):
     """The mock calls the agent's shell tool; the agent runs it and sends the output back;
     the final answer quotes it."""
@@ -235,6 +298,65 @@ def test_shell_tool_round_trip(agent, routing, gateway, mock):
     RESULTS[(agent, routing, "tool")] = True
 
 
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_a_tool_round_trip_to_gemini_3_sends_the_call_back_signed(agent, gateway, mock):
+    """Gemini 3 signs its function calls and refuses (400) a later request whose call comes
+    back without a thought signature; the agent's history goes back through the gateway
+    with the call signed, so the round trip finishes."""
+    model = {"claude": "claude-sonnet-4-6-via-gemini-3", "codex": "gpt-5.5-via-gemini-3"}[agent]
+    marker = f"marker-{uuid.uuid4().hex[:12]}"
+    ok, text, log = _run(agent, gateway, model, "Run the command, then tell me its output.",
+                         agents.shell_call_headers(agent, marker))
+    assert ok, log
+    assert "tool result:" in text and marker in text, text
+    sent = _check_upstream(mock, "/v1beta/models/gemini-3-pro-preview:streamGenerateContent")
+    parts = [p for c in json.loads(sent[-1]["body"])["contents"] for p in c.get("parts", [])]
+    calls = [p for p in parts if "functionCall" in p]
+    assert calls and all(p.get("thoughtSignature") for p in calls), calls
+
+
+def test_gemini_cli_with_its_default_model_asks_a_classifier_then_streams(gateway, mock):
+    """Gemini CLI's default model, `auto`, first asks a small model which model should take
+    the turn (one `generateContent`, not streamed, wanting JSON), then streams the turn from
+    the one picked (its default, as the mock's answer is no JSON): both reach the Gemini
+    provider as sent, each to the model in its path."""
+    reply = f"auto-{uuid.uuid4().hex[:12]}"
+    ok, text, log = _run("gemini", gateway, "auto", "Say hello.", agents.plain_headers(reply))
+    assert ok, log
+    assert reply in text, text
+    sent = _posted(mock)
+    paths = [r["path_and_query"] for r in sent]
+    assert len(sent) == 2, paths
+    classifier, turn = sent
+    assert classifier["path_and_query"].startswith("/v1beta/models/gemini-"), paths
+    assert classifier["path_and_query"].endswith(":generateContent"), paths
+    assert json.loads(classifier["body"])["generationConfig"]["responseMimeType"] == "application/json"
+    assert turn["path_and_query"].startswith("/v1beta/models/gemini-"), paths
+    assert turn["path_and_query"].endswith(":streamGenerateContent?alt=sse"), paths
+    assert agents.PLACEHOLDER_KEY not in json.dumps([r["headers"] for r in sent])
+
+
+@pytest.mark.parametrize("routing", ["gemini", "anthropic", "openai"])
+def test_gemini_cli_sends_an_image_and_counts_its_tokens_first(routing, gateway, mock):
+    """With an image in the prompt (`@pixel.png`), Gemini CLI counts the prompt's tokens
+    (`:countTokens`) before it sends the turn with the image inline. A Gemini provider gets
+    both as sent; a provider of another dialect gets the turn with the image translated
+    (the gateway answers the count itself)."""
+    model, path = ROUTINGS["gemini"][routing]
+    reply = f"image-{uuid.uuid4().hex[:12]}"
+    ok, text, log = _run("gemini", gateway, model, "Describe @pixel.png", agents.plain_headers(reply),
+                         work=agents.work_dir_with_pixel())
+    assert ok, log
+    assert reply in text, text
+    sent = _posted(mock)
+    counted = [r for r in sent if r["path"].endswith((":countTokens", "/count_tokens"))]
+    turns = [r for r in sent if r not in counted]
+    if routing == "gemini":
+        assert len(counted) == 1 and agents.PIXEL_PNG in counted[0]["body"], [r["path"] for r in sent]
+    assert [r["path"] for r in turns] == [path], [r["path"] for r in sent]
+    assert agents.PIXEL_PNG in turns[0]["body"], "the image did not reach the provider"
+
+
 # A test run long enough for the gateway to elide its passing tests.
 LONG_TEST_RUN = (
     "echo 'running 301 tests'; seq -f 'test store::tests::case_%03g ... ok' 0 299; "
@@ -245,15 +367,16 @@ LONG_TEST_RUN = (
 
 
 @pytest.mark.parametrize("agent,routing", [("claude", "anthropic"), ("claude", "openai"),
-                                           ("codex", "openai"), ("codex", "anthropic")])
+                                           ("codex", "openai"), ("codex", "anthropic"),
+                                           ("claude", "gemini"), ("codex", "gemini"),
+                                           ("gemini", "gemini"), ("gemini", "anthropic")])
 def test_the_agent_fetches_an_elided_output_back_whole(agent, routing, gateway, mock):
     """The mock has the agent run a long test run; the gateway elides its passing tests and
     says where the whole output is kept; the mock, seeing that marker, has the agent fetch
     it with its shell (`curl -s …/originals/<id>`); the provider then gets all 300 lines.
-    Natively and translated to the other side's dialect."""
+    Natively and translated to another dialect."""
     model, path = ROUTINGS[agent][routing]
-    arguments = {"claude": {"command": LONG_TEST_RUN, "description": "Run the tests"},
-                 "codex": {"cmd": LONG_TEST_RUN}}[agent]
+    arguments = agents.shell_arguments(agent, LONG_TEST_RUN, "Run the tests")
     headers = {"x-mock-tool": agents.SHELL_TOOL[agent], "x-mock-tool-arguments": json.dumps(arguments),
                "x-mock-fetch-originals": "1"}
     ok, text, log = _run(agent, gateway, model, "Run the tests; fetch anything elided.", headers)
@@ -267,7 +390,7 @@ def test_the_agent_fetches_an_elided_output_back_whole(agent, routing, gateway, 
     assert last.count("... ok") >= 300 and "case_299 ... ok" in last, "all of it"
 
 
-@pytest.mark.parametrize("routing", ["anthropic", "chat-only", "deepseek"])
+@pytest.mark.parametrize("routing", ["anthropic", "chat-only", "deepseek", "gemini"])
 def test_codex_edits_a_file_with_its_freeform_apply_patch_tool(routing, gateway, mock):
     """Codex's `apply_patch` is a freeform tool, which only OpenAI has: the gateway offers
     it to other providers as a function of one string and returns their call to Codex as
@@ -300,7 +423,7 @@ def test_claude_code_subscription_login_reaches_its_provider_and_no_other(gatewa
     assert all("oauth-" in r["headers"].get("anthropic-beta", "") for r in sent)
     RESULTS[("claude", "subscription", "plain")] = True
 
-    for routing in ("anthropic", "openai", "chat-only", "deepseek"):
+    for routing in ("anthropic", "openai", "chat-only", "deepseek", "gemini"):
         mock.clear()
         model, _ = ROUTINGS["claude"][routing]
         _run("claude", gateway, model, "Say hello.", agents.plain_headers(reply), oauth_token=OAUTH_TOKEN)
@@ -325,7 +448,7 @@ def test_codex_chatgpt_login_reaches_its_backend_and_no_other(gateway, mock, cha
     assert all(r["headers"].get("chatgpt-account-id") == agents.CHATGPT_ACCOUNT for r in sent)
     RESULTS[("codex", "subscription", "plain")] = True
 
-    for routing in ("openai", "anthropic", "chat-only", "deepseek"):
+    for routing in ("openai", "anthropic", "chat-only", "deepseek", "gemini"):
         mock.clear()
         model, _ = ROUTINGS["codex"][routing]
         ok, _, log = _run("codex", gateway, model, "Say hello.", agents.plain_headers(reply),
@@ -354,11 +477,16 @@ api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
 kind = "anthropic"
 base_url = "{mock_url}/v1"
 api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
+
+[providers.gemini]
+kind = "gemini"
+base_url = "{mock_url}/v1beta"
+api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
 """)
     serving = _serving(
         ["serve", "--config", path, "--listen", "127.0.0.1:0"], "Trimgate listening on ",
-        env={"AGENT_TEST_PROVIDER_KEY": PROVIDER_KEY,
-             "ANTHROPIC_API_KEY": "", "TRIMGATE_LOG": "warn", "XDG_DATA_HOME": d})
+        env={"AGENT_TEST_PROVIDER_KEY": PROVIDER_KEY, "ANTHROPIC_API_KEY": "", "GEMINI_API_KEY": "",
+             "TRIMGATE_LOG": "warn", "XDG_DATA_HOME": d})
     url = next(serving)
     with open(os.path.join(d, "local-key")) as f:
         key = f.read().strip()
@@ -366,13 +494,13 @@ api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
     next(serving, None)
 
 
-@pytest.mark.parametrize("agent", ["claude", "codex"])
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
 def test_with_a_local_key_only_agents_started_by_wrap_get_through(agent, locked_gateway, mock):
     """With the local key on, an agent pointed at the gateway by hand is refused and nothing
     reaches the provider; the same agent started by `trimgate wrap` gets through, and the
     key never reaches the provider."""
     url, config, key = locked_gateway
-    model = "claude-sonnet-4-6" if agent == "claude" else "gpt-5.5"
+    model = {"claude": "claude-sonnet-4-6", "codex": "gpt-5.5", "gemini": GEMINI_MODEL}[agent]
     reply = f"locked-{uuid.uuid4().hex[:12]}"
     try:
         ok, _, _ = _run(agent, url, model, "Say hello.", agents.plain_headers(reply), timeout=20)
@@ -402,10 +530,15 @@ CHAINS = {
         "as-sent": ("gpt-5.5-chain", "/v1/responses"),
         "translated": ("gpt-5.5-chain-to-anthropic", "/v1/messages"),
     },
+    "gemini": {
+        "as-sent": (f"{GEMINI_MODEL}-chain", GEMINI_STREAM),
+        "translated": (f"{GEMINI_MODEL}-chain-to-anthropic", "/v1/messages"),
+    },
 }
 # Each chain's fallback provider in the gateway below.
 CHAIN_FALLBACK = {("claude", "as-sent"): "anthropic", ("claude", "translated"): "openai",
-                  ("codex", "as-sent"): "openai", ("codex", "translated"): "anthropic"}
+                  ("codex", "as-sent"): "openai", ("codex", "translated"): "anthropic",
+                  ("gemini", "as-sent"): "gemini", ("gemini", "translated"): "anthropic"}
 
 
 @pytest.fixture(scope="module")
@@ -414,8 +547,8 @@ def overloaded_url():
     number 2, 4, 6… gets a 529 in its endpoint's dialect, number 3, 6, 9… has its connection
     closed before any status line (the drop wins on 6, 12…)."""
     yield from _serving(["mock", "--listen", "127.0.0.1:0", "--openai-key", PROVIDER_KEY,
-                         "--anthropic-key", PROVIDER_KEY, "--fail-status", "529",
-                         "--fail-every", "2", "--drop-every", "3"],
+                         "--anthropic-key", PROVIDER_KEY, "--gemini-key", PROVIDER_KEY,
+                         "--fail-status", "529", "--fail-every", "2", "--drop-every", "3"],
                         "mock provider listening on ")
 
 
@@ -451,6 +584,11 @@ kind = "openai"
 base_url = "{overloaded_url}/v1"
 api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
 
+[providers.overloaded-gemini]
+kind = "gemini"
+base_url = "{overloaded_url}/v1beta"
+api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
+
 [providers.anthropic]
 kind = "anthropic"
 base_url = "{mock_url}/v1"
@@ -459,6 +597,11 @@ api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
 [providers.openai]
 kind = "openai"
 base_url = "{mock_url}/v1"
+api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
+
+[providers.gemini]
+kind = "gemini"
+base_url = "{mock_url}/v1beta"
 api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
 
 [[routes]]
@@ -484,11 +627,23 @@ match = "gpt-5.5-chain-to-anthropic"
 provider = "overloaded-openai"
 model = "gpt-5.5"
 fallbacks = ["anthropic/claude-sonnet-4-6"]
+
+[[routes]]
+match = "{GEMINI_MODEL}-chain"
+provider = "overloaded-gemini"
+model = "{GEMINI_MODEL}"
+fallbacks = ["gemini/{GEMINI_MODEL}"]
+
+[[routes]]
+match = "{GEMINI_MODEL}-chain-to-anthropic"
+provider = "overloaded-gemini"
+model = "{GEMINI_MODEL}"
+fallbacks = ["anthropic/claude-sonnet-4-6"]
 """)
     serving = _serving(
         ["serve", "--config", path, "--listen", "127.0.0.1:0"], "Trimgate listening on ",
-        env={"AGENT_TEST_PROVIDER_KEY": PROVIDER_KEY,
-             "ANTHROPIC_API_KEY": "", "TRIMGATE_LOG": "warn", "XDG_DATA_HOME": d})
+        env={"AGENT_TEST_PROVIDER_KEY": PROVIDER_KEY, "ANTHROPIC_API_KEY": "", "GEMINI_API_KEY": "",
+             "TRIMGATE_LOG": "warn", "XDG_DATA_HOME": d})
     url = next(serving)
     # stdout is a pipe, so the admin token goes to the data dir (just after the line read).
     token_file = os.path.join(d, "trimgate", "admin-token")
@@ -512,12 +667,12 @@ def _feed(url, token, model):
 
 
 @pytest.mark.parametrize("fallback", ["as-sent", "translated"])
-@pytest.mark.parametrize("agent", ["claude", "codex"])
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
 def test_agent_finishes_a_tool_round_trip_while_its_first_provider_is_overloaded(
         agent, fallback, chain_gateway, overloaded_url, mock):
     """The route's first provider answers 529s and drops connections; the gateway retries
-    before the first byte and moves on to the fallback (of the agent's dialect, or of the
-    other through translation), so the agent finishes its shell-tool round trip and never
+    before the first byte and moves on to the fallback (of the agent's dialect, or of another
+    through translation), so the agent finishes its shell-tool round trip and never
     sees a failure: every answer the gateway gave it was a 200 (Claude Code retries a 529 by
     itself, so its finishing alone would not show that)."""
     url, token = chain_gateway
@@ -567,11 +722,10 @@ def test_agent_finishes_a_tool_round_trip_while_its_first_provider_is_overloaded
 
 def test_readme_shows_this_runs_agent_matrix():
     """README's agent × provider table is the one this run produced."""
-    if len(RESULTS) < 16:
+    if len(RESULTS) < 2 * len(CASES):
         pytest.skip("the matrix needs the whole module run")
-    table = matrix.render({f"{a}|{r}|{s}": ok for (a, r, s), ok in RESULTS.items()}, ROUTINGS,
-                          agents.installed_version("@anthropic-ai/claude-code"),
-                          agents.installed_version("@openai/codex"))
+    versions = {agent: agents.installed_version(package) for agent, package in agents.PACKAGES.items()}
+    table = matrix.render({f"{a}|{r}|{s}": ok for (a, r, s), ok in RESULTS.items()}, ROUTINGS, versions)
     with open(os.path.join(agents.HERE, "results.md"), "w") as f:
         f.write(table)
     with open(os.path.join(ROOT, "README.md")) as f:

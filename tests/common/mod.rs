@@ -17,6 +17,7 @@ use gateway_core::state::AppState;
 
 pub const OPENAI_KEY: &str = "sk-mock-openai";
 pub const ANTHROPIC_KEY: &str = "sk-ant-mock";
+pub const GEMINI_KEY: &str = "AIza-mock-gemini";
 /// What a client sends; it must never reach the provider.
 pub const CLIENT_PLACEHOLDER: &str = "sk-client-placeholder-123";
 
@@ -124,6 +125,7 @@ impl Gateway {
             .arg(listen)
             .env("TG_TEST_OPENAI_KEY", OPENAI_KEY)
             .env("TG_TEST_ANTHROPIC_KEY", ANTHROPIC_KEY)
+            .env("TG_TEST_GEMINI_KEY", GEMINI_KEY)
             .env("TRIMGATE_LOG", "info")
             // The default ledger goes to the platform data dir: keep it in the test's folder.
             .env("XDG_DATA_HOME", dir.path())
@@ -228,7 +230,8 @@ pub async fn start_inprocess_env(config_toml: &str, env: &[(&str, &str)]) -> InP
     let config = Config::from_toml(config_toml, "test").unwrap();
     let mut secrets = MemoryStore::default()
         .with_env("TG_TEST_OPENAI_KEY", OPENAI_KEY)
-        .with_env("TG_TEST_ANTHROPIC_KEY", ANTHROPIC_KEY);
+        .with_env("TG_TEST_ANTHROPIC_KEY", ANTHROPIC_KEY)
+        .with_env("TG_TEST_GEMINI_KEY", GEMINI_KEY);
     for (name, value) in env {
         secrets = secrets.with_env(name, value);
     }
@@ -281,7 +284,9 @@ pub async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> boo
 
 /// Splits an SSE body into its frames' `data` payloads.
 pub fn sse_data(body: &str) -> Vec<String> {
-    body.split("\n\n")
+    // Google's servers end lines with `\r\n`.
+    body.replace("\r\n", "\n")
+        .split("\n\n")
         .filter_map(|frame| {
             frame
                 .lines()

@@ -1,7 +1,7 @@
 """Starts the project's mock provider and the real trimgate binary for the SDK tests.
 
-The official `openai` and `anthropic` packages then talk to the gateway exactly as
-they would talk to the providers.
+The official `openai`, `anthropic` and `google-genai` packages then talk to the gateway
+exactly as they would talk to the providers.
 """
 
 import json
@@ -15,6 +15,8 @@ import pytest
 BIN = os.environ.get("TRIMGATE_BIN", os.path.join(os.path.dirname(__file__), "..", "..", "target", "debug", "trimgate"))
 OPENAI_KEY = "sk-mock-openai"
 ANTHROPIC_KEY = "sk-ant-mock"
+# The key the mock's Gemini side takes unless told otherwise.
+GEMINI_KEY = "AIza-mock-gemini"
 PLACEHOLDER = "sk-placeholder-from-the-client"
 
 
@@ -69,6 +71,21 @@ provider = "mock-openai"
 match = "gpt-on-messages-*"
 provider = "mock-anthropic"
 
+# Gemini's API, and Gemini-named models served by the OpenAI Chat and Anthropic sides.
+[providers.mock-gemini]
+kind = "gemini"
+base_url = "{mock_url}/v1beta"
+api_key = {{ env = "SDK_TEST_GEMINI_KEY" }}
+models = ["gemini-2.5-pro", "gemini-2.5-flash"]
+
+[[routes]]
+match = "gemini-on-chat-*"
+provider = "mock-openai"
+
+[[routes]]
+match = "gemini-on-messages-*"
+provider = "mock-anthropic"
+
 [providers.chat-only]
 kind = "openai_compatible"
 base_url = "{mock_url}/v1"
@@ -101,7 +118,8 @@ provider = "responses-only"
         proc, url = _start(
             ["serve", "--config", path, "--listen", "127.0.0.1:0"],
             "Trimgate listening on ",
-            env={"SDK_TEST_OPENAI_KEY": OPENAI_KEY, "SDK_TEST_ANTHROPIC_KEY": ANTHROPIC_KEY, "TRIMGATE_LOG": "warn"},
+            env={"SDK_TEST_OPENAI_KEY": OPENAI_KEY, "SDK_TEST_ANTHROPIC_KEY": ANTHROPIC_KEY,
+                 "SDK_TEST_GEMINI_KEY": GEMINI_KEY, "TRIMGATE_LOG": "warn"},
         )
         yield url
         proc.terminate()
@@ -140,3 +158,12 @@ def anthropic_client(gateway_url):
     import anthropic
 
     return anthropic.Anthropic(base_url=gateway_url, api_key=PLACEHOLDER, max_retries=0)
+
+
+@pytest.fixture()
+def gemini_client(gateway_url):
+    """google-genai at the gateway: its default API version (`v1`) and no retries."""
+    from google import genai
+    from google.genai import types
+
+    return genai.Client(api_key=PLACEHOLDER, http_options=types.HttpOptions(base_url=gateway_url))

@@ -1,6 +1,7 @@
 """`trimgate wrap`: an agent run through it reaches the gateway by the variables its SDK
-reads. The agents here are stand-ins named `claude` and `codex` that call the official
-`anthropic` and `openai` packages with no settings of their own, as the real agents do."""
+reads. The agents here are stand-ins named `claude`, `codex` and `gemini` that call the
+official `anthropic`, `openai` and `google-genai` packages with no settings of their own, as
+the real agents do."""
 
 import os
 import stat
@@ -23,6 +24,14 @@ AGENTS = {
             model="gpt-5", messages=[{"role": "user", "content": sys.argv[1]}])
         print(r.choices[0].message.content)
     """,
+    # google-genai reads GOOGLE_GEMINI_BASE_URL and GEMINI_API_KEY; a client no name holds
+    # closes its connections before the call.
+    "gemini": """
+        import sys
+        from google import genai
+        client = genai.Client()
+        print(client.models.generate_content(model="gemini-2.5-pro", contents=sys.argv[1]).text)
+    """,
 }
 
 
@@ -34,7 +43,7 @@ def _install(tmp_path, name):
 
 def _run(tmp_path, gateway_url, *args):
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "ANTHROPIC_", "TRIMGATE_KEY"))}
+           if not k.startswith(("OPENAI_", "ANTHROPIC_", "GEMINI_", "GOOGLE_", "TRIMGATE_KEY"))}
     env["PATH"] = f"{tmp_path}:{env['PATH']}"
     return subprocess.run([BIN, "wrap", "--gateway", gateway_url, *args],
                           capture_output=True, text=True, env=env, timeout=60)
@@ -47,7 +56,8 @@ def test_agents_reach_the_gateway_through_their_own_variables(tmp_path, gateway_
         assert out.returncode == 0, out.stderr
         assert f"hello from {name}" in out.stdout  # the mock echoes the prompt
     sent = mock.requests()
-    assert [r["path"] for r in sent] == ["/v1/messages", "/v1/chat/completions"]
+    assert [r["path"] for r in sent] == ["/v1/messages", "/v1/chat/completions",
+                                         "/v1beta/models/gemini-2.5-pro:generateContent"]
 
 
 def test_exit_codes_pass_through_and_a_missing_gateway_is_explained(tmp_path, gateway_url):

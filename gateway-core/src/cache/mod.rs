@@ -511,6 +511,8 @@ pub fn stream_completed(dialect: Dialect, body: &[u8]) -> bool {
             has(b"\"type\":\"response.completed\"") && !has(b"\"type\":\"error\"")
         }
         Dialect::OpenAiChat => has(b"data: [DONE]") && !has(b"data: {\"error\""),
+        // Gemini's stream just ends; its last frame names why.
+        Dialect::Gemini => has(b"\"finishReason\"") && !has(b"data: {\"error\""),
     }
 }
 

@@ -249,13 +249,15 @@ impl Config {
     }
 
     /// The config used when there is no file: one provider per well-known key found in
-    /// the environment (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `DEEPSEEK_API_KEY`).
+    /// the environment (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `DEEPSEEK_API_KEY`,
+    /// `GEMINI_API_KEY`).
     pub fn from_env_keys(present: impl Fn(&str) -> bool) -> Config {
         let mut raw = GatewayConfig::default();
         for kind in [
             ProviderKind::OpenAi,
             ProviderKind::Anthropic,
             ProviderKind::DeepSeek,
+            ProviderKind::Gemini,
         ] {
             if let Some(var) = providers::default_key_env(kind) {
                 if present(var) {

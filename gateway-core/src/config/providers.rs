@@ -19,6 +19,8 @@ use crate::secrets::KeySource;
 pub const ENV_OPENAI_KEY: &str = "OPENAI_API_KEY";
 pub const ENV_ANTHROPIC_KEY: &str = "ANTHROPIC_API_KEY";
 pub const ENV_DEEPSEEK_KEY: &str = "DEEPSEEK_API_KEY";
+/// Google AI Studio's key, as Gemini CLI and the `google-genai` SDK read it.
+pub const ENV_GEMINI_KEY: &str = "GEMINI_API_KEY";
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
@@ -102,6 +104,7 @@ pub(super) fn default_key_env(kind: ProviderKind) -> Option<&'static str> {
         ProviderKind::OpenAi => Some(ENV_OPENAI_KEY),
         ProviderKind::Anthropic => Some(ENV_ANTHROPIC_KEY),
         ProviderKind::DeepSeek => Some(ENV_DEEPSEEK_KEY),
+        ProviderKind::Gemini => Some(ENV_GEMINI_KEY),
         ProviderKind::OpenAiCompatible => None,
     }
 }
@@ -216,9 +219,14 @@ impl Provider {
         }
     }
 
-    /// How the key is sent for `dialect`: Anthropic's `x-api-key`, else a bearer token.
-    pub fn uses_x_api_key(&self, dialect: Dialect) -> bool {
-        dialect == Dialect::AnthropicMessages
+    /// The header the key goes in for `dialect`, as the key alone: Anthropic's
+    /// `x-api-key`, Google's `x-goog-api-key`; `None` for a bearer token in `authorization`.
+    pub fn key_header(&self, dialect: Dialect) -> Option<http::HeaderName> {
+        match dialect {
+            Dialect::AnthropicMessages => Some(crate::headers::X_API_KEY),
+            Dialect::Gemini => Some(crate::headers::X_GOOG_API_KEY),
+            Dialect::OpenAiChat | Dialect::OpenAiResponses => None,
+        }
     }
 
     pub fn dialect_names(&self) -> String {
@@ -330,7 +338,7 @@ pub(super) fn validate_provider(
         problems.push(ConfigProblem {
             path: at("kind"),
             message: format!(
-                "unknown kind {kind:?}; expected one of openai, anthropic, deepseek, openai_compatible"
+                "unknown kind {kind:?}; expected one of openai, anthropic, deepseek, gemini, openai_compatible"
             ),
         });
         return None;

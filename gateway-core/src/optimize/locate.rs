@@ -1,7 +1,8 @@
 //! Finds the blocks a pass may rewrite, with their byte spans in the inbound body, for
 //! each dialect: tool results (OpenAI `role: tool` messages and their text parts,
 //! Responses `function_call_output`, Anthropic `tool_result` with a string or a list of
-//! text blocks) and the end of the system prompt. Everything is read through borrowed
+//! text blocks, Gemini `functionResponse` whose `response` holds its text under `output`,
+//! `content` or `result`) and the end of the system prompt. Everything is read through borrowed
 //! `RawValue`s, so a span is the exact bytes the client sent.
 //!
 //! Any shape the locator does not know is skipped, never guessed at: a block it cannot
@@ -56,6 +57,7 @@ pub fn locate(dialect: Dialect, body: &[u8]) -> Option<Located> {
         Dialect::OpenAiChat => chat(body),
         Dialect::OpenAiResponses => responses(body),
         Dialect::AnthropicMessages => messages(body),
+        Dialect::Gemini => gemini(body),
     }?;
     located.body_len = body.len();
     Some(located)
@@ -395,9 +397,172 @@ fn messages(body: &[u8]) -> Option<Located> {
     Some(located)
 }
 
+// ---------------------------------------------------------------------------------------------
+// Gemini
+
+#[derive(Deserialize)]
+struct GeminiBody<'a> {
+    #[serde(rename = "systemInstruction", borrow)]
+    system_instruction: Option<GeminiContent<'a>>,
+    #[serde(borrow)]
+    contents: Option<Vec<&'a RawValue>>,
+    #[serde(borrow)]
+    tools: Option<&'a RawValue>,
+    #[serde(rename = "generationConfig", borrow)]
+    generation_config: Option<GeminiGeneration<'a>>,
+}
+
+#[derive(Deserialize)]
+struct GeminiGeneration<'a> {
+    #[serde(rename = "maxOutputTokens", borrow)]
+    max_output_tokens: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct GeminiContent<'a> {
+    #[serde(borrow)]
+    role: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    parts: Option<Vec<&'a RawValue>>,
+}
+
+#[derive(Deserialize)]
+struct GeminiPart<'a> {
+    #[serde(borrow)]
+    text: Option<&'a RawValue>,
+    #[serde(default)]
+    thought: bool,
+    #[serde(rename = "functionResponse", borrow)]
+    function_response: Option<GeminiFunctionResponse<'a>>,
+}
+
+#[derive(Deserialize)]
+struct GeminiFunctionResponse<'a> {
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    response: Option<GeminiResult<'a>>,
+}
+
+/// Where a function's text is kept in its `response` object: Gemini CLI writes `output`
+/// (or `error`), others `content` or `result`. Only a string is a candidate.
+#[derive(Deserialize)]
+struct GeminiResult<'a> {
+    #[serde(borrow)]
+    output: Option<&'a RawValue>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+}
+
+/// The text parts of a Gemini content, thoughts left out, as (span, text).
+fn gemini_texts(body: &[u8], parts: &[&RawValue]) -> Vec<(Range<usize>, String)> {
+    parts
+        .iter()
+        .filter_map(|raw| serde_json::from_str::<GeminiPart<'_>>(raw.get()).ok())
+        .filter(|p| !p.thought)
+        .filter_map(|p| {
+            let text = p.text?;
+            Some((span_of(body, text), string_of(text)?))
+        })
+        .collect()
+}
+
+fn gemini(body: &[u8]) -> Option<Located> {
+    let parsed: GeminiBody<'_> = serde_json::from_slice(body).ok()?;
+    let mut located = Located {
+        has_tools: non_empty_array(parsed.tools),
+        max_output_tokens: max_tokens(
+            parsed
+                .generation_config
+                .as_ref()
+                .and_then(|g| g.max_output_tokens),
+        ),
+        ..Located::default()
+    };
+    if let Some(parts) = parsed.system_instruction.and_then(|s| s.parts) {
+        located.system_end = gemini_texts(body, &parts)
+            .pop()
+            .map(|(span, text)| SystemEnd { span, text });
+    }
+    for raw in parsed.contents.unwrap_or_default() {
+        let Ok(content) = serde_json::from_str::<GeminiContent<'_>>(raw.get()) else {
+            continue;
+        };
+        // A content with no role is the user's.
+        if content.role.as_deref().is_some_and(|r| r != "user") {
+            continue;
+        }
+        let parts = content.parts.unwrap_or_default();
+        for raw_part in &parts {
+            let Ok(part) = serde_json::from_str::<GeminiPart<'_>>(raw_part.get()) else {
+                continue;
+            };
+            let Some(call) = part.function_response else {
+                continue;
+            };
+            let Some(result) = call.response else {
+                continue;
+            };
+            let Some(text) = [result.output, result.content, result.result]
+                .into_iter()
+                .flatten()
+                .find(|raw| raw.get().starts_with('"'))
+            else {
+                continue;
+            };
+            if let Some(decoded) = string_of(text) {
+                located.tool_blocks.push(ToolBlock {
+                    span: span_of(body, text),
+                    text: decoded,
+                    call_id: call.id.or(call.name).map(Cow::into_owned),
+                });
+            }
+        }
+        if located.first_user_text.is_none() {
+            let texts = gemini_texts(body, &parts);
+            if !texts.is_empty() {
+                located.first_user_text = Some(
+                    texts
+                        .into_iter()
+                        .map(|(_, t)| t)
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                );
+            }
+        }
+    }
+    Some(located)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gemini_function_responses_and_the_system_instruction_are_found() {
+        let body = br#"{"systemInstruction":{"parts":[{"text":"be brief"}]},
+            "contents":[{"role":"user","parts":[{"text":"list files"}]},
+              {"role":"model","parts":[{"functionCall":{"name":"ls","args":{}}}]},
+              {"role":"user","parts":[{"functionResponse":{"id":"c1","name":"ls","response":{"output":"a\nb"}}}]}],
+            "tools":[{"functionDeclarations":[{"name":"ls"}]}],
+            "generationConfig":{"maxOutputTokens":99}}"#;
+        let l = locate(Dialect::Gemini, body).unwrap();
+        assert_eq!(l.tool_blocks.len(), 1);
+        assert_eq!(l.tool_blocks[0].text, "a\nb");
+        assert_eq!(l.tool_blocks[0].call_id.as_deref(), Some("c1"));
+        assert_eq!(
+            &body[l.tool_blocks[0].span.clone()],
+            br#""a\nb""#
+        );
+        assert_eq!(l.system_end.unwrap().text, "be brief");
+        assert_eq!(l.first_user_text.as_deref(), Some("list files"));
+        assert!(l.has_tools);
+        assert_eq!(l.max_output_tokens, Some(99));
+    }
 
     fn at<'a>(body: &'a [u8], span: &Range<usize>) -> &'a str {
         std::str::from_utf8(&body[span.clone()]).unwrap()

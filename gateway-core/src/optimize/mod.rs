@@ -394,6 +394,12 @@ mod tests {
                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": text}]}]}],
                 "tools": [{"name": "f"}]})
             }
+            Dialect::Gemini => {
+                json!({"systemInstruction": {"parts": [{"text": "sys"}]}, "contents": [
+                {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "f", "args": {}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"id": "c1", "name": "f", "response": {"output": text}}}]}],
+                "tools": [{"functionDeclarations": [{"name": "f"}]}]})
+            }
         };
         serde_json::to_vec(&v).unwrap()
     }
@@ -407,6 +413,9 @@ mod tests {
             Dialect::OpenAiResponses => v["input"][1]["output"] = json!(text),
             Dialect::AnthropicMessages => {
                 v["messages"][1]["content"][0]["content"][0]["text"] = json!(text)
+            }
+            Dialect::Gemini => {
+                v["contents"][1]["parts"][0]["functionResponse"]["response"]["output"] = json!(text)
             }
         }
         v
@@ -431,9 +440,9 @@ mod tests {
         fn passes_keep_json_valid_blocks_smaller_and_everything_else_as_sent(
             lines in proptest::collection::vec(log_line(), 1..120),
             repeat in 1usize..30,
-            which in 0usize..3,
+            which in 0usize..4,
         ) {
-            let dialect = [Dialect::OpenAiChat, Dialect::OpenAiResponses, Dialect::AnthropicMessages][which];
+            let dialect = [Dialect::OpenAiChat, Dialect::OpenAiResponses, Dialect::AnthropicMessages, Dialect::Gemini][which];
             let text = lines.join("\n").repeat(repeat);
             let original = body(dialect, &text);
             let plans = [
@@ -455,6 +464,7 @@ mod tests {
                         Dialect::OpenAiChat => expected["messages"][0]["content"] = json!(format!("sys{added}")),
                         Dialect::OpenAiResponses => expected["instructions"] = json!(format!("sys{added}")),
                         Dialect::AnthropicMessages => expected["system"] = json!(format!("sys{added}")),
+                        Dialect::Gemini => expected["systemInstruction"]["parts"][0]["text"] = json!(format!("sys{added}")),
                     }
                 }
                 let restored = with_tool_text(dialect, &sent, &text);

@@ -41,7 +41,7 @@ use crate::optimize::{PassTokens, Plan, PlanPatch};
 use crate::pending::Pending;
 use crate::record::{Outcome, RequestRecord};
 use crate::relay::{read_whole, relay_stream, ReadFailed, RelayParams, Translator};
-use crate::sniff::{sniff_within, Limits};
+use crate::sniff::{sniff_for_model, sniff_within, Limits};
 use crate::state::{AppState, Runtime};
 use crate::translate;
 use crate::translate::stream::{Decoder, Encoder};
@@ -68,6 +68,9 @@ struct Ctx {
     client_sent: Option<crate::sessions::Sent>,
     /// The provider and model of the attempt under way, for `x-trimgate-provider`/`-model`.
     served: Option<(Arc<Provider>, Arc<str>)>,
+    /// A Gemini client asked for its stream as one JSON array (no `alt=sse`): translated,
+    /// it gets the whole answer as that array's one element.
+    json_array: bool,
 }
 
 /// The optimizer's echo: `x-trimgate-applied`, `-saved-bytes`, `-saved-tokens`.
@@ -84,6 +87,69 @@ struct Optimized {
 impl Ctx {
     fn dialect(&self) -> Dialect {
         self.endpoint.dialect()
+    }
+}
+
+/// The model and stream a Gemini request's path names (`models/{model}:streamGenerateContent`),
+/// handed to [`handle`] in the request's extensions: its body names neither.
+#[derive(Clone, Debug)]
+pub struct PathModel {
+    model: String,
+    stream: bool,
+    /// A stream asked without `alt=sse`: Google then streams one JSON array.
+    array: bool,
+}
+
+impl PathModel {
+    pub fn new(model: &str, stream: bool, sse: bool) -> PathModel {
+        PathModel {
+            model: model.to_owned(),
+            stream,
+            array: stream && !sse,
+        }
+    }
+}
+
+/// Moves a key given in the query (`?key=…`, as Google's API allows) into `x-goog-api-key`,
+/// where the gateway's checks look for a client's key; the query goes on without it, so it
+/// never reaches a provider or a log.
+pub fn gemini_query_key(request: &mut Request) {
+    let Some(query) = request.uri().query() else {
+        return;
+    };
+    if !query.split('&').any(|p| p.starts_with("key=")) {
+        return;
+    }
+    let query = query.to_owned();
+    let mut key = None;
+    let rest: Vec<&str> = query
+        .split('&')
+        .filter(|p| match p.strip_prefix("key=") {
+            Some(k) => {
+                key = Some(k.to_owned());
+                false
+            }
+            None => !p.is_empty(),
+        })
+        .collect();
+    if let Some(value) = key.and_then(|k| HeaderValue::from_str(&k).ok()) {
+        let headers = request.headers_mut();
+        if !headers.contains_key(&crate::headers::X_GOOG_API_KEY) {
+            let mut value = value;
+            value.set_sensitive(true);
+            headers.insert(crate::headers::X_GOOG_API_KEY, value);
+        }
+    }
+    let path = request.uri().path().to_owned();
+    let rebuilt = if rest.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{path}?{}", rest.join("&"))
+    };
+    let mut parts = request.uri().clone().into_parts();
+    parts.path_and_query = rebuilt.parse().ok();
+    if let Ok(uri) = http::Uri::from_parts(parts) {
+        *request.uri_mut() = uri;
     }
 }
 
@@ -126,6 +192,7 @@ pub async fn handle(
         attempts: 0,
         served: None,
         client_sent: None,
+        json_array: false,
     };
     let record = RequestRecord::new(ctx.id.clone(), ctx.dialect());
     // Created before any stage runs, so a client that leaves mid-request is still recorded.
@@ -476,6 +543,8 @@ async fn discard(mut body: Body, max: usize, deadline: tokio::time::Instant) {
 struct Outgoing {
     provider: Arc<Provider>,
     endpoint: Endpoint,
+    /// The path below the base URL, for an endpoint whose path names the model (Gemini's).
+    path: Option<String>,
     query: Option<String>,
     /// The headers to send, when not the client's own (a translated request's are filtered).
     headers: Option<HeaderMap>,
@@ -554,17 +623,21 @@ async fn run(
     is_json(&parts.headers)?;
     let config = ctx.rt.config.clone();
     let body = read_body(body, &parts.headers, &config.server).await?;
-    let sniffed = sniff_within(
-        &body,
-        Limits {
-            model_bytes: config.server.max_model_bytes,
-            json_depth: config.server.max_json_depth,
-        },
-    )?;
+    let limits = Limits {
+        model_bytes: config.server.max_model_bytes,
+        json_depth: config.server.max_json_depth,
+    };
+    let sniffed = match parts.extensions.remove::<PathModel>() {
+        Some(named) => {
+            ctx.json_array = named.array;
+            sniff_for_model(&body, limits, &named.model, named.stream)?
+        }
+        None => sniff_within(&body, limits)?,
+    };
     let stream = sniffed.stream && ctx.endpoint.can_stream();
     pending.record().model_requested = Some(sniffed.model.clone());
     pending.record().streamed = stream;
-    if ctx.endpoint != Endpoint::CountTokens {
+    if !ctx.endpoint.counts_tokens() {
         // A session for every request: an SDK script's turns group by their first message.
         if header_session.is_none() {
             pending.record().session = sniffed
@@ -605,7 +678,7 @@ async fn run(
     let (steps, max_attempts) = chain(&target, &sniffed.model, &parts.headers, settings, |p| {
         admitted.is_none_or(|vk| vk.may_use(&p.name))
     });
-    if ctx.endpoint == Endpoint::CountTokens && !steps[0].provider.speaks(ctx.dialect()) {
+    if ctx.endpoint.counts_tokens() && !steps[0].provider.speaks(ctx.dialect()) {
         pending.record().provider = Some(steps[0].provider.name.clone());
         return count_locally(ctx, pending, body).await;
     }
@@ -727,6 +800,7 @@ async fn run(
                     &outgoing.provider.pool[i].source
                 }),
                 outgoing.endpoint,
+                outgoing.path.as_deref(),
                 outgoing.query.as_deref(),
                 outgoing.headers.as_ref().unwrap_or(&parts.headers),
                 outgoing.body.clone(),
@@ -1033,6 +1107,7 @@ async fn prepare(
         &parts.headers,
         &body,
         step.model.to_string(),
+        sniffed.stream && ctx.endpoint.can_stream() && !ctx.json_array,
         provider,
         provider_dialect,
         gateway_key,
@@ -1282,9 +1357,21 @@ async fn count_locally(
     body: Bytes,
 ) -> Result<Response, GatewayError> {
     // Counting reads what the model would see; fields it drops cannot add tokens.
-    let mut ignored = translate::Report::new(Dialect::AnthropicMessages);
-    let req =
-        translate::messages::decode_request(&body, translate::Policy::default(), &mut ignored)?;
+    let dialect = ctx.dialect();
+    let mut ignored = translate::Report::new(dialect);
+    // Gemini's `countTokens` may wrap a whole `generateContentRequest`.
+    let inner = (dialect == Dialect::Gemini)
+        .then(|| {
+            let v: serde_json::Value = serde_json::from_slice(&body).ok()?;
+            serde_json::to_vec(v.get("generateContentRequest")?).ok()
+        })
+        .flatten();
+    let req = translate::decode_request(
+        dialect,
+        inner.as_deref().unwrap_or(&body),
+        translate::Policy::default(),
+        &mut ignored,
+    )?;
     // Tokenizing a large request takes milliseconds: keep it off the async workers.
     let tokens = tokio::task::spawn_blocking(move || translate::count::count_tokens(&req))
         .await
@@ -1292,7 +1379,11 @@ async fn count_locally(
             provider: "local tokenizer".into(),
             detail: "counting failed".into(),
         })?;
-    let mut out = Response::new(Body::from(format!("{{\"input_tokens\":{tokens}}}")));
+    let answer = match dialect {
+        Dialect::Gemini => format!("{{\"totalTokens\":{tokens}}}"),
+        _ => format!("{{\"input_tokens\":{tokens}}}"),
+    };
+    let mut out = Response::new(Body::from(answer));
     out.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),

@@ -13,7 +13,7 @@ use http::HeaderMap;
 use super::{cached, relayed_headers, stamp, Cached, Ctx, Outgoing, Via, Whole};
 use crate::cache;
 use crate::config::Provider;
-use crate::dialect::Endpoint;
+use crate::dialect::{Dialect, Endpoint};
 use crate::pending::Pending;
 use crate::sniff::{Edits, Sniffed};
 use crate::state::AppState;
@@ -38,7 +38,9 @@ pub(super) async fn prepare(
     let mut edits = Edits::default();
     let rewritten = !optimized.is_empty();
     edits.extend(optimized);
-    if model != sniffed.model {
+    // Gemini's model is in the path, which is made for the provider below.
+    let path = (ctx.dialect() == Dialect::Gemini).then(|| ctx.endpoint.model_path(model, stream));
+    if model != sniffed.model && path.is_none() {
         edits.rewrite_model(sniffed, model);
     }
     if stream && ctx.endpoint == Endpoint::ChatCompletions && provider.stream_usage {
@@ -73,6 +75,7 @@ pub(super) async fn prepare(
     Ok(Outgoing {
         provider: provider.clone(),
         endpoint: ctx.endpoint,
+        path,
         query: query.map(str::to_owned),
         headers: None,
         body,

@@ -37,6 +37,7 @@ pub(super) async fn prepare(
     inbound: &HeaderMap,
     body: &[u8],
     model: String,
+    stream: bool,
     provider: &Arc<Provider>,
     provider_dialect: Dialect,
     gateway_key: Option<&str>,
@@ -52,7 +53,7 @@ pub(super) async fn prepare(
         max_output_tokens: provider.max_output_tokens,
     };
     let (ir, mut upstream_body, report) =
-        translate::request_for(client_dialect, body, model, &target)?;
+        translate::request_for(client_dialect, body, model, stream, &target)?;
     // What the detector compares is the body before the marks, which move by design.
     let mut unmarked = None;
     if breakpoints && provider_dialect == Dialect::AnthropicMessages {
@@ -75,6 +76,7 @@ pub(super) async fn prepare(
         inbound,
         match client_dialect {
             Dialect::AnthropicMessages => |name: &str| !name.starts_with("anthropic-"),
+            Dialect::Gemini => |name: &str| !name.starts_with("x-goog-"),
             _ => |name: &str| !name.starts_with("openai-"),
         },
         0,
@@ -97,10 +99,20 @@ pub(super) async fn prepare(
         dialect: provider_dialect,
         bytes: unmarked.unwrap_or_else(|| upstream_body.clone()),
     });
+    let endpoint = Endpoint::for_dialect(provider_dialect);
+    // Gemini names the model and the stream in the path, and streams SSE only when asked.
+    let (path, query) = match provider_dialect {
+        Dialect::Gemini => (
+            Some(endpoint.model_path(&ir.model, ir.stream)),
+            ir.stream.then(|| "alt=sse".to_owned()),
+        ),
+        _ => (None, None),
+    };
     Ok(Ok(Outgoing {
         provider: provider.clone(),
-        endpoint: Endpoint::for_dialect(provider_dialect),
-        query: None,
+        endpoint,
+        path,
+        query,
         headers: Some(headers),
         body: upstream_body,
         store,
@@ -132,7 +144,7 @@ pub(super) async fn answer(
     } = whole;
     let body_at = Instant::now();
     let out_body = if status.is_success() {
-        let (decoded, out) = translate_answer(
+        let (decoded, mut out) = translate_answer(
             &provider.name,
             how.provider_dialect,
             client_dialect,
@@ -140,6 +152,10 @@ pub(super) async fn answer(
             how.freeform_tools,
         )
         .await?;
+        if ctx.json_array {
+            out.insert(0, b'[');
+            out.push(b']');
+        }
         pending.record().usage = Some(decoded.usage);
         pending.record().model_served = Some(decoded.model.clone());
         if let (Some(store), http::StatusCode::OK) = (&store, status) {

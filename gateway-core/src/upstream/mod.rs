@@ -20,7 +20,8 @@ use crate::config::{ClientAuth, Config, Provider};
 use crate::dialect::{Dialect, Endpoint};
 use crate::error::GatewayError;
 use crate::headers::{
-    forwarded_request_header, kept_headers, ANTHROPIC_VERSION, CLIENT_CREDENTIAL_HEADERS, X_API_KEY,
+    forwarded_request_header, kept_headers, ANTHROPIC_VERSION, CLIENT_CREDENTIAL_HEADERS,
+    X_API_KEY, X_GOOG_API_KEY,
 };
 use crate::secrets::{KeySource, Secret, SecretError, SecretStore};
 use crate::telemetry;
@@ -90,7 +91,7 @@ impl Upstream {
             let urls = ENDPOINTS
                 .iter()
                 .filter_map(|e| {
-                    let text = format!("{}{}", provider.base_for(e.dialect()), e.upstream_path());
+                    let text = format!("{}{}", provider.base_for(e.dialect()), e.upstream_path()?);
                     let uri = text.parse::<Uri>().ok()?;
                     let host = pool::host_header(&uri)?;
                     Some((*e, uri, host))
@@ -101,12 +102,16 @@ impl Upstream {
         Ok(Upstream { clients, secrets })
     }
 
-    /// Sends the request and waits for the response headers (bounded by the first-byte timeout).
+    /// Sends the request and waits for the response headers (bounded by the first-byte
+    /// timeout). `path` is the path below the base URL for an endpoint whose path names the
+    /// model (Gemini's, [`Endpoint::model_path`]); the others have theirs made once.
+    #[allow(clippy::too_many_arguments)]
     pub async fn send(
         &self,
         provider: &Provider,
         key: &KeySource,
         endpoint: Endpoint,
+        path: Option<&str>,
         query: Option<&str>,
         inbound: &HeaderMap,
         body: Bytes,
@@ -120,12 +125,25 @@ impl Upstream {
             .get(&provider.name)
             .ok_or_else(|| unreachable("no client for this provider (config changed?)"))?;
         let dialect = endpoint.dialect();
-        let (base, host) = pc
-            .urls
-            .iter()
-            .find(|(e, _, _)| *e == endpoint)
-            .map(|(_, uri, host)| (uri, host))
-            .ok_or_else(|| unreachable("its base URL does not form a valid endpoint URL"))?;
+        let made;
+        let (base, host) = match path {
+            Some(path) => {
+                let text = format!("{}{path}", provider.base_for(dialect));
+                let uri = text.parse::<Uri>().map_err(|_| {
+                    unreachable("its base URL and the model do not form a valid URL")
+                })?;
+                let host = pool::host_header(&uri)
+                    .ok_or_else(|| unreachable("its base URL names no host"))?;
+                made = (uri, host);
+                (&made.0, &made.1)
+            }
+            None => pc
+                .urls
+                .iter()
+                .find(|(e, _, _)| *e == endpoint)
+                .map(|(_, uri, host)| (uri, host))
+                .ok_or_else(|| unreachable("its base URL does not form a valid endpoint URL"))?,
+        };
         let uri = match query {
             None => base.clone(),
             Some(q) => {
@@ -234,16 +252,12 @@ impl Upstream {
             _ => key?,
         };
         if let Some(key) = key {
-            let x_api_key = provider.uses_x_api_key(dialect);
-            let value = key_header(key, x_api_key).map_err(|_| GatewayError::MissingKey {
+            let name = provider.key_header(dialect);
+            let value = key_header(key, name.is_some()).map_err(|_| GatewayError::MissingKey {
                 provider: provider.name.clone(),
                 hint: "the stored key contains characters that cannot go in a header".into(),
             })?;
-            if x_api_key {
-                out.insert(X_API_KEY, value);
-            } else {
-                out.insert(http::header::AUTHORIZATION, value);
-            }
+            out.insert(name.unwrap_or(http::header::AUTHORIZATION), value);
         }
         if dialect == Dialect::AnthropicMessages && !out.contains_key(ANTHROPIC_VERSION) {
             out.insert(
@@ -291,6 +305,7 @@ pub fn client_credential<'h>(provider: &Provider, headers: &'h HeaderMap) -> Opt
     headers
         .get(http::header::AUTHORIZATION)
         .or_else(|| headers.get(X_API_KEY))
+        .or_else(|| headers.get(X_GOOG_API_KEY))
         .map(HeaderValue::as_bytes)
 }
 

@@ -11,8 +11,8 @@
 
 // ---------------------------------------------------------------- wire types
 
-export type ProviderKind = 'openai' | 'anthropic' | 'deepseek' | 'openai_compatible';
-export const PROVIDER_KINDS: readonly ProviderKind[] = ['openai', 'anthropic', 'deepseek', 'openai_compatible'];
+export type ProviderKind = 'openai' | 'anthropic' | 'deepseek' | 'gemini' | 'openai_compatible';
+export const PROVIDER_KINDS: readonly ProviderKind[] = ['openai', 'anthropic', 'deepseek', 'gemini', 'openai_compatible'];
 
 export type ToolOutputMode = 'off' | 'light' | 'standard' | 'aggressive' | 'auto';
 export type TerseMode = 'off' | 'lite' | 'full' | 'auto';
