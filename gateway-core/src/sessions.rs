@@ -118,7 +118,7 @@ struct Body<'a> {
     #[serde(borrow)]
     input: Option<&'a RawValue>,
     /// Gemini's system prompt and messages.
-    #[serde(rename = "systemInstruction", borrow)]
+    #[serde(rename = "systemInstruction", alias = "system_instruction", borrow)]
     system_instruction: Option<&'a RawValue>,
     #[serde(borrow)]
     contents: Option<Vec<&'a RawValue>>,

@@ -318,8 +318,8 @@ def test_a_tool_round_trip_to_gemini_3_sends_the_call_back_signed(agent, gateway
 def test_gemini_cli_with_its_default_model_asks_a_classifier_then_streams(gateway, mock):
     """Gemini CLI's default model, `auto`, first asks a small model which model should take
     the turn (one `generateContent`, not streamed, wanting JSON), then streams the turn from
-    the one picked (its default, as the mock's answer is no JSON): both reach the Gemini
-    provider as sent, each to the model in its path."""
+    the one picked (the mock answers JSON of the classifier's schema, its first choice):
+    both reach the Gemini provider as sent, each to the model in its path."""
     reply = f"auto-{uuid.uuid4().hex[:12]}"
     ok, text, log = _run("gemini", gateway, "auto", "Say hello.", agents.plain_headers(reply))
     assert ok, log

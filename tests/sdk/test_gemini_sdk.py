@@ -184,9 +184,11 @@ def test_a_providers_429_is_a_client_error_with_googles_status(gemini_client, mo
 
 @pytest.mark.parametrize("model", MODELS)
 def test_an_error_mid_stream_raises_after_the_text_before_it(gemini_client, model):
-    """The provider's stream breaks off with an error event after three frames: the SDK
-    yields what came before, then raises a server error."""
-    config = types.GenerateContentConfig(http_options=types.HttpOptions(headers={"x-mock-stream-error-after": "3"}))
+    """The provider's stream breaks off with an error event after its first text: the SDK
+    yields what came before, then raises a server error. (Anthropic's stream opens with
+    three frames of no text: message_start, content_block_start, ping.)"""
+    after = "4" if model == "gemini-on-messages-1" else "3"
+    config = types.GenerateContentConfig(http_options=types.HttpOptions(headers={"x-mock-stream-error-after": after}))
     received = []
     with pytest.raises(errors.ServerError) as e:
         for chunk in gemini_client.models.generate_content_stream(

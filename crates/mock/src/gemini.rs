@@ -23,7 +23,7 @@ use http::header::{AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use serde::Serialize;
 use serde_json::value::RawValue;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use self::request::{Data, GenerateRequest, Mode, Rejection, Role};
 use super::reply::{
@@ -608,6 +608,17 @@ fn generate(
         &request,
         thought_tokens,
     );
+    // Asked for JSON, the model answers JSON: the reply's text where the schema has room
+    // for a string, the first of an enum's values.
+    let answer = match (answer, &request.json) {
+        (Answer::Text(text), Some(schema)) => {
+            let value = schema
+                .as_ref()
+                .map_or_else(|| json!({"text": text}), |s| instance(s, &text));
+            Answer::Text(value.to_string())
+        }
+        (answer, _) => answer,
+    };
     let usage = Usage::new(body.len(), controls.cached_tokens, answer.output_tokens())
         .with_prompt_cache(state.implicit_cache(&request.cache_blocks))
         .with_reasoning(reasoning.as_ref());
@@ -636,6 +647,47 @@ fn generate(
     match stream {
         None => bytes_response(StatusCode::OK, JSON, Bytes::from(pretty(&reply.whole()))),
         Some(mode) => streamed(state, controls, &reply, mode),
+    }
+}
+
+/// A value of `schema` (JSON Schema, or Gemini's OpenAPI subset with types in capitals):
+/// an object with its required properties (all of them when none is required), the first
+/// value of an enum, `text` for a string.
+fn instance(schema: &Value, text: &str) -> Value {
+    if let Some(first) = schema.get("enum").and_then(|e| e.get(0)) {
+        return first.clone();
+    }
+    let kind = match schema.get("type") {
+        Some(Value::String(t)) => t.to_ascii_lowercase(),
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("string")
+            .to_ascii_lowercase(),
+        _ if schema.get("properties").is_some() => "object".to_owned(),
+        _ => "string".to_owned(),
+    };
+    match kind.as_str() {
+        "object" => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let mut out = serde_json::Map::new();
+            for (name, property) in properties.into_iter().flatten() {
+                if required.is_empty() || required.contains(&name.as_str()) {
+                    out.insert(name.clone(), instance(property, text));
+                }
+            }
+            Value::Object(out)
+        }
+        "array" => json!([]),
+        "integer" | "number" => json!(0),
+        "boolean" => json!(false),
+        _ => json!(text),
     }
 }
 

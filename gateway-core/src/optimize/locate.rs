@@ -402,19 +402,19 @@ fn messages(body: &[u8]) -> Option<Located> {
 
 #[derive(Deserialize)]
 struct GeminiBody<'a> {
-    #[serde(rename = "systemInstruction", borrow)]
+    #[serde(rename = "systemInstruction", alias = "system_instruction", borrow)]
     system_instruction: Option<GeminiContent<'a>>,
     #[serde(borrow)]
     contents: Option<Vec<&'a RawValue>>,
     #[serde(borrow)]
     tools: Option<&'a RawValue>,
-    #[serde(rename = "generationConfig", borrow)]
+    #[serde(rename = "generationConfig", alias = "generation_config", borrow)]
     generation_config: Option<GeminiGeneration<'a>>,
 }
 
 #[derive(Deserialize)]
 struct GeminiGeneration<'a> {
-    #[serde(rename = "maxOutputTokens", borrow)]
+    #[serde(rename = "maxOutputTokens", alias = "max_output_tokens", borrow)]
     max_output_tokens: Option<&'a RawValue>,
 }
 
@@ -432,7 +432,7 @@ struct GeminiPart<'a> {
     text: Option<&'a RawValue>,
     #[serde(default)]
     thought: bool,
-    #[serde(rename = "functionResponse", borrow)]
+    #[serde(rename = "functionResponse", alias = "function_response", borrow)]
     function_response: Option<GeminiFunctionResponse<'a>>,
 }
 
@@ -554,10 +554,7 @@ mod tests {
         assert_eq!(l.tool_blocks.len(), 1);
         assert_eq!(l.tool_blocks[0].text, "a\nb");
         assert_eq!(l.tool_blocks[0].call_id.as_deref(), Some("c1"));
-        assert_eq!(
-            &body[l.tool_blocks[0].span.clone()],
-            br#""a\nb""#
-        );
+        assert_eq!(&body[l.tool_blocks[0].span.clone()], br#""a\nb""#);
         assert_eq!(l.system_end.unwrap().text, "be brief");
         assert_eq!(l.first_user_text.as_deref(), Some("list files"));
         assert!(l.has_tools);

@@ -19,7 +19,13 @@ pub struct ToolOutputCompaction {
 pub const NAME: &str = "tool_output";
 
 /// Byte patterns that only occur in a body holding a tool result, per dialect.
-const TOOL_MARKERS: [&[u8]; 3] = [b"\"tool\"", b"tool_result", b"_call_output"];
+const TOOL_MARKERS: [&[u8]; 5] = [
+    b"\"tool\"",
+    b"tool_result",
+    b"_call_output",
+    b"\"functionResponse\"",
+    b"\"function_response\"",
+];
 
 pub fn has_tool_marker(body: &[u8]) -> bool {
     TOOL_MARKERS

@@ -146,6 +146,9 @@ pub(crate) struct GenerateRequest {
     pub thinking_budget: Option<i64>,
     /// The prompt in blocks for the implicit cache: what precedes the turns, then each turn.
     pub cache_blocks: Vec<String>,
+    /// `responseMimeType: application/json`: the answer is JSON, shaped by this schema
+    /// (`responseJsonSchema` or `responseSchema`) when there is one.
+    pub json: Option<Option<Value>>,
 }
 
 pub(crate) struct Content {
@@ -549,6 +552,7 @@ impl Reader<'_> {
             include_thoughts: generation.include_thoughts,
             thinking_budget: generation.thinking_budget,
             cache_blocks,
+            json: generation.json,
         })
     }
 
@@ -808,7 +812,14 @@ impl Reader<'_> {
         for name in ["responseLogprobs", "enableEnhancedCivicAnswers"] {
             self.boolean(config, name, &field(name))?;
         }
-        self.string(config, "responseMimeType", &field("responseMimeType"))?;
+        let mime = self.string(config, "responseMimeType", &field("responseMimeType"))?;
+        if mime == Some("application/json") {
+            let schema = ["responseJsonSchema", "responseSchema"]
+                .into_iter()
+                .find_map(|name| get(config, name))
+                .cloned();
+            generation.json = Some(schema);
+        }
         self.message(config, "responseSchema", &at, "Schema")?;
         generation.max_output_tokens = self
             .int(config, "maxOutputTokens", &field("maxOutputTokens"))?
@@ -976,6 +987,7 @@ struct Generation {
     candidate_count: u32,
     include_thoughts: bool,
     thinking_budget: Option<i64>,
+    json: Option<Option<Value>>,
 }
 
 /// `Invalid value at 'path' (KIND), value`, as Google words a value of the wrong type.

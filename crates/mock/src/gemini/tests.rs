@@ -1013,3 +1013,26 @@ fn responses_are_compact_with_googles_spacing_in_sse_and_pretty_elsewhere() {
     );
     assert_eq!(super::percent_decode("a%2Fb+c%zz"), "a/b c%zz");
 }
+
+#[tokio::test]
+async fn asked_for_json_the_answer_is_json_of_the_schema() {
+    let s = MockState::new(MockConfig::default());
+    let mut body = hello();
+    body["generationConfig"] = json!({"responseMimeType": "application/json",
+        "responseJsonSchema": {"type": "object", "properties": {
+            "reasoning": {"type": "string"}, "model_choice": {"type": "string", "enum": ["flash", "pro"]},
+            "extra": {"type": "integer"}}, "required": ["reasoning", "model_choice"]}});
+    let (status, _, answer) = generate(&s, "gemini-2.5-flash", body).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let text = answer["candidates"][0]["content"]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["thought"] != true)
+        .filter_map(|p| p["text"].as_str())
+        .collect::<String>();
+    let value: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(value["model_choice"], "flash");
+    assert!(value["reasoning"].is_string());
+    assert!(value.get("extra").is_none(), "only what is required");
+}

@@ -75,6 +75,8 @@ pub struct Decoder {
     pub(super) id: String,
     pub(super) next_tool: u64,
     pub(super) in_thought: bool,
+    /// Gemini: answer text has been relayed.
+    pub(super) in_text: bool,
 }
 
 impl Decoder {
@@ -87,6 +89,7 @@ impl Decoder {
             id: String::new(),
             next_tool: 0,
             in_thought: false,
+            in_text: false,
         }
     }
 

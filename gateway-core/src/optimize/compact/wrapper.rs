@@ -15,6 +15,10 @@
 //!   output is a JSON string: decoded to be compacted, encoded again in its place.
 //! - **Claude Code** (`Bash`): `Exit code N` on the first line when the command failed,
 //!   and `<system-reminder>…</system-reminder>` blocks after the output.
+//! - **Gemini CLI** (`run_shell_command`): `<untrusted_context>` and `Output: ` before the
+//!   output; after it, on lines of their own and in this order when present, `Error: …`,
+//!   `Exit Code: N`, `Signal: …`, `Background PIDs: …`, `Process Group PGID: N`; then
+//!   `</untrusted_context>`.
 //!
 //! In either Codex shape, the notice Codex puts at the head of an output it cut itself
 //! (`Warning: truncated output (original token count: N)`, `Total output lines: N`, a
@@ -32,6 +36,7 @@ pub(crate) enum Shape {
     CodexHeader,
     CodexJson,
     ClaudeCode,
+    GeminiCli,
 }
 
 /// A tool result split into the agent's wrapper and the command's output inside it.
@@ -75,11 +80,24 @@ const CLAUDE_EXIT_CODE: &str = "Exit code ";
 const REMINDER_OPEN: &str = "<system-reminder>";
 const REMINDER_CLOSE: &str = "</system-reminder>";
 
+/// Gemini CLI's envelope around what an outside tool returned, and its shell's lines.
+const GEMINI_OPEN: &str = "<untrusted_context>\n";
+const GEMINI_CLOSE: &str = "\n</untrusted_context>";
+const GEMINI_OUTPUT: &str = "Output: ";
+const GEMINI_TRAILERS: [&str; 5] = [
+    "Error: ",
+    "Exit Code: ",
+    "Signal: ",
+    "Background PIDs: ",
+    "Process Group PGID: ",
+];
+
 /// The agent's wrapper around `text` and the output inside it, or `None` when `text` is
 /// not in a wrapper this module knows (it is then compacted as it is).
 pub(crate) fn split(text: &str) -> Option<Wrapped<'_>> {
     codex_json(text)
         .or_else(|| codex_header(text))
+        .or_else(|| gemini_cli(text))
         .or_else(|| claude_code(text))
 }
 
@@ -99,7 +117,7 @@ impl Wrapped<'_> {
             Shape::CodexJson => {
                 out.push_str(&serde_json::to_string(&format!("{notice}{output}")).ok()?);
             }
-            Shape::CodexHeader | Shape::ClaudeCode => {
+            Shape::CodexHeader | Shape::ClaudeCode | Shape::GeminiCli => {
                 out.push_str(notice);
                 out.push_str(output);
             }
@@ -205,6 +223,49 @@ fn codex_json(text: &str) -> Option<Wrapped<'_>> {
     })
 }
 
+fn gemini_cli(text: &str) -> Option<Wrapped<'_>> {
+    let open = if text.starts_with(GEMINI_OPEN) {
+        GEMINI_OPEN.len()
+    } else {
+        0
+    };
+    if !text.get(open..)?.starts_with(GEMINI_OUTPUT) {
+        return None;
+    }
+    let start = open + GEMINI_OUTPUT.len();
+    let mut end = if open > 0 {
+        text.strip_suffix(GEMINI_CLOSE)?.len()
+    } else {
+        text.len()
+    };
+    // The lines after the output, read from the last up, each kind before the ones after it.
+    let mut kinds = GEMINI_TRAILERS.len();
+    let mut trailers = 0;
+    while let Some(newline) = text.get(start..end)?.rfind('\n') {
+        let line = text.get(start + newline + 1..end)?;
+        let Some(kind) = GEMINI_TRAILERS[..kinds]
+            .iter()
+            .rposition(|p| line.starts_with(p))
+        else {
+            break;
+        };
+        kinds = kind;
+        trailers += 1;
+        end = start + newline;
+    }
+    // Bare, `Output: ` starts too many things to be taken for the wrapper on its own.
+    if open == 0 && trailers == 0 {
+        return None;
+    }
+    Some(Wrapped {
+        shape: Shape::GeminiCli,
+        prefix: text.get(..start)?,
+        inner: Cow::Borrowed(text.get(start..end)?),
+        notice: 0,
+        suffix: text.get(end..)?,
+    })
+}
+
 fn claude_code(text: &str) -> Option<Wrapped<'_>> {
     let prefix_len = first_line(text)
         .filter(|(line, _)| {
@@ -252,6 +313,24 @@ fn reminders_start(text: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gemini_clis_envelope_and_trailing_lines_are_the_wrapper() {
+        let text = "<untrusted_context>\nOutput: line one\nline two\nExit Code: 1\nProcess Group PGID: 42\n</untrusted_context>";
+        let w = split(text).unwrap();
+        assert_eq!(w.shape, Shape::GeminiCli);
+        assert_eq!(w.output(), "line one\nline two");
+        assert_eq!(w.rewrap(w.output()).unwrap(), text);
+        assert_eq!(
+            w.rewrap("short").unwrap(),
+            "<untrusted_context>\nOutput: short\nExit Code: 1\nProcess Group PGID: 42\n</untrusted_context>"
+        );
+        // An output line that only looks like a trailer, above the output's end, stays in it.
+        let text = "<untrusted_context>\nOutput: Signal: not mine\nok\nProcess Group PGID: 7\n</untrusted_context>";
+        assert_eq!(split(text).unwrap().output(), "Signal: not mine\nok");
+        // Bare `Output: ` text with nothing of the CLI's around it is no wrapper.
+        assert!(gemini_cli("Output: something a program printed").is_none());
+    }
 
     const GIT_LOG: &str = include_str!("../../../../bench/corpus/outputs/git-log-format.txt");
     const NPM_LS: &str = include_str!("../../../../bench/corpus/outputs/npm-ls-all.txt");

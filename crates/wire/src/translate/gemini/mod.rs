@@ -63,7 +63,12 @@ pub(crate) fn wrap_signature(sig: &str) -> String {
     base64_encode(&bytes)
 }
 
-fn unwrap_signature(sig: &str) -> Cow<'_, str> {
+/// Whether a part's signature is another provider's, wrapped by [`wrap_signature`].
+pub(crate) fn signed_by_another(part: &Value) -> bool {
+    get_str(part, "thoughtSignature", "thought_signature").is_some_and(is_wrapped)
+}
+
+fn is_wrapped(sig: &str) -> bool {
     let prefix = base64_encode(FOREIGN);
     let url_safe: String = prefix
         .chars()
@@ -73,7 +78,11 @@ fn unwrap_signature(sig: &str) -> Cow<'_, str> {
             c => c,
         })
         .collect();
-    if !(sig.starts_with(&prefix) || sig.starts_with(&url_safe)) {
+    sig.starts_with(&prefix) || sig.starts_with(&url_safe)
+}
+
+fn unwrap_signature(sig: &str) -> Cow<'_, str> {
+    if !is_wrapped(sig) {
         return Cow::Borrowed(sig);
     }
     let original = base64_decode(sig)

@@ -254,18 +254,34 @@ const PART_METADATA: &[&str] = &[
     "media_resolution",
 ];
 
+/// Which thought signatures a part's reading keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Signatures {
+    /// The user's own parts: a signature there signs nothing the IR keeps.
+    None,
+    /// A Gemini client's model turns, read only to go to another provider, which cannot
+    /// check Gemini's own signatures: only another provider's (they went out wrapped).
+    Foreign,
+    /// A Gemini provider's answer: every signature, for the client to send back.
+    All,
+}
+
 /// Reads one part into `out` (a signed part of the model's may add a `Thinking` before
-/// itself; a signature on the user's own parts signs nothing the IR keeps).
+/// itself).
 pub(super) fn decode_part(
     p: &Value,
-    model: bool,
+    keep: Signatures,
     out: &mut Vec<Part>,
     ids: &mut CallIds,
 ) -> Result<(), WireError> {
     if !p.is_object() {
         return Err(bad("contents", "each part must be an object"));
     }
-    let sig = signature_of(p).filter(|_| model);
+    let sig = signature_of(p).filter(|_| match keep {
+        Signatures::None => false,
+        Signatures::Foreign => super::signed_by_another(p),
+        Signatures::All => true,
+    });
     if p.get("thought").and_then(Value::as_bool) == Some(true) {
         out.push(Part::Thinking {
             text: str_field(p, "text").unwrap_or_default().to_owned(),
@@ -274,7 +290,18 @@ pub(super) fn decode_part(
         return Ok(());
     }
     if let Some(sig) = sig {
-        attach_signature(out, &sig);
+        // A signature whose thinking the client did not keep (Gemini CLI keeps signatures,
+        // not thoughts) signs nothing its provider could check: left out.
+        let waiting = matches!(
+            out.last(),
+            Some(Part::Thinking {
+                signature: None,
+                ..
+            })
+        );
+        if waiting || keep == Signatures::All {
+            attach_signature(out, &sig);
+        }
     }
     if let Some(text) = p.get("text") {
         let text = text
@@ -696,7 +723,11 @@ pub fn decode_request(
         }
         let mut parts = Vec::new();
         for p in parts_of(content, "contents")? {
-            decode_part(p, role == Role::Assistant, &mut parts, &mut ids)?;
+            let keep = match role {
+                Role::Assistant => Signatures::Foreign,
+                Role::User => Signatures::None,
+            };
+            decode_part(p, keep, &mut parts, &mut ids)?;
         }
         push(&mut req.messages, role, parts);
     }

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
-use super::request::{decode_part, encode_parts, sign_first_call, CallIds};
+use super::request::{decode_part, encode_parts, sign_first_call, CallIds, Signatures};
 use super::{get, get_str};
 use crate::dialect::Dialect;
 use crate::error::WireError;
@@ -120,7 +120,7 @@ pub fn decode_response(body: &[u8]) -> Result<Response, WireError> {
         .into_iter()
         .flatten()
     {
-        decode_part(p, true, &mut parts, &mut ids)?;
+        decode_part(p, Signatures::All, &mut parts, &mut ids)?;
     }
     let has_call = parts.iter().any(|p| matches!(p, Part::ToolCall { .. }));
     Ok(Response {

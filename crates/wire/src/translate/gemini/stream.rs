@@ -85,7 +85,11 @@ impl Decoder {
             self.in_thought = true;
             return;
         }
-        if let Some(sig) = sig {
+        let is_call = get(p, "functionCall", "function_call").is_some();
+        // A signature on a text part once the answer's text has begun (Gemini 3 signs its
+        // last text part) would split that text around a thinking block, and Google
+        // checks only function calls' signatures: it is left out.
+        if let Some(sig) = sig.filter(|_| is_call || !self.in_text) {
             // A signature on the part after the thoughts: it closes them. With no thought
             // shown before it, an empty one carries it, as the IR's `Thinking` does.
             if !self.in_thought {
@@ -95,6 +99,7 @@ impl Decoder {
         }
         self.in_thought = false;
         if let Some(text) = str_field(p, "text").filter(|t| !t.is_empty()) {
+            self.in_text = true;
             out.push(Event::Text(text.to_owned()));
         } else if let Some(call) = get(p, "functionCall", "function_call") {
             let index = self.next_tool;

@@ -30,6 +30,28 @@ fn encode(req: &Request) -> Value {
     serde_json::from_slice(&encode_request(req, &mut report()).unwrap()).unwrap()
 }
 
+/// A request for a Gemini provider as a Gemini client would send it back: the signatures
+/// of another provider it was given wrapped ([`wrap_signature`]), the stand-ins as they are.
+fn as_client_sends(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, item)| {
+                    let item = match (k.as_str(), item.as_str()) {
+                        ("thoughtSignature", Some(sig)) if sig != DUMMY_SIGNATURE => {
+                            json!(wrap_signature(sig))
+                        }
+                        _ => as_client_sends(item),
+                    };
+                    (k.clone(), item)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(as_client_sends).collect()),
+        other => other.clone(),
+    }
+}
+
 /// `req` for `model` (the gateway sets it from the route before encoding).
 fn for_model(req: &Request, model: &str) -> Request {
     Request {
@@ -87,12 +109,13 @@ fn a_gemini_request_round_trips_through_the_ir() {
     assert_eq!(ir.stop, ["END"]);
     assert_eq!(ir.max_tokens, Some(1024));
     assert_eq!(ir.tool_choice, Some(ToolChoice::Auto));
-    // The thought and the signature on the part after it are one signed thinking.
+    // Gemini's own signature goes to no other provider, which could not check it: the
+    // thought stays, unsigned.
     assert_eq!(
         ir.messages[1].parts[0],
         Part::Thinking {
             text: "Run the tests first.".into(),
-            signature: Some("CiQBsig1".into())
+            signature: None
         }
     );
     for model in ["gemini-2.5-pro", "gemini-3-pro-preview", ""] {
@@ -101,7 +124,19 @@ fn a_gemini_request_round_trips_through_the_ir() {
         let again = decode(&out);
         assert_eq!(again, ir, "{model}: {out}");
     }
-    // The signature goes back on the part it came on.
+    // The thought and another provider's signature on the part after it (as a Gemini
+    // client sends back what it was given) are one signed thinking, and the signature goes
+    // back on the part it came on.
+    let mut signed = rich();
+    signed["contents"][1]["parts"][1]["thoughtSignature"] = json!(wrap_signature("CiQBsig1"));
+    let ir = decode(&signed);
+    assert_eq!(
+        ir.messages[1].parts[0],
+        Part::Thinking {
+            text: "Run the tests first.".into(),
+            signature: Some("CiQBsig1".into())
+        }
+    );
     let out = encode(&ir);
     assert_eq!(
         out["contents"][1]["parts"][1],
@@ -276,7 +311,7 @@ fn messages_thinking_signatures_and_error_results_survive_gemini() {
         out["contents"][2]["parts"][0]["functionResponse"]["response"],
         json!({"error": "boom"})
     );
-    assert_eq!(decode(&out).messages, ir.messages);
+    assert_eq!(decode(&as_client_sends(&out)).messages, ir.messages);
 }
 
 #[test]
@@ -297,10 +332,11 @@ fn responses_reasoning_and_calls_survive_gemini() {
         out["contents"][2]["parts"][1],
         json!({"fileData": {"mimeType": "image/png", "fileUri": "https://example.com/a.png"}})
     );
-    assert_eq!(decode(&out).messages, ir.messages);
+    let sent_back = decode(&as_client_sends(&out));
+    assert_eq!(sent_back.messages, ir.messages);
     // And the other way: what a Gemini client sends reaches Responses with its signature.
     let back: Value = serde_json::from_slice(
-        &responses::encode_request(&decode(&out), ProviderKind::OpenAi, &mut report()).unwrap(),
+        &responses::encode_request(&sent_back, ProviderKind::OpenAi, &mut report()).unwrap(),
     )
     .unwrap();
     assert_eq!(back["input"][1]["encrypted_content"], "CiQBenc");
