@@ -90,22 +90,7 @@ pub fn sniff_for_model(
     stream: bool,
 ) -> Result<Sniffed, WireError> {
     let (_, scanned) = checked(body, limits)?;
-    if model.is_empty() {
-        return Err(WireError::InvalidField {
-            param: "model",
-            message: "the path names no model".into(),
-        });
-    }
-    if model.len() > limits.model_bytes {
-        return Err(WireError::InvalidField {
-            param: "model",
-            message: format!(
-                "the model is {} bytes, longer than the gateway's limit of {}",
-                model.len(),
-                limits.model_bytes
-            ),
-        });
-    }
+    model_within(model, limits)?;
     let first_user = match scanned {
         Ok((_, first_user)) => first_user,
         // What the scanner left to serde, serde checks.
@@ -123,6 +108,27 @@ pub fn sniff_for_model(
         temperature: None,
         first_user,
     })
+}
+
+/// A model name the gateway takes: not empty, within the length limit.
+fn model_within(model: &str, limits: Limits) -> Result<(), WireError> {
+    if model.is_empty() {
+        return Err(WireError::InvalidField {
+            param: "model",
+            message: "`model` must not be empty".into(),
+        });
+    }
+    if model.len() > limits.model_bytes {
+        return Err(WireError::InvalidField {
+            param: "model",
+            message: format!(
+                "`model` is {} bytes, longer than the gateway's limit of {}",
+                model.len(),
+                limits.model_bytes
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// A body that is UTF-8, a JSON object, and nests within the limit, with what the scanner
@@ -195,22 +201,7 @@ fn sniffed_from(
             })
         }
     };
-    if model.is_empty() {
-        return Err(WireError::InvalidField {
-            param: "model",
-            message: "`model` must not be empty".into(),
-        });
-    }
-    if model.len() > limits.model_bytes {
-        return Err(WireError::InvalidField {
-            param: "model",
-            message: format!(
-                "`model` is {} bytes, longer than the gateway's limit of {}",
-                model.len(),
-                limits.model_bytes
-            ),
-        });
-    }
+    model_within(&model, limits)?;
     let stream = match stream {
         None | Some("null") | Some("false") => false,
         Some("true") => true,
