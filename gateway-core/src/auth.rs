@@ -2,12 +2,12 @@
 //! Checked before anything else of a request is read; the local key is taken off a
 //! request that was let in, so it never goes upstream.
 
-use http::HeaderMap;
+use http::{HeaderMap, HeaderValue};
 use sha2::{Digest, Sha256};
 
 use crate::config::{Config, GatewayKey};
 use crate::error::GatewayError;
-use crate::headers::X_TRIMGATE_KEY;
+use crate::headers::{X_GOOG_API_KEY, X_TRIMGATE_KEY};
 use crate::state::AppState;
 
 /// What a request's headers say about the local key.
@@ -26,6 +26,37 @@ enum LocalKeyCheck {
 pub struct ClientKey {
     pub gateway_key: GatewayKey,
     pub virtual_key: Option<std::sync::Arc<crate::virtual_keys::InForce>>,
+}
+
+/// Moves a key given in the query (`?key=…`, as Google's API allows) into
+/// `x-goog-api-key`, where the checks below look for a client's key (one already in that
+/// header wins); the query goes on without it, so it never reaches a provider or a log.
+pub fn key_from_query<B>(request: &mut http::Request<B>) {
+    let Some(query) = request.uri().query() else {
+        return;
+    };
+    let (keys, rest): (Vec<&str>, Vec<&str>) = query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .partition(|p| p.starts_with("key="));
+    let Some(key) = keys.last().and_then(|p| p.strip_prefix("key=")) else {
+        return;
+    };
+    let key = HeaderValue::from_str(key).ok();
+    let path_and_query = match rest.as_slice() {
+        [] => request.uri().path().to_owned(),
+        _ => format!("{}?{}", request.uri().path(), rest.join("&")),
+    };
+    let mut parts = request.uri().clone().into_parts();
+    parts.path_and_query = path_and_query.parse().ok();
+    let uri = http::Uri::from_parts(parts).ok();
+    if let Some(mut key) = key {
+        key.set_sensitive(true);
+        request.headers_mut().entry(X_GOOG_API_KEY).or_insert(key);
+    }
+    if let Some(uri) = uri {
+        *request.uri_mut() = uri;
+    }
 }
 
 impl AppState {
@@ -137,5 +168,51 @@ impl AppState {
             }
         }
         Err(GatewayError::GatewayKeyInvalid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn moved(uri: &str, header: Option<&str>) -> (String, Option<String>) {
+        let mut request = http::Request::builder().uri(uri);
+        if let Some(h) = header {
+            request = request.header(X_GOOG_API_KEY, h);
+        }
+        let mut request = request.body(()).unwrap();
+        key_from_query(&mut request);
+        let key = request
+            .headers()
+            .get(X_GOOG_API_KEY)
+            .map(|v| v.to_str().unwrap().to_owned());
+        (request.uri().to_string(), key)
+    }
+
+    #[test]
+    fn a_key_in_the_query_moves_to_the_header_and_leaves_the_query() {
+        assert_eq!(
+            moved(
+                "/v1beta/models/m:streamGenerateContent?key=AIza1&alt=sse",
+                None
+            ),
+            (
+                "/v1beta/models/m:streamGenerateContent?alt=sse".into(),
+                Some("AIza1".into())
+            )
+        );
+        assert_eq!(
+            moved("/v1beta/models/m:generateContent?key=AIza1", None),
+            (
+                "/v1beta/models/m:generateContent".into(),
+                Some("AIza1".into())
+            )
+        );
+        // A key already in the header is the one checked; the query's still goes.
+        assert_eq!(
+            moved("/m?key=AIza1", Some("AIza2")),
+            ("/m".into(), Some("AIza2".into()))
+        );
+        assert_eq!(moved("/m?alt=sse", None), ("/m?alt=sse".into(), None));
     }
 }

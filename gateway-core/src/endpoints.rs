@@ -188,7 +188,7 @@ async fn gemini_call(
     let Some((endpoint, called)) = called else {
         return not_found(request).await;
     };
-    proxy::gemini_query_key(&mut request);
+    crate::auth::key_from_query(&mut request);
     request.extensions_mut().insert(called);
     let span = telemetry::request_span(endpoint, request.uri().path());
     Box::pin(proxy::handle(state, endpoint, request))
@@ -213,7 +213,7 @@ async fn gemini_model(
     axum::extract::Path(name): axum::extract::Path<String>,
     mut request: Request,
 ) -> Response {
-    proxy::gemini_query_key(&mut request);
+    crate::auth::key_from_query(&mut request);
     if let Err(e) = state
         .check_client(request.headers(), crate::ingress::peer(&request))
         .await

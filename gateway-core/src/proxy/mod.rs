@@ -110,49 +110,6 @@ impl PathModel {
     }
 }
 
-/// Moves a key given in the query (`?key=…`, as Google's API allows) into `x-goog-api-key`,
-/// where the gateway's checks look for a client's key; the query goes on without it, so it
-/// never reaches a provider or a log.
-pub fn gemini_query_key(request: &mut Request) {
-    let Some(query) = request.uri().query() else {
-        return;
-    };
-    if !query.split('&').any(|p| p.starts_with("key=")) {
-        return;
-    }
-    let query = query.to_owned();
-    let mut key = None;
-    let rest: Vec<&str> = query
-        .split('&')
-        .filter(|p| match p.strip_prefix("key=") {
-            Some(k) => {
-                key = Some(k.to_owned());
-                false
-            }
-            None => !p.is_empty(),
-        })
-        .collect();
-    if let Some(value) = key.and_then(|k| HeaderValue::from_str(&k).ok()) {
-        let headers = request.headers_mut();
-        if !headers.contains_key(&crate::headers::X_GOOG_API_KEY) {
-            let mut value = value;
-            value.set_sensitive(true);
-            headers.insert(crate::headers::X_GOOG_API_KEY, value);
-        }
-    }
-    let path = request.uri().path().to_owned();
-    let rebuilt = if rest.is_empty() {
-        path.to_owned()
-    } else {
-        format!("{path}?{}", rest.join("&"))
-    };
-    let mut parts = request.uri().clone().into_parts();
-    parts.path_and_query = rebuilt.parse().ok();
-    if let Ok(uri) = http::Uri::from_parts(parts) {
-        *request.uri_mut() = uri;
-    }
-}
-
 /// The agent's session id, when it sent a sane one (see [`SESSION_HEADERS`]).
 fn session_id(headers: &HeaderMap) -> Option<String> {
     SESSION_HEADERS.iter().find_map(|name| {
@@ -1359,16 +1316,24 @@ async fn count_locally(
     // Counting reads what the model would see; fields it drops cannot add tokens.
     let dialect = ctx.dialect();
     let mut ignored = translate::Report::new(dialect);
-    // Gemini's `countTokens` may wrap a whole `generateContentRequest`.
-    let inner = (dialect == Dialect::Gemini)
+    // Gemini's `countTokens` may wrap a whole `generateContentRequest`: only a body that
+    // names one is read twice.
+    let wrapped = dialect == Dialect::Gemini
+        && memchr::memmem::find(&body, b"\"generateContentRequest\"").is_some();
+    let inner = wrapped
         .then(|| {
-            let v: serde_json::Value = serde_json::from_slice(&body).ok()?;
-            serde_json::to_vec(v.get("generateContentRequest")?).ok()
+            #[derive(serde::Deserialize)]
+            struct Wrapper<'a> {
+                #[serde(rename = "generateContentRequest", borrow)]
+                request: Option<&'a serde_json::value::RawValue>,
+            }
+            let w: Wrapper<'_> = serde_json::from_slice(&body).ok()?;
+            w.request.map(|r| r.get().as_bytes())
         })
         .flatten();
     let req = translate::decode_request(
         dialect,
-        inner.as_deref().unwrap_or(&body),
+        inner.unwrap_or(&body),
         translate::Policy::default(),
         &mut ignored,
     )?;

@@ -102,6 +102,16 @@ pub(crate) fn string_or_parts(
     }
 }
 
+/// Appends `parts` to the last message when it has `role`, else starts a new message:
+/// the dialects split one turn across messages or items (assistant text, then tool
+/// results) that the IR keeps together.
+pub(crate) fn push_message(messages: &mut Vec<ir::Message>, role: ir::Role, parts: Vec<ir::Part>) {
+    match messages.last_mut() {
+        Some(last) if last.role == role => last.parts.extend(parts),
+        _ => messages.push(ir::Message { role, parts }),
+    }
+}
+
 pub(crate) fn parse_object(body: &[u8]) -> Result<serde_json::Map<String, Value>, WireError> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(map)) => Ok(map),

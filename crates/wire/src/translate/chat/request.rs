@@ -6,10 +6,11 @@ use crate::error::WireError;
 use crate::provider::ProviderKind;
 use crate::translate::compat::{self, Carried, Field, Policy, Report};
 use crate::translate::ir::{
-    MediaSource, Message, Part, Reasoning, Request, ResponseFormat, Role, TextBlock, ToolChoice,
+    MediaSource, Part, Reasoning, Request, ResponseFormat, Role, TextBlock, ToolChoice,
 };
 use crate::translate::{
-    bad, cannot, function_tool, openai_tool_choice, parse_object, str_field, string_or_parts,
+    bad, cannot, function_tool, openai_tool_choice, parse_object, push_message, str_field,
+    string_or_parts,
 };
 
 /// What happens to each Chat request field when the provider speaks another dialect
@@ -144,16 +145,6 @@ pub(crate) fn parse_image_url(url: &str) -> MediaSource {
     MediaSource::Url(url.to_owned())
 }
 
-/// Appends `part` to the last message when it has `role`, else starts a new message:
-/// Chat splits one turn across messages (assistant text, then tool messages) that the
-/// IR keeps together.
-fn push(messages: &mut Vec<Message>, role: Role, parts: Vec<Part>) {
-    match messages.last_mut() {
-        Some(last) if last.role == role => last.parts.extend(parts),
-        _ => messages.push(Message { role, parts }),
-    }
-}
-
 pub fn decode_request(
     body: &[u8],
     policy: Policy,
@@ -249,7 +240,7 @@ pub fn decode_request(
                     }
                 }
             }
-            "user" => push(&mut req.messages, Role::User, text_of(content, "messages")?),
+            "user" => push_message(&mut req.messages, Role::User, text_of(content, "messages")?),
             "assistant" => {
                 let mut parts = Vec::new();
                 if let Some(reasoning) = str_field(m, "reasoning_content") {
@@ -269,7 +260,7 @@ pub fn decode_request(
                         });
                     }
                 }
-                push(&mut req.messages, Role::Assistant, parts);
+                push_message(&mut req.messages, Role::Assistant, parts);
             }
             "tool" => {
                 let call_id = str_field(m, "tool_call_id")
@@ -280,7 +271,7 @@ pub fn decode_request(
                     is_error: false,
                     cache_control: None,
                 };
-                push(&mut req.messages, Role::User, vec![result]);
+                push_message(&mut req.messages, Role::User, vec![result]);
             }
             other => return Err(bad("messages", format!("unknown role `{other}`"))),
         }

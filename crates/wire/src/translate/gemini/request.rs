@@ -8,10 +8,9 @@ use super::{camel, get, get_str, signature_of, Generation, DUMMY_SIGNATURE};
 use crate::error::WireError;
 use crate::translate::compat::{Carried, Field, Policy, Report};
 use crate::translate::ir::{
-    MediaSource, Message, Part, Reasoning, Request, ResponseFormat, Role, TextBlock, Tool,
-    ToolChoice,
+    MediaSource, Part, Reasoning, Request, ResponseFormat, Role, TextBlock, Tool, ToolChoice,
 };
-use crate::translate::{bad, cannot, parse_object, str_field};
+use crate::translate::{bad, cannot, parse_object, push_message, str_field};
 
 /// What happens to each Gemini request field when the provider speaks another dialect
 /// (see [`crate::translate::compat`]); keys are read in either spelling
@@ -377,16 +376,6 @@ fn parts_of<'a>(content: &'a Value, param: &'static str) -> Result<&'a [Value], 
     }
 }
 
-fn push(messages: &mut Vec<Message>, role: Role, parts: Vec<Part>) {
-    if parts.is_empty() {
-        return;
-    }
-    match messages.last_mut() {
-        Some(last) if last.role == role => last.parts.extend(parts),
-        _ => messages.push(Message { role, parts }),
-    }
-}
-
 /// Gemini's OpenAPI schema (`parameters`: `type: OBJECT`, `nullable`) as the JSON Schema
 /// the other dialects take.
 fn json_schema(schema: &Value) -> Value {
@@ -729,7 +718,9 @@ pub fn decode_request(
             };
             decode_part(p, keep, &mut parts, &mut ids)?;
         }
-        push(&mut req.messages, role, parts);
+        if !parts.is_empty() {
+            push_message(&mut req.messages, role, parts);
+        }
     }
     if let Some(tools) = obj.get("tools") {
         decode_tools(tools, policy, report, &mut req)?;

@@ -5,10 +5,9 @@ use serde_json::{json, Map, Value};
 use crate::error::WireError;
 use crate::translate::compat::{self, Carried, Field, Policy, Report};
 use crate::translate::ir::{
-    MediaSource, Message, Part, Reasoning, Request, ResponseFormat, Role, TextBlock, Tool,
-    ToolChoice,
+    MediaSource, Part, Reasoning, Request, ResponseFormat, Role, TextBlock, Tool, ToolChoice,
 };
-use crate::translate::{bad, cannot, parse_object, str_field, string_or_parts};
+use crate::translate::{bad, cannot, parse_object, push_message, str_field, string_or_parts};
 
 /// What happens to each Messages request field when the provider speaks another dialect
 /// (see [`crate::translate::compat`]). `anthropic-beta` features ride in headers and are not the
@@ -255,10 +254,7 @@ pub fn decode_request(
             }
         };
         let parts = blocks(m.get("content").unwrap_or(&Value::Null), "messages")?;
-        match req.messages.last_mut() {
-            Some(last) if last.role == role => last.parts.extend(parts),
-            _ => req.messages.push(Message { role, parts }),
-        }
+        push_message(&mut req.messages, role, parts);
     }
     if let Some(tools) = obj.get("tools").and_then(Value::as_array) {
         for t in tools {

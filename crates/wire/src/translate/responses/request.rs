@@ -6,10 +6,12 @@ use crate::error::WireError;
 use crate::provider::ProviderKind;
 use crate::translate::compat::{self, Carried, Field, Policy, Report};
 use crate::translate::ir::{
-    MediaSource, Message, Part, Reasoning, Request, ResponseFormat, Role, TextBlock, Tool,
-    ToolChoice, FREEFORM_ARGUMENT,
+    MediaSource, Part, Reasoning, Request, ResponseFormat, Role, TextBlock, Tool, ToolChoice,
+    FREEFORM_ARGUMENT,
 };
-use crate::translate::{bad, cannot, function_tool, openai_tool_choice, parse_object, str_field};
+use crate::translate::{
+    bad, cannot, function_tool, openai_tool_choice, parse_object, push_message, str_field,
+};
 
 /// What happens to each Responses request field when the provider speaks another dialect
 /// (see [`crate::translate::compat`]).
@@ -85,13 +87,6 @@ fn freeform_tool(def: &Value) -> Tool {
 
 /// The one `include` value the IR carries: reasoning the client can send back.
 const ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
-
-fn push(messages: &mut Vec<Message>, role: Role, parts: Vec<Part>) {
-    match messages.last_mut() {
-        Some(last) if last.role == role => last.parts.extend(parts),
-        _ => messages.push(Message { role, parts }),
-    }
-}
 
 fn content_parts(content: &Value) -> Result<Vec<Part>, WireError> {
     match content {
@@ -216,7 +211,9 @@ pub fn decode_request(
         });
     }
     match obj.get("input") {
-        Some(Value::String(s)) => push(&mut req.messages, Role::User, content_parts(&json!(s))?),
+        Some(Value::String(s)) => {
+            push_message(&mut req.messages, Role::User, content_parts(&json!(s))?)
+        }
         Some(Value::Array(items)) => {
             for item in items {
                 match str_field(item, "type").unwrap_or("message") {
@@ -224,10 +221,10 @@ pub fn decode_request(
                         let content = item.get("content").unwrap_or(&Value::Null);
                         match str_field(item, "role") {
                             Some("user") => {
-                                push(&mut req.messages, Role::User, content_parts(content)?)
+                                push_message(&mut req.messages, Role::User, content_parts(content)?)
                             }
                             Some("assistant") => {
-                                push(&mut req.messages, Role::Assistant, content_parts(content)?)
+                                push_message(&mut req.messages, Role::Assistant, content_parts(content)?)
                             }
                             Some("system") | Some("developer") => {
                                 for p in content_parts(content)? {
@@ -239,7 +236,7 @@ pub fn decode_request(
                             _ => return Err(bad("input", "each message item needs a `role`")),
                         }
                     }
-                    "function_call" => push(
+                    "function_call" => push_message(
                         &mut req.messages,
                         Role::Assistant,
                         vec![Part::ToolCall {
@@ -248,7 +245,7 @@ pub fn decode_request(
                             arguments: str_field(item, "arguments").unwrap_or("{}").to_owned(),
                         }],
                     ),
-                    "custom_tool_call" => push(
+                    "custom_tool_call" => push_message(
                         &mut req.messages,
                         Role::Assistant,
                         vec![Part::ToolCall {
@@ -264,7 +261,7 @@ pub fn decode_request(
                             Some(v @ Value::Array(_)) => content_parts(v)?,
                             _ => Vec::new(),
                         };
-                        push(
+                        push_message(
                             &mut req.messages,
                             Role::User,
                             vec![Part::ToolResult {
@@ -283,7 +280,7 @@ pub fn decode_request(
                             .flatten()
                             .filter_map(|s| str_field(s, "text"))
                             .collect();
-                        push(
+                        push_message(
                             &mut req.messages,
                             Role::Assistant,
                             vec![Part::Thinking {
