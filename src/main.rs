@@ -355,7 +355,7 @@ fn load_file_or_env(args: &ConfigArgs) -> Result<Config, String> {
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "a file passed with --config".into());
     if config.providers.is_empty() {
-        eprintln!("config: none found at {where_}, and no OPENAI_API_KEY, ANTHROPIC_API_KEY or DEEPSEEK_API_KEY is set.");
+        eprintln!("config: none found at {where_}, and no OPENAI_API_KEY, ANTHROPIC_API_KEY, DEEPSEEK_API_KEY or GEMINI_API_KEY is set.");
     } else {
         let names: Vec<&str> = config.providers.iter().map(|p| p.name.as_str()).collect();
         eprintln!(
