@@ -112,6 +112,8 @@ fn record(i: u64, model: &str, at: SystemTime) -> RequestRecord {
         attempt: if i % 10 == 0 { 2 } else { 1 },
         api_key: None,
         cache_break: None,
+        first_byte: Some(Duration::from_millis(3)),
+        rewrites: Vec::new(),
     }
 }
 

@@ -314,7 +314,7 @@ async fn original(
 
 /// The original kept under `id`: in this process's memory, else in the ledger's database
 /// (after a restart, or elided by another replica).
-async fn kept_original(state: &AppState, id: &str) -> Option<String> {
+pub(crate) async fn kept_original(state: &AppState, id: &str) -> Option<String> {
     let memory = state.runtime().optimizer.shared.originals.get(id);
     if let Some(kept) = memory {
         return Some(kept.original.to_string());

@@ -39,6 +39,16 @@ pub struct Row {
     pub saved_tokens: i64,
     pub cache: Option<&'static str>,
     pub passes: Vec<PassRow>,
+    pub first_byte_ms: Option<f64>,
+    pub error: Option<&'static str>,
+    pub attempt: u32,
+    pub session: Option<String>,
+    pub gateway_key: Option<String>,
+    pub api_key: Option<String>,
+    pub dropped: String,
+    pub cache_break: Option<&'static str>,
+    /// How many blocks the optimizer rewrote (their ids are in the request's detail).
+    pub rewrites: usize,
 }
 
 impl Row {
@@ -70,6 +80,15 @@ impl Row {
                     after: p.after,
                 })
                 .collect(),
+            first_byte_ms: r.first_byte.map(|d| d.as_secs_f64() * 1e3),
+            error: r.error,
+            attempt: r.attempt,
+            session: r.session.clone(),
+            gateway_key: r.gateway_key.clone(),
+            api_key: r.api_key.clone(),
+            dropped: r.dropped.clone(),
+            cache_break: r.cache_break.map(crate::sessions::Cause::as_str),
+            rewrites: r.rewrites.len(),
         }
     }
 }
@@ -90,6 +109,22 @@ impl Recent {
             .lock()
             .map(|rows| rows.iter().rev().take(limit).map(|r| Row::of(r)).collect())
             .unwrap_or_default()
+    }
+
+    /// Every attempt of request `id` still in the feed, first first, and the ids of the
+    /// blocks its last attempt's optimizer rewrote.
+    pub fn by_id(&self, id: &str) -> (Vec<Row>, Vec<String>) {
+        let Ok(rows) = self.rows.lock() else {
+            return (Vec::new(), Vec::new());
+        };
+        let found: Vec<&Arc<RequestRecord>> = rows.iter().filter(|r| r.request_id == id).collect();
+        let rewrites = found
+            .iter()
+            .rev()
+            .find(|r| !r.rewrites.is_empty())
+            .map(|r| r.rewrites.clone())
+            .unwrap_or_default();
+        (found.into_iter().map(|r| Row::of(r)).collect(), rewrites)
     }
 
     pub fn total(&self) -> u64 {

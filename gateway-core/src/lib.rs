@@ -51,6 +51,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod bodies;
 pub mod cache;
 pub mod clock;
 pub mod config;

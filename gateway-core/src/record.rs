@@ -105,6 +105,12 @@ pub struct RequestRecord {
     pub attempt: u32,
     /// The pool key that served this attempt, by name (never the key).
     pub api_key: Option<String>,
+    /// From arrival to the provider's response headers, when it answered.
+    pub first_byte: Option<Duration>,
+    /// The ids of the blocks the optimizer rewrote ([`crate::optimize::originals`]): the
+    /// window's request detail shows each one's original and replacement while the
+    /// gateway still holds them. Ids, never text.
+    pub rewrites: Vec<String>,
 }
 
 impl RequestRecord {
@@ -141,6 +147,8 @@ impl RequestRecord {
             cache_break: None,
             attempt: 0,
             api_key: None,
+            first_byte: None,
+            rewrites: Vec::new(),
         }
     }
 }

@@ -32,6 +32,8 @@ pub struct AppState {
     pub started: std::time::Instant,
     /// The last requests, for the window's feed.
     pub recent: Arc<crate::feed::Recent>,
+    /// Request bodies for the window's request detail, kept only while turned on.
+    pub bodies: crate::bodies::Bodies,
     /// The address the listener got (the config may say port 0).
     pub(crate) bound: std::sync::OnceLock<SocketAddr>,
     pub cache: Arc<crate::cache::ResponseCache>,
@@ -73,8 +75,13 @@ impl AppState {
             recent: recent.clone(),
             inner: recorder,
         });
+        let bodies = crate::bodies::Bodies::new(
+            config.admin.keep_request_bodies,
+            config.admin.request_bodies_bytes,
+        );
         Ok(Arc::new(AppState {
             recent,
+            bodies,
             bound: std::sync::OnceLock::new(),
             runtime: ArcSwap::from_pointee(Runtime {
                 config: Arc::new(config),

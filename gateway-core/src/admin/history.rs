@@ -1,5 +1,5 @@
 //! What the ledger says: savings over time, sessions with their net savings against the
-//! holdout, and the recent requests.
+//! holdout.
 
 use super::*;
 
@@ -68,19 +68,4 @@ pub(super) async fn sessions(
         }
         .await,
     )
-}
-
-#[derive(Deserialize)]
-pub(super) struct RequestsQuery {
-    limit: Option<usize>,
-}
-
-pub(super) async fn requests(
-    State(state): State<AdminState>,
-    Query(q): Query<RequestsQuery>,
-) -> Response {
-    let rows = state
-        .recent
-        .newest(q.limit.unwrap_or(50).min(crate::feed::KEPT));
-    answer(ok(json!({ "requests": rows })))
 }

@@ -16,19 +16,21 @@ mod history;
 mod keys;
 mod modes;
 mod providers;
+mod requests;
 mod routes;
 mod settings;
 pub mod ui;
 
 use audit::audit;
 use health::get_health;
-use history::{requests, savings, sessions};
+use history::{savings, sessions};
 use keys::{create_key, list_keys, revoke_key};
 use modes::{get_modes, pause, preview, put_modes};
 use providers::{
     create_provider, delete_key, delete_provider, list_providers, set_key, test_provider,
     update_provider,
 };
+use requests::{get_bodies, original, put_bodies, request_detail, requests, search_requests};
 use routes::{get_routes, patch_routes, put_routes};
 use settings::{get_settings, put_settings};
 
@@ -253,6 +255,10 @@ pub fn router<S: Clone + Send + Sync + 'static>(
         .route("/savings", preflight(get(savings)))
         .route("/sessions", preflight(get(sessions)))
         .route("/requests", preflight(get(requests)))
+        .route("/requests/search", preflight(get(search_requests)))
+        .route("/requests/{id}", preflight(get(request_detail)))
+        .route("/originals/{id}", preflight(get(original)))
+        .route("/bodies", preflight(get(get_bodies).put(put_bodies)))
         .route("/reload", preflight(post(reload)))
         .route("/settings", preflight(get(get_settings).put(put_settings)))
         .route("/audit", preflight(get(audit)))

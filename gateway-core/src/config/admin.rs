@@ -22,6 +22,11 @@ pub struct AdminConfig {
     /// answers a client beyond loopback only through one of them, over `https`.
     #[serde(default)]
     pub trusted_proxies: Vec<String>,
+    /// Keep what clients sent and what providers got, in memory, for the window's request
+    /// detail: off unless set (the window can turn it on until the next start).
+    pub keep_request_bodies: Option<bool>,
+    /// The bound on the bodies kept, in MiB (default 32).
+    pub request_bodies_mb: Option<u64>,
 }
 
 /// The admin API's settings.
@@ -30,7 +35,12 @@ pub struct Admin {
     pub enabled: bool,
     pub key: Option<KeySource>,
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    pub keep_request_bodies: bool,
+    pub request_bodies_bytes: usize,
 }
+
+/// The default bound on request bodies kept for the window.
+const REQUEST_BODIES_MB: u64 = 32;
 
 impl Default for Admin {
     fn default() -> Self {
@@ -38,6 +48,8 @@ impl Default for Admin {
             enabled: true,
             key: None,
             trusted_proxies: Vec::new(),
+            keep_request_bodies: false,
+            request_bodies_bytes: (REQUEST_BODIES_MB << 20) as usize,
         }
     }
 }
@@ -55,6 +67,8 @@ pub(super) fn validate_admin(admin: AdminConfig, problems: &mut Vec<ConfigProble
         enabled,
         key,
         trusted_proxies,
+        keep_request_bodies,
+        request_bodies_mb,
     } = admin;
     let key = key_source(key, "admin.key", problems);
     let mut nets = Vec::new();
@@ -70,9 +84,18 @@ pub(super) fn validate_admin(admin: AdminConfig, problems: &mut Vec<ConfigProble
             }),
         }
     }
+    let mb = request_bodies_mb.unwrap_or(REQUEST_BODIES_MB);
+    if mb == 0 || mb > 4096 {
+        problems.push(ConfigProblem {
+            path: "admin.request_bodies_mb".into(),
+            message: format!("{mb} is out of range: from 1 to 4096 (MiB)"),
+        });
+    }
     Admin {
         enabled: enabled.unwrap_or(true),
         key,
         trusted_proxies: nets,
+        keep_request_bodies: keep_request_bodies.unwrap_or(false),
+        request_bodies_bytes: usize::try_from(mb.clamp(1, 4096) << 20).unwrap_or(usize::MAX),
     }
 }

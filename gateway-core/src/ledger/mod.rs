@@ -7,6 +7,7 @@
 pub mod audit;
 pub mod keys;
 pub mod originals;
+pub mod search;
 mod sqlite;
 pub mod stats;
 
@@ -406,13 +407,13 @@ const COLUMNS: &str = "INSERT INTO requests (ts_ms, request_id, dialect, provide
     model_requested, model_served, gateway_key, streamed, status, outcome, error, latency_ms, \
     overhead_ms, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, \
     reasoning_tokens, applied, saved_tokens, saved_bytes, cost_usd, saved_usd, cache, dropped, \
-    session, attempt, api_key, cache_break) VALUES ";
-const PER_ROW: usize = 29;
+    session, attempt, api_key, cache_break, first_byte_ms) VALUES ";
+const PER_ROW: usize = 30;
 const PASS_COLUMNS: &str = "INSERT INTO request_passes (ts_ms, request_id, pass, \
     tokens_before, tokens_after, saved_usd) VALUES ";
 const PER_PASS_ROW: usize = 6;
 /// Rows per INSERT: one statement for many rows costs far less than one per row, and
-/// 64 × 29 parameters stay under every backend's limit.
+/// 64 × 30 parameters stay under every backend's limit.
 const ROWS_PER_INSERT: usize = 64;
 
 /// How a statement's parameters are written.
@@ -558,6 +559,7 @@ fn request_values<'a>(r: &'a RequestRecord, memo: &mut PriceMemo<'a>) -> [Value<
         Int(Some(i64::from(r.attempt))),
         Text(r.api_key.as_deref()),
         Text(r.cache_break.map(crate::sessions::Cause::as_str)),
+        Real(r.first_byte.map(|d| d.as_secs_f64() * 1e3)),
     ]
 }
 
@@ -709,6 +711,8 @@ mod tests {
             cache_break: None,
             attempt: 1,
             api_key: None,
+            first_byte: Some(Duration::from_millis(9)),
+            rewrites: Vec::new(),
         }
     }
 

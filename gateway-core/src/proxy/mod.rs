@@ -82,6 +82,8 @@ struct Optimized {
     passes: Vec<PassTokens>,
     /// The exact token count, running while the request is upstream.
     counting: Option<tokio::task::JoinHandle<Vec<PassTokens>>>,
+    /// The ids of the blocks rewritten, for the record.
+    rewrites: Vec<String>,
 }
 
 impl Ctx {
@@ -280,6 +282,7 @@ async fn settle_savings(ctx: &mut Ctx, pending: &mut Pending) {
     record.saved_bytes = o.saved_bytes;
     record.saved_tokens = o.saved_tokens.unwrap_or(0);
     record.passes.clone_from(&o.passes);
+    record.rewrites.clone_from(&o.rewrites);
 }
 
 /// Runs the passes the plan turns on and starts the exact count of what they saved.
@@ -297,6 +300,7 @@ async fn optimize(
             saved_tokens: Some(0),
             passes: Vec::new(),
             counting: None,
+            rewrites: Vec::new(),
         });
         return Vec::new();
     }
@@ -334,12 +338,18 @@ async fn optimize(
         let applied = outcome.for_counting();
         tokio::task::spawn_blocking(move || applied.exact_tokens(&optimizer.shared.counts))
     });
+    let rewrites = outcome
+        .changes
+        .iter()
+        .map(|c| crate::optimize::originals::id(&c.hash))
+        .collect();
     ctx.optimized = Some(Optimized {
         applied: outcome.applied_header(),
         saved_bytes: outcome.saved_bytes,
         saved_tokens: if counting.is_some() { None } else { Some(0) },
         passes: Vec::new(),
         counting,
+        rewrites,
     });
     outcome.edits
 }
@@ -738,6 +748,18 @@ async fn run(
                 Ok(outgoing) => outgoing,
                 Err(cached_answer) => return Ok(cached_answer),
             };
+            if state.bodies.is_on() {
+                state.bodies.keep(
+                    &ctx.id,
+                    ctx.dialect(),
+                    &body,
+                    crate::bodies::Sent {
+                        provider: outgoing.provider.name.clone(),
+                        dialect: outgoing.endpoint.dialect(),
+                        body: outgoing.body.clone(),
+                    },
+                );
+            }
             prepared = Some((step_index, outgoing));
         }
         let Some((_, outgoing)) = prepared.as_mut() else {
@@ -763,6 +785,7 @@ async fn run(
                 outgoing.body.clone(),
             )
             .await;
+        let answered_after = ctx.started.elapsed();
         // A whole answer is read here, so that a body that breaks off can be asked for
         // again: nothing of it has reached the client yet.
         let (result, body_failed) = match result {
@@ -787,6 +810,7 @@ async fn run(
             }
             Ok(_) => {
                 state.health.succeeded(&outgoing.provider.name);
+                pending.record().first_byte = Some(answered_after);
                 let Some((_, outgoing)) = prepared else {
                     unreachable!("prepared above");
                 };
