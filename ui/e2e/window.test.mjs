@@ -398,6 +398,125 @@ describe('the window against the real gateway', () => {
     await page.emulateMedia({ colorScheme: 'light' });
   });
 
+  it('opens a request from the feed: timing, passes, the rewritten block beside its original, both bodies when kept', { skip: FAKE && 'the stand-in keeps no bodies or blocks' }, async () => {
+    await nav('Requests');
+    const keep = page.getByLabel('Keep request bodies');
+    await keep.waitFor();
+    assert.equal(await keep.isChecked(), false, 'off by default');
+    await page.getByText('Off by default.', { exact: false }).waitFor();
+    await keep.check();
+    await until('the gateway keeping bodies', async () => (await admin('GET', '/bodies')).on === true);
+
+    const client = new OpenAI({ baseURL: `${origin}/v1`, apiKey: 'sk-trimgate', maxRetries: 0, timeout: 20_000 });
+    const { response } = await client.chat.completions.create(toolRequest(MODEL, 400)).withResponse();
+    const id = response.headers.get('x-request-id');
+    assert.ok(id, 'the gateway names the request');
+
+    // From the live feed, as a user would: the newest row's time opens its detail.
+    await nav('Overview');
+    const feed = page.getByRole('table', { name: 'Recent requests' });
+    await until('the request in the feed', async () => (await feed.locator(`a[href="#/requests/${id}"]`).count()) === 1, 10_000);
+    await feed.locator(`a[href="#/requests/${id}"]`).click();
+    const detail = page.getByRole('article', { name: `Request ${id}` });
+    await detail.waitFor();
+    assert.match(await textOf(detail), /Answered by\s*mock/);
+    for (const label of ['Gateway overhead', 'Time to first byte', 'Total']) {
+      assert.match(await textOf(detail.locator('dt', { hasText: label }).locator('xpath=following-sibling::dd')), /\d/, label);
+    }
+    const passes = detail.getByRole('table', { name: 'Passes' });
+    assert.match(await textOf(passes), /Tool output/);
+
+    // The block as the provider got it, and one click away the log as the agent sent it.
+    const got = await textOf(detail.getByLabel('Block 1 as the provider got it'));
+    assert.ok(!got.includes('case_000_keeps_the_bytes_it_did_not_change ... ok'), 'passing lines were cut');
+    assert.match(got, /case_211/, 'the failure kept');
+    await detail.getByRole('button', { name: 'Show the original' }).first().click();
+    const original = detail.getByLabel('Block 1 as the agent sent it');
+    await original.waitFor();
+    const originalText = await textOf(original);
+    assert.match(originalText, /case_000_keeps_the_bytes_it_did_not_change \.\.\. ok/);
+    assert.match(originalText, /case_211_keeps_the_bytes_it_did_not_change \.\.\. FAILED/);
+    assert.equal(originalText, bigCargoLog(400).trim());
+
+    // Bodies side by side, the rewritten block marked on each side.
+    const sentBody = detail.getByLabel('Request body as the agent sent it');
+    const gotBody = detail.getByLabel('Request body as the provider got it');
+    assert.equal(await sentBody.locator('mark').count(), 1);
+    assert.equal(await gotBody.locator('mark').count(), 1);
+    assert.match(await textOf(gotBody.locator('mark')), /case_211/);
+    assert.ok((await textOf(sentBody.locator('mark'))).length > (await textOf(gotBody.locator('mark'))).length);
+    await detail.scrollIntoViewIfNeeded();
+    await screenshot('request-detail');
+
+    // The Requests page searches the ledger: by model and status.
+    const search = page.getByRole('region', { name: 'Search' });
+    await search.getByLabel('Model contains').fill(MODEL);
+    await search.getByLabel('Status').selectOption('ok');
+    await search.getByRole('button', { name: 'Search' }).click();
+    const found = page.getByRole('table', { name: 'Requests found' });
+    await until('the request found', async () => (await found.locator(`a[href="#/requests/${id}"]`).count()) === 1, 10_000);
+    await search.getByLabel('Status').selectOption('error');
+    await until('no failed request', async () => (await textOf(found)).includes('No request matches.'), 10_000);
+    await search.getByLabel('Status').selectOption('');
+    await screenshot('requests-search');
+
+    // Off again: the gateway forgets the bodies, and the detail says they are not kept.
+    await keep.uncheck();
+    await until('bodies off', async () => (await admin('GET', '/bodies')).on === false);
+    await found.locator(`a[href="#/requests/${id}"]`).click();
+    await detail.getByText('Bodies are not kept.', { exact: false }).waitFor();
+  });
+
+  it('has no serious accessibility violations on any page, light or dark, and a visible focus on every control', async () => {
+    const axeSource = await readFile(join(UI_DIR, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+    const report = [];
+    for (const scheme of ['light', 'dark']) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const name of ['Overview', 'Requests', 'Providers', 'Models & modes', 'Agents', 'Keys', 'Settings']) {
+        await nav(name);
+        await page.getByRole('heading', { level: 1 }).first().waitFor();
+        await page.waitForTimeout(400);
+        // Evaluated by the browser's debugging protocol: the page's own policy allows no inline script.
+        if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
+        const violations = await page.evaluate(async () => {
+          const r = await window.axe.run(document, { resultTypes: ['violations'] });
+          return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }));
+        });
+        report.push({ scheme, page: name, violations });
+      }
+    }
+    await writeFile(join(SHOTS, 'axe-report.json'), JSON.stringify(report, null, 1));
+    const serious = report.flatMap((r) => r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({ page: `${r.page} (${r.scheme})`, ...v })));
+    assert.deepEqual(serious, [], JSON.stringify(serious, null, 1));
+    await page.emulateMedia({ colorScheme: 'light' });
+
+    // The keyboard alone reaches every control of each page, each with a visible focus ring.
+    for (const name of ['Overview', 'Requests', 'Providers', 'Models & modes', 'Agents', 'Keys', 'Settings']) {
+      await nav(name);
+      await page.getByRole('heading', { level: 1 }).first().waitFor();
+      await page.evaluate(() => document.activeElement instanceof HTMLElement && document.activeElement.blur());
+      const controls = await page.evaluate(
+        () => [...document.querySelectorAll('a[href], button:not([disabled]), input:not([disabled]):not([type=hidden]), select:not([disabled]), textarea:not([disabled]), [tabindex="0"]')].filter((el) => el.getClientRects().length > 0).length,
+      );
+      const seen = new Set();
+      for (let i = 0; i < controls + 5; i++) {
+        await page.keyboard.press('Tab');
+        const focus = await page.evaluate(() => {
+          const el = document.activeElement;
+          if (!el || el === document.body) return null;
+          const style = getComputedStyle(el);
+          const ring = (style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0) || style.boxShadow !== 'none';
+          return { key: `${el.tagName}:${el.id}:${el.getAttribute('aria-label') ?? ''}:${(el.textContent ?? '').trim().slice(0, 30)}:${[...el.parentNode.children].indexOf(el)}`, ring };
+        });
+        if (!focus) continue;
+        assert.ok(focus.ring, `${name}: no visible focus on ${focus.key}`);
+        seen.add(focus.key);
+      }
+      assert.ok(seen.size >= Math.min(controls, 8), `${name}: the keyboard reached ${seen.size} of ${controls} controls`);
+    }
+    await page.keyboard.press('Escape');
+  });
+
   it('shows the listen address and says autostart and updates live in the desktop app', async () => {
     await nav('Settings');
     await until('the listen address', async () => (await textOf(page.getByTestId('listen'))) === new URL(origin).host);

@@ -249,6 +249,113 @@ export interface RequestRow {
   saved_tokens: number;
   cache: string | null;
   passes: PassChange[];
+  /** From arrival to the provider's response headers; null when no provider answered. */
+  first_byte_ms?: number | null;
+  session?: string | null;
+  attempt?: number | null;
+  error?: string | null;
+}
+
+/** What the Requests page asks for; empty fields do not narrow. */
+export interface RequestQuery {
+  since: string;
+  model?: string;
+  provider?: string;
+  /** `ok`, `error` or an HTTP status. */
+  status?: string;
+  session?: string;
+  before_ms?: number;
+  limit?: number;
+}
+
+export function requestQueryString(q: RequestQuery): string {
+  const params = new URLSearchParams({ since: q.since });
+  for (const k of ['model', 'provider', 'status', 'session'] as const) {
+    const v = q[k]?.trim();
+    if (v) params.set(k, v);
+  }
+  if (q.before_ms != null) params.set('before_ms', String(q.before_ms));
+  if (q.limit != null) params.set('limit', String(q.limit));
+  return params.toString();
+}
+
+export interface RequestSearch {
+  /** False when the gateway has no ledger: the rows are the live feed's. */
+  ledger: boolean;
+  since_ms: number;
+  requests: RequestAttempt[];
+}
+
+/** One attempt of a request, from the ledger or the live feed (the fields both have, and the ledger's prices). */
+export interface RequestAttempt {
+  id: string;
+  time_ms: number;
+  dialect: string;
+  provider: string | null;
+  model: string | null;
+  served: string | null;
+  streamed: boolean;
+  status: number;
+  outcome: string;
+  error?: string | null;
+  latency_ms: number;
+  overhead_ms: number;
+  first_byte_ms?: number | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cache_read_tokens: number | null;
+  applied: string | null;
+  saved_tokens: number;
+  cost_usd?: number | null;
+  saved_usd?: number | null;
+  cache: string | null;
+  dropped?: string | null;
+  session?: string | null;
+  attempt?: number | null;
+  api_key?: string | null;
+  gateway_key?: string | null;
+  cache_break?: string | null;
+}
+
+export interface Rewrite {
+  id: string;
+  /** Whether the gateway still holds the block (its memory store). */
+  held: boolean;
+  pass?: string;
+  original_chars?: number;
+  replacement?: string;
+  /** In place only when bodies are kept (they hold it anyway); else one `original()` call away. */
+  original?: string | null;
+}
+
+export interface KeptBody {
+  dialect: string;
+  text: string;
+}
+
+export interface RequestDetail {
+  id: string;
+  /** `memory` (the live feed) or `ledger`. */
+  source: string;
+  attempts: RequestAttempt[];
+  passes: PassChange[];
+  rewrites: Rewrite[];
+  bodies: { client: KeptBody; sent: (KeptBody & { provider: string })[] } | null;
+  bodies_kept: boolean;
+}
+
+export interface KeptOriginal {
+  id: string;
+  pass?: string;
+  original: string;
+  replacement: string | null;
+}
+
+export interface BodiesUsage {
+  on: boolean;
+  requests: number;
+  bytes: number;
+  max_bytes: number;
 }
 
 export interface GatewaySettings {
@@ -660,6 +767,29 @@ export class Api {
   async requests(limit = 50): Promise<RequestRow[]> {
     const r = await this.call<{ requests: RequestRow[] }>('GET', `/requests?limit=${limit}`);
     return r.requests;
+  }
+
+  /** Requests by time, model, provider, status and session: the ledger's, else the live feed's. */
+  searchRequests(q: RequestQuery): Promise<RequestSearch> {
+    return this.call('GET', `/requests/search?${requestQueryString(q)}`);
+  }
+
+  /** One request: attempts, passes, timing, rewritten blocks, and its bodies when kept. */
+  requestDetail(id: string): Promise<RequestDetail> {
+    return this.call('GET', `/requests/${enc(id)}`);
+  }
+
+  /** A rewritten block's original (and its replacement while the gateway holds it). */
+  original(id: string): Promise<KeptOriginal> {
+    return this.call('GET', `/originals/${enc(id)}`);
+  }
+
+  bodies(): Promise<BodiesUsage> {
+    return this.call('GET', '/bodies');
+  }
+
+  keepBodies(keep: boolean): Promise<BodiesUsage> {
+    return this.call('PUT', '/bodies', { keep });
   }
 
   settings(): Promise<GatewaySettings> {

@@ -1,9 +1,10 @@
 /** The window's pages and the hash router's parsing; pure so it can be tested. */
 
-export type PageId = 'overview' | 'providers' | 'modes' | 'agents' | 'keys' | 'settings';
+export type PageId = 'overview' | 'requests' | 'providers' | 'modes' | 'agents' | 'keys' | 'settings';
 
 export const PAGES: readonly { id: PageId; title: string }[] = [
   { id: 'overview', title: 'Overview' },
+  { id: 'requests', title: 'Requests' },
   { id: 'providers', title: 'Providers' },
   { id: 'modes', title: 'Models & modes' },
   { id: 'agents', title: 'Agents' },
@@ -19,4 +20,19 @@ export function pageFromHash(hash: string): PageId {
 
 export function hrefFor(page: PageId): string {
   return `#/${page}`;
+}
+
+/** `#/requests/<id>` → the request's id (decoded); null on any other hash. */
+export function requestIdFromHash(hash: string): string | null {
+  const m = /^#\/?requests\/([^?&]+)/.exec(hash);
+  if (!m) return null;
+  try {
+    return decodeURIComponent(m[1]);
+  } catch {
+    return null;
+  }
+}
+
+export function hrefForRequest(id: string): string {
+  return `#/requests/${encodeURIComponent(id)}`;
 }
