@@ -21,6 +21,11 @@ if [ ${#need[@]} -gt 0 ]; then
   as_root apt-get install -y -qq "${need[@]}" >/dev/null || { sleep 15; as_root apt-get install -y -qq "${need[@]}" >/dev/null; }
 fi
 
+if [ "${E2E_GATEWAY:-}" != fake ]; then
+  # The first-run step runs the line the window shows with the real Claude Code.
+  [ -x ../tests/agents/node_modules/.bin/claude ] || (cd ../tests/agents && npm ci --no-audit --no-fund --silent)
+fi
+
 echo "== building ui/dist (the gateway embeds it)" >&2
 npx vite build --logLevel warn
 

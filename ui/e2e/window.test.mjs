@@ -13,6 +13,7 @@
 // CHROMIUM (default /usr/bin/chromium), E2E_GATEWAY=fake to drive dev/fake-gateway.mjs
 // instead of the binary (no mock then), E2E_VERBOSE=1 to see the processes' stderr.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +28,8 @@ const FAKE = process.env.E2E_GATEWAY === 'fake';
 const SHOTS = join(UI_DIR, 'test-results');
 const MOCK_KEY = 'sk-mock-openai';
 const MODEL = 'gpt-5-mini';
+/** The real agents, pinned in tests/agents (run.sh installs them). */
+const AGENTS_BIN = join(UI_DIR, '..', 'tests', 'agents', 'node_modules', '.bin');
 
 /** A `cargo test` run of `n` tests with one failure: what an agent's tool result often is. */
 function bigCargoLog(n) {
@@ -289,7 +292,28 @@ describe('the window against the real gateway', () => {
     await page.getByRole('heading', { name: 'No requests yet' }).waitFor({ timeout: 15_000 });
     const listen = new URL(origin).host;
     await page.getByLabel('Claude Code setup', { exact: true }).getByText(`ANTHROPIC_BASE_URL=http://${listen}`).waitFor();
+    // The first-request lines name a model of the provider just added.
+    const claudeLine = await textOf(page.getByRole('figure', { name: 'Claude Code, first request' }));
+    assert.match(claudeLine, new RegExp(`^ANTHROPIC_BASE_URL=http://${listen} .*claude -p --model mock/${MODEL} 'Say hello\\.'$`));
+    assert.match(await textOf(page.getByRole('figure', { name: 'Codex CLI, first request' })), new RegExp(`codex exec -m mock/${MODEL} `));
     await screenshot('no-traffic');
+
+    if (!FAKE) {
+      // The line run as a user would paste it, by the real Claude Code (a user with an API
+      // key of their own; the gateway puts the provider's in): the first request arrives.
+      const home = await mkdtemp(join(tmpdir(), 'trimgate-first-claude-'));
+      // The mock calls the first tool a request declares unless told otherwise: a plain
+      // answer is what a first "Say hello." gets from a real model.
+      const env = { PATH: `${AGENTS_BIN}:${process.env.PATH}`, HOME: home, ANTHROPIC_API_KEY: 'sk-trimgate', ANTHROPIC_CUSTOM_HEADERS: 'x-mock-tool: none', DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' };
+      const out = spawnSync('bash', ['-c', claudeLine], { env, cwd: home, encoding: 'utf8', timeout: 180_000, stdio: ['ignore', 'pipe', 'pipe'] });
+      await rm(home, { recursive: true, force: true });
+      assert.equal(out.status, 0, `${claudeLine}\n${out.stderr}${out.stdout}`);
+      assert.ok(out.stdout.trim().length > 0, 'Claude Code printed the answer');
+      const feed = page.getByRole('table', { name: 'Recent requests' });
+      await until('the first request in the feed', async () => (await feed.locator('tbody tr').count()) >= 1, 15_000);
+      assert.match(await textOf(feed.locator('tbody tr').last()), new RegExp(`mock/${MODEL}`));
+      await screenshot('first-request');
+    }
 
     await nav('Agents');
     await page.getByRole('heading', { name: 'Agents', level: 1 }).waitFor();
@@ -350,7 +374,7 @@ describe('the window against the real gateway', () => {
 
   it('shows SDK traffic in the feed and the charts', async () => {
     await nav('Overview');
-    await page.getByRole('heading', { name: 'No requests yet' }).waitFor({ timeout: 15_000 });
+    if (FAKE) await page.getByRole('heading', { name: 'No requests yet' }).waitFor({ timeout: 15_000 });
 
     const client = new OpenAI({ baseURL: `${origin}/v1`, apiKey: 'sk-trimgate', maxRetries: 0, timeout: 20_000 });
     const plain = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Say hello.' }] });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PLACEHOLDER_KEY, WRAP_LINES, setupLines } from '../src/lib/agents';
+import { PLACEHOLDER_KEY, WRAP_LINES, firstModel, firstRequestLines, setupLines } from '../src/lib/agents';
 import { PAGES, hrefFor, pageFromHash } from '../src/lib/routes';
 
 describe('hash router', () => {
@@ -49,5 +49,28 @@ describe('agent setup lines', () => {
       'trimgate wrap codex',
       'trimgate wrap aider',
     ]);
+  });
+});
+
+describe('first request lines', () => {
+  const openai = { name: 'work', kind: 'openai' as const, models: [] };
+  const ollama = { name: 'local', kind: 'openai_compatible' as const, models: [] };
+  it('carry a model of the first provider that has one, as provider/model', () => {
+    expect(firstModel(openai)).toBe('work/gpt-5-mini');
+    expect(firstModel({ ...ollama, models: ['qwen3-coder'] })).toBe('local/qwen3-coder');
+    expect(firstModel(ollama)).toBeNull();
+    const lines = firstRequestLines('127.0.0.1:8788', null, [ollama, openai]);
+    const byId = Object.fromEntries(lines.map((l) => [l.id, l.text]));
+    expect(byId['first-claude']).toBe(
+      "ANTHROPIC_BASE_URL=http://127.0.0.1:8788 ANTHROPIC_DEFAULT_HAIKU_MODEL=work/gpt-5-mini claude -p --model work/gpt-5-mini 'Say hello.'",
+    );
+    expect(byId['first-codex']).toBe("OPENAI_BASE_URL=http://127.0.0.1:8788/v1 OPENAI_API_KEY=sk-trimgate codex exec -m work/gpt-5-mini 'Say hello.'");
+    expect(byId['first-curl']).toContain(`-d '{"model":"work/gpt-5-mini","messages":[{"role":"user","content":"Say hello."}]}'`);
+  });
+  it('are none without a model to name, and carry the local key when there is one', () => {
+    expect(firstRequestLines('127.0.0.1:8788', null, [ollama])).toEqual([]);
+    const lines = firstRequestLines('127.0.0.1:8788', 'tg-local-1', [openai]);
+    expect(lines[0].text).toContain("ANTHROPIC_CUSTOM_HEADERS='x-trimgate-key: tg-local-1'");
+    expect(lines[2].text).toContain('authorization: Bearer tg-local-1');
   });
 });

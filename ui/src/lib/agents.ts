@@ -1,4 +1,5 @@
 /** The lines a user pastes to point an agent at the gateway; pure so tests can check them. */
+import type { Provider, ProviderKind } from './api';
 import { baseUrlFromListen } from './format';
 
 export interface SetupLine {
@@ -65,3 +66,55 @@ export const WRAP_LINES: readonly SetupLine[] = [
     note: 'Everything after -- goes to the agent as it is.',
   },
 ];
+
+/** A model each kind of provider serves, for a first request when the provider lists none. */
+const KIND_MODELS: Record<ProviderKind, string | null> = {
+  openai: 'gpt-5-mini',
+  anthropic: 'claude-sonnet-4-5',
+  deepseek: 'deepseek-chat',
+  gemini: 'gemini-2.5-flash',
+  openai_compatible: null,
+};
+
+/** The model name a first request to `p` uses: `provider/model`, which routes there whatever the routes say. */
+export function firstModel(p: Pick<Provider, 'name' | 'kind' | 'models'>): string | null {
+  const model = p.models[0] ?? KIND_MODELS[p.kind];
+  return model ? `${p.name}/${model}` : null;
+}
+
+function shellQuoted(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * A first request through the gateway for each agent, carrying a model of the first
+ * configured provider that has one: Claude Code and Codex CLI headless, and curl.
+ * Empty when no provider has a model name to use.
+ */
+export function firstRequestLines(listen: string, localKey: string | null, providers: readonly Pick<Provider, 'name' | 'kind' | 'models'>[]): SetupLine[] {
+  const target = providers.map((p) => ({ p, model: firstModel(p) })).find((t) => t.model !== null);
+  if (!target?.model) return [];
+  const base = baseUrlFromListen(listen);
+  const key = localKey ?? PLACEHOLDER_KEY;
+  const model = target.model;
+  const claudeHeader = localKey ? ` ANTHROPIC_CUSTOM_HEADERS=${shellQuoted(`${LOCAL_KEY_HEADER}: ${localKey}`)}` : '';
+  const body = JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello.' }] });
+  return [
+    {
+      id: 'first-claude',
+      label: 'Claude Code, first request',
+      text: `ANTHROPIC_BASE_URL=${base}${claudeHeader} ANTHROPIC_DEFAULT_HAIKU_MODEL=${model} claude -p --model ${model} 'Say hello.'`,
+      note: `Served by ${target.p.name}, side calls included. To keep Claude's own model names, map them on the Routes or Agents page.`,
+    },
+    {
+      id: 'first-codex',
+      label: 'Codex CLI, first request',
+      text: `OPENAI_BASE_URL=${base}/v1 OPENAI_API_KEY=${key} codex exec -m ${model} 'Say hello.'`,
+    },
+    {
+      id: 'first-curl',
+      label: 'curl, first request',
+      text: `curl -s ${base}/v1/chat/completions -H 'content-type: application/json' -H 'authorization: Bearer ${key}' -d ${shellQuoted(body)}`,
+    },
+  ];
+}
