@@ -48,11 +48,18 @@ pub const RECENT_ERRORS: usize = 50;
 pub fn default_dir() -> Option<PathBuf> {
     let base = directories::BaseDirs::new()?;
     #[cfg(target_os = "macos")]
-    return Some(base.home_dir().join("Library").join("Logs").join("Trimgate"));
+    return Some(
+        base.home_dir()
+            .join("Library")
+            .join("Logs")
+            .join("Trimgate"),
+    );
     #[cfg(windows)]
     return Some(base.data_local_dir().join("Trimgate").join("logs"));
     #[cfg(not(any(target_os = "macos", windows)))]
-    return base.state_dir().map(|dir| dir.join("trimgate").join("logs"));
+    return base
+        .state_dir()
+        .map(|dir| dir.join("trimgate").join("logs"));
 }
 
 /// Where the shell is told to write the log file.
@@ -72,7 +79,10 @@ impl Destination {
         match value {
             None => Destination::Default,
             Some(v) if v.is_empty() => Destination::Default,
-            Some(v) if v.to_str().is_some_and(|v| v.trim().eq_ignore_ascii_case(OFF)) => {
+            Some(v)
+                if v.to_str()
+                    .is_some_and(|v| v.trim().eq_ignore_ascii_case(OFF)) =>
+            {
                 Destination::Off
             }
             Some(v) => Destination::Dir(PathBuf::from(v)),
@@ -150,7 +160,11 @@ pub type BoxedLayer = Box<dyn Layer<Registry> + Send + Sync>;
 /// stderr layer: the file's (through `filter`, the same as stderr's, in JSON when `json`)
 /// and the keeper of the last warnings and errors. The first call in a process is the
 /// one [`current`] reports.
-pub fn layers(destination: &Destination, filter: EnvFilter, json: bool) -> (Vec<BoxedLayer>, Arc<Logs>) {
+pub fn layers(
+    destination: &Destination,
+    filter: EnvFilter,
+    json: bool,
+) -> (Vec<BoxedLayer>, Arc<Logs>) {
     let (file, status) = open(destination);
     let logs = Arc::new(Logs {
         status,
@@ -239,7 +253,9 @@ struct Recent(Mutex<VecDeque<LoggedEvent>>);
 
 impl Recent {
     fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<LoggedEvent>> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn push(&self, event: LoggedEvent) {
@@ -310,7 +326,10 @@ mod tests {
         assert!(file.is_none());
         assert!(!status.writable);
         let problem = status.problem().unwrap();
-        assert!(problem.contains(&blocker.join("logs").display().to_string()), "{problem}");
+        assert!(
+            problem.contains(&blocker.join("logs").display().to_string()),
+            "{problem}"
+        );
         std::fs::remove_dir_all(tmp).unwrap();
     }
 
@@ -354,7 +373,10 @@ mod tests {
         let last = recent.last().unwrap();
         assert_eq!(last.level, "ERROR");
         assert_eq!(last.message, "ledger write failed error=boom");
-        assert_eq!(recent[0].message, "provider cooling down provider=\"p\" n=6");
+        assert_eq!(
+            recent[0].message,
+            "provider cooling down provider=\"p\" n=6"
+        );
     }
 
     /// A fresh dir under the system's temp dir.
