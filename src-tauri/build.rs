@@ -13,6 +13,7 @@ const COMMANDS: &[&str] = &[
     "set_autostart",
     "check_update",
     "install_update",
+    "open_logs",
 ];
 
 const CONFIG_ENV: &str = "TAURI_CONFIG";

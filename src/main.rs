@@ -22,6 +22,7 @@ use gateway_core::config::{self, Config, ProviderKind, Telemetry};
 use gateway_core::launch::Gateway;
 use gateway_core::ledger;
 use gateway_core::ledger::stats::{By, Totals};
+use gateway_core::logs;
 use gateway_core::server;
 use gateway_core::telemetry::{ENV_LOG, SPAN_TARGET};
 use tracing_subscriber::layer::SubscriberExt;
@@ -171,6 +172,11 @@ struct ServeArgs {
     /// Log lines as JSON instead of text.
     #[arg(long)]
     log_json: bool,
+    /// Where the log file `trimgate.log` goes (rotated at 5 MiB, two old files kept), beside
+    /// stderr; `off` for none. Default: the platform's log dir
+    /// (`~/.local/state/trimgate/logs` on Linux).
+    #[arg(long, env = logs::ENV_LOG_DIR, value_name = "DIR|off")]
+    log_dir: Option<PathBuf>,
     /// Serve beyond loopback without gateway keys: anyone who can reach the address spends
     /// your provider keys. Without it such a start is refused.
     #[arg(long, env = "TRIMGATE_INSECURE_OPEN_RELAY", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false)]
@@ -236,23 +242,27 @@ fn parse_error_status(text: &str) -> Result<trimgate_mock::StatusCode, String> {
         .ok_or_else(|| format!("{text:?} is not an error status (400-599)"))
 }
 
-/// Logs to stderr and, when `telemetry` names an OTLP endpoint, starts the exporter of
-/// request spans. The log filter turns the spans' target off, so the log reads the same
-/// with or without an exporter, and without one the spans are never enabled at all.
-fn init_logging(json: bool, telemetry: Option<&Telemetry>) -> Option<traces::Traces> {
-    let mut filter = EnvFilter::try_from_env(ENV_LOG).unwrap_or_else(|_| EnvFilter::new("info"));
-    if let Ok(spans_off) = format!("{SPAN_TARGET}=off").parse() {
-        filter = filter.add_directive(spans_off);
-    }
+/// Logs to stderr and to the log file `log_file` names (the same lines; a file that cannot
+/// be written is said once, and serving goes on), and, when `telemetry` names an OTLP
+/// endpoint, starts the exporter of request spans. The log filter turns the spans' target
+/// off, so the log reads the same with or without an exporter, and without one the spans
+/// are never enabled at all.
+fn init_logging(
+    json: bool,
+    log_file: &logs::Destination,
+    telemetry: Option<&Telemetry>,
+) -> Option<traces::Traces> {
     let fmt = tracing_subscriber::fmt::layer()
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     let fmt: traces::BoxedLayer = if json {
-        fmt.json().with_filter(filter).boxed()
+        fmt.json().with_filter(log_filter()).boxed()
     } else {
-        fmt.with_filter(filter).boxed()
+        fmt.with_filter(log_filter()).boxed()
     };
+    let (file_layers, logging) = logs::layers(log_file, log_filter(), json);
     let mut layers = vec![fmt];
+    layers.extend(file_layers);
     let mut exporting = None;
     let mut failed = None;
     if let Some((endpoint, telemetry)) =
@@ -267,12 +277,25 @@ fn init_logging(json: bool, telemetry: Option<&Telemetry>) -> Option<traces::Tra
         }
     }
     tracing_subscriber::registry().with(layers).init();
+    // One line, not a log event too: the diagnostics report it from the status.
+    if let Some(problem) = logging.status().problem() {
+        eprintln!("{problem}");
+    }
     // Like a broken ledger, a broken exporter never stops the gateway from serving.
     if let Some(e) = failed {
         eprintln!("WARNING: {e}\nWARNING: traces are off");
         tracing::warn!(error = %e, "traces disabled");
     }
     exporting
+}
+
+/// `TRIMGATE_LOG` (default `info`), with the request spans only an exporter reads off.
+fn log_filter() -> EnvFilter {
+    let filter = EnvFilter::try_from_env(ENV_LOG).unwrap_or_else(|_| EnvFilter::new("info"));
+    match format!("{SPAN_TARGET}=off").parse() {
+        Ok(spans_off) => filter.add_directive(spans_off),
+        Err(_) => filter,
+    }
 }
 
 async fn shutdown_signal() {
@@ -436,7 +459,8 @@ fn window_address(local: std::net::SocketAddr, token: &str) -> String {
 
 async fn serve(args: ServeArgs) -> Result<(), String> {
     let mut config = load_config(&args.config)?;
-    let traces = init_logging(args.log_json, Some(&config.telemetry));
+    let log_file = logs::Destination::from_setting(args.log_dir.as_deref().map(|d| d.as_os_str()));
+    let traces = init_logging(args.log_json, &log_file, Some(&config.telemetry));
     if let Some(listen) = &args.listen {
         config.server.listen =
             config::parse_listen(listen).map_err(|e| format!("--listen: {e}"))?;
@@ -469,6 +493,8 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     let listener = server::bind(addr).await.map_err(|e| e.to_string())?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     println!("Trimgate listening on http://{local}");
+    // The log file's first line of a run says which build served where.
+    tracing::info!(version = env!("CARGO_PKG_VERSION"), listen = %local, "gateway started");
     println!("  Claude Code:  ANTHROPIC_BASE_URL=http://{local}");
     println!("  OpenAI SDKs, Codex CLI, aider:  OPENAI_BASE_URL=http://{local}/v1");
     let token = gateway.admin_token();
@@ -497,7 +523,8 @@ fn key_store() -> Arc<dyn gateway_core::secrets::SecretStore> {
 }
 
 async fn mock(args: MockArgs) -> Result<(), String> {
-    init_logging(false, None);
+    // A test and benchmark tool: stderr only.
+    init_logging(false, &logs::Destination::Off, None);
     let addr: SocketAddr = config::parse_listen(&args.listen)?;
     let state = MockState::new(MockConfig {
         delay: Duration::from_millis(args.delay_ms),

@@ -35,6 +35,7 @@
 //! - [`admin`]    — the admin API the window uses (guarded: loopback, Host, Origin, token) and `/ui`.
 //! - [`cache`]    — the response cache: exact and similar-request answers replayed, persisted.
 //! - [`optimize`] — the passes that rewrite requests to spend fewer tokens.
+//! - [`logs`]     — the log file (where it lives, rotated by size) and the last warnings and errors.
 //! - [`telemetry`] — Prometheus metrics from the record stage and the ledger; the request spans an OTLP exporter sends.
 //!
 //! The wire layer is its own crate, `trimgate-wire`, which knows no config and no HTTP
@@ -68,6 +69,7 @@ pub mod keys;
 pub mod launch;
 pub mod ledger;
 pub mod local_key;
+pub mod logs;
 pub mod models;
 pub mod optimize;
 pub mod pending;

@@ -1,5 +1,5 @@
 //! The commands the window may call (each granted in `capabilities/main-window.json`):
-//! start at login, and updates. Each is a few lines over a plugin; errors reach the window
+//! start at login, updates, and opening the log dir. Each is a few lines over a plugin; errors reach the window
 //! as `{kind, message}`.
 
 use std::sync::Mutex;
@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_autostart::ManagerExt as _;
+use tauri_plugin_opener::OpenerExt as _;
 use tauri_plugin_updater::{Update, UpdaterExt as _};
 
 use crate::lifecycle;
@@ -14,7 +15,7 @@ use crate::lifecycle;
 /// A failed command, as the window receives it.
 #[derive(Debug, Serialize)]
 pub struct CommandError {
-    /// `autostart`, `update_check`, `update_install` or `no_update`.
+    /// `autostart`, `update_check`, `update_install`, `no_update` or `open_logs`.
     pub kind: &'static str,
     pub message: String,
 }
@@ -147,4 +148,25 @@ pub async fn install_update<R: Runtime>(
         version,
         restarting: true,
     })
+}
+
+/// Opens the log dir in the file manager. The dir is the one logging was set up with, never
+/// a path from the window.
+#[tauri::command]
+pub fn open_logs<R: Runtime>(app: AppHandle<R>) -> Result<(), CommandError> {
+    let status = gateway_core::logs::current()
+        .map(|logs| logs.status().clone())
+        .unwrap_or_default();
+    let Some(dir) = status.dir.filter(|_| status.writable) else {
+        let why = status
+            .error
+            .unwrap_or_else(|| "the log file is off".to_owned());
+        return Err(CommandError::new(
+            "open_logs",
+            format!("no log dir to open: {why}"),
+        ));
+    };
+    app.opener()
+        .open_path(dir.display().to_string(), None::<&str>)
+        .map_err(|e| CommandError::new("open_logs", format!("cannot open {}: {e}", dir.display())))
 }

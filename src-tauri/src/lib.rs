@@ -5,7 +5,8 @@
 //! - [`core`]: the gateway in-process — config, loopback listener, admin token, stop.
 //! - [`window`]: the window, the token handoff before its scripts run, where it may go.
 //! - [`tray`]: the tray icon and its menu (status, open, pause optimizers, quit).
-//! - [`commands`]: what the window may call — start at login, check and install updates.
+//! - [`commands`]: what the window may call — start at login, check and install updates,
+//!   open the log dir.
 //! - [`lifecycle`]: quitting and restarting with the gateway stopped first.
 
 pub mod commands;
@@ -18,10 +19,13 @@ use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use gateway_core::logs;
 use gateway_core::telemetry::{ENV_LOG, SPAN_TARGET};
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 use tauri_plugin_dialog::{DialogExt as _, MessageDialogKind};
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{EnvFilter, Layer as _};
 
 use crate::core::Core;
 
@@ -48,12 +52,14 @@ pub fn run() -> ExitCode {
                 .build(),
         )
         .plugin(tauri_plugin_updater::Builder::new().build())
+        .plugin(tauri_plugin_opener::init())
         .manage(commands::PendingUpdate::default())
         .invoke_handler(tauri::generate_handler![
             commands::get_autostart,
             commands::set_autostart,
             commands::check_update,
             commands::install_update,
+            commands::open_logs,
         ])
         .on_window_event(|window, event| {
             // Closing the window keeps the gateway running; Quit is in the tray.
@@ -150,18 +156,32 @@ fn say_err(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-/// Log lines on stderr, filtered by `TRIMGATE_LOG` (default `info`), as `trimgate serve`
-/// writes them; the request spans only an OTLP exporter reads stay off.
+/// Log lines on stderr and in the log file (the platform's log dir, or `TRIMGATE_LOG_DIR`;
+/// `off` for none), filtered by `TRIMGATE_LOG` (default `info`), as `trimgate serve` writes
+/// them; the request spans only an OTLP exporter reads stay off. A log dir that cannot be
+/// written is said once on stderr; the window's Settings show it too.
 fn init_logging() {
-    let mut filter = EnvFilter::try_from_env(ENV_LOG).unwrap_or_else(|_| EnvFilter::new("info"));
-    if let Ok(spans_off) = format!("{SPAN_TARGET}=off").parse() {
-        filter = filter.add_directive(spans_off);
-    }
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let filter = || {
+        let filter = EnvFilter::try_from_env(ENV_LOG).unwrap_or_else(|_| EnvFilter::new("info"));
+        match format!("{SPAN_TARGET}=off").parse() {
+            Ok(spans_off) => filter.add_directive(spans_off),
+            Err(_) => filter,
+        }
+    };
+    let stderr = tracing_subscriber::fmt::layer()
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
-        .try_init();
+        .with_filter(filter())
+        .boxed();
+    let destination =
+        logs::Destination::from_setting(std::env::var_os(logs::ENV_LOG_DIR).as_deref());
+    let (file, logging) = logs::layers(&destination, filter(), false);
+    let mut layers = vec![stderr];
+    layers.extend(file);
+    let _ = tracing_subscriber::registry().with(layers).try_init();
+    if let Some(problem) = logging.status().problem() {
+        say_err(&problem);
+    }
 }
 
 #[cfg(all(test, target_os = "linux"))]

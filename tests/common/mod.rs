@@ -129,6 +129,8 @@ impl Gateway {
             .env("TRIMGATE_LOG", "info")
             // The default ledger goes to the platform data dir: keep it in the test's folder.
             .env("XDG_DATA_HOME", dir.path())
+            // And the log file to the platform state dir: there too.
+            .env("XDG_STATE_HOME", dir.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log));
         for (k, v) in env {

@@ -72,6 +72,7 @@ def test_the_configmap_is_a_config_the_gateway_accepts(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "config is valid" in out.stdout
     assert "pw-4f9c" not in out.stdout + out.stderr, "the ledger password is never printed"
+    assert env["TRIMGATE_LOG_DIR"] == "off", "pods log to their output, not to a file"
 
 
 SYSTEMD_UNIT = ROOT / "deploy" / "systemd" / "trimgate.service"

@@ -595,12 +595,18 @@ def test_autostart_is_off_then_on_then_off(driven, home):
     assert not entry.exists()
 
 
+def test_the_app_writes_its_log_file_in_the_platform_log_dir(driven, home):
+    log = home / ".local/state/trimgate/logs/trimgate.log"
+    wait_for(lambda: log.is_file() and "gateway started" in log.read_text(), 30, "the app's log file")
+
+
 @pytest.mark.parametrize("command", [
     "plugin:autostart|enable",
     "plugin:updater|check",
     "plugin:dialog|message",
     "plugin:window|close",
     "plugin:event|emit",
+    "plugin:opener|open_path",
 ])
 def test_window_cannot_call_what_its_capability_does_not_grant(driven, command):
     answer = driven.invoke(command, {})

@@ -76,6 +76,7 @@ def test_the_image_config_says_how_it_runs(image):
     env = dict(e.split("=", 1) for e in config["Env"])
     assert env["TRIMGATE__SERVER__LISTEN"] == "0.0.0.0:8788"
     assert env["TRIMGATE__LEDGER__URL"].startswith("sqlite:///data/")
+    assert env["TRIMGATE_LOG_DIR"] == "off", "a container logs to its output, not to a file"
 
 
 def tree_bytes(root):

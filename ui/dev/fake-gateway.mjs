@@ -410,6 +410,22 @@ function admin(method, path, url, body) {
     return [200, { requests: state.requests.slice(0, limit) }];
   }
   if (path === '/reload' && method === 'POST') return [200, { ok: true }];
+  if (path === '/diagnostics' && method === 'GET') {
+    const dir = '/tmp/fake/state/trimgate/logs';
+    const log = { off: false, dir, file: `${dir}/trimgate.log`, writable: true, error: null };
+    const providers = [...state.providers.keys()].map((provider) => ({ provider, state: 'up', failures: 0, retry_in_secs: null }));
+    const listen = `127.0.0.1:${server.address().port}`;
+    const text = [
+      'Trimgate diagnostics',
+      'version: 0.1.0-fake',
+      `listen: ${listen}`,
+      `log file: ${log.file}`,
+      '',
+      `providers (${providers.length}):`,
+      ...providers.map((p) => `  ${p.provider}: up, 0 failure(s) in a row`),
+    ].join('\n');
+    return [200, { version: '0.1.0-fake', os: 'linux x86_64', listen, config_path: '/tmp/fake/config.toml', config: '', providers, last_errors: [], log, text }];
+  }
   if (path === '/settings') {
     const running = `127.0.0.1:${server.address().port}`;
     if (method === 'PUT') {

@@ -142,6 +142,7 @@ describe('the window against the real gateway', () => {
     }
     env.XDG_DATA_HOME = join(tmp, 'data');
     env.XDG_CONFIG_HOME = join(tmp, 'config');
+    env.XDG_STATE_HOME = join(tmp, 'state');
     env.TRIMGATE_LOG = process.env.E2E_VERBOSE ? 'info' : 'warn';
     // The token is in the printed link on a terminal; otherwise (as here, stdout a pipe)
     // in a private file whose path is printed.
@@ -761,5 +762,39 @@ describe('the window against the real gateway', () => {
     }
     await screenshot('key-revoked');
     assert.deepEqual(consoleErrors.filter((e) => !/Failed to load resource/.test(e)), []);
+  });
+  it('shows in Settings where the log file is, and offers its folder path in a browser', async () => {
+    await nav('Settings');
+    const section = page.getByRole('region', { name: 'Logs and diagnostics' });
+    const path = await until('the log file path', async () => textOf(section.getByTestId('log-path')));
+    assert.match(path, /\/trimgate\/logs\/trimgate\.log$/);
+    if (!FAKE) assert.equal(path, join(tmp, 'state', 'trimgate', 'logs', 'trimgate.log'));
+    assert.equal(await section.getByTestId('log-problem').count(), 0);
+    // "Open logs" is the desktop app's; a browser gets the path to copy.
+    assert.equal(await section.getByRole('button', { name: 'Open logs' }).count(), 0);
+    await section.getByRole('button', { name: "Copy the log folder's path" }).waitFor();
+    await section.scrollIntoViewIfNeeded();
+    await screenshot('settings-logs');
+  });
+
+  it('copies diagnostics with the version and no provider key', async () => {
+    const DIAG_KEY = 'sk-diag-e2e-4b7d1f09c3a85e62';
+    await admin('POST', '/providers', { name: 'diag', kind: 'openai_compatible', base_url: `${mockUrl}/v1`, models: ['m-diag'], key: DIAG_KEY });
+    const { version } = await admin('GET', '/status');
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+    const section = page.getByRole('region', { name: 'Logs and diagnostics' });
+    await section.getByRole('button', { name: 'Copy diagnostics' }).click();
+    // Copied, or (where the page has no clipboard) shown to copy by hand.
+    const text = await until('the diagnostics', async () => {
+      if ((await section.getByTestId('diagnostics-copied').count()) > 0) return page.evaluate(() => navigator.clipboard.readText());
+      if ((await section.getByTestId('diagnostics-text').count()) > 0) return section.getByTestId('diagnostics-text').inputValue();
+      return false;
+    });
+    assert.ok(text.includes(`version: ${version}`), text);
+    assert.ok(text.includes('diag'), text);
+    assert.ok(!text.includes(DIAG_KEY), 'the provider key must not be in the diagnostics');
+    assert.ok(!(await page.content()).includes(DIAG_KEY), 'nor in the page');
+    await screenshot('diagnostics-copied');
+    await admin('DELETE', '/providers/diag');
   });
 });

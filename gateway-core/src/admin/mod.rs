@@ -10,6 +10,7 @@
 //! only: they are stored in the keychain and shown as a mask.
 
 mod audit;
+mod diagnostics;
 pub mod edit;
 mod health;
 mod history;
@@ -22,6 +23,7 @@ mod settings;
 pub mod ui;
 
 use audit::audit;
+use diagnostics::diagnostics;
 use health::get_health;
 use history::{savings, sessions};
 use keys::{create_key, list_keys, revoke_key};
@@ -262,6 +264,7 @@ pub fn router<S: Clone + Send + Sync + 'static>(
         .route("/reload", preflight(post(reload)))
         .route("/settings", preflight(get(get_settings).put(put_settings)))
         .route("/audit", preflight(get(audit)))
+        .route("/diagnostics", preflight(get(diagnostics)))
         .fallback(|| async {
             AdminError::NotFound("no such admin endpoint".into()).into_response()
         })

@@ -9,6 +9,8 @@
  *   `kind` the pages can branch on (`unauthorized`, `invalid` with `problems`, …).
  */
 
+import type { Diagnostics } from './diagnostics';
+
 // ---------------------------------------------------------------- wire types
 
 export type ProviderKind = 'openai' | 'anthropic' | 'deepseek' | 'gemini' | 'openai_compatible';
@@ -804,6 +806,11 @@ export class Api {
     await this.call('POST', '/reload');
   }
 
+  /** The report for an issue: version, config with secrets hidden, health, last errors, the log file. */
+  diagnostics(): Promise<Diagnostics> {
+    return this.call('GET', '/diagnostics');
+  }
+
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.connection.token) headers.authorization = `Bearer ${this.connection.token}`;
@@ -860,6 +867,8 @@ export interface DesktopShell {
   setAutostart(enabled: boolean): Promise<void>;
   checkUpdate(): Promise<UpdateInfo>;
   installUpdate(): Promise<void>;
+  /** Opens the log dir in the file manager. */
+  openLogs(): Promise<void>;
 }
 
 type Invoke = (cmd: string, args?: Record<string, unknown>) => Promise<unknown>;
@@ -902,6 +911,9 @@ export function shellFromInvoke(invoke: Invoke): DesktopShell {
     },
     async installUpdate() {
       await call('install_update');
+    },
+    async openLogs() {
+      await call('open_logs');
     },
   };
 }
