@@ -41,7 +41,7 @@ LAYERS = [
     ("base", {"clock", "files", "workers", "idle", "db", "headers", "error"}),
     ("policy", {"optimize", "routing", "pricing", "retry", "health", "keys", "sessions"}),
     ("record", {"record"}),
-    ("stores", {"secrets", "local_key", "cache", "ledger", "telemetry", "logs", "virtual_keys"}),
+    ("stores", {"secrets", "local_key", "cache", "ledger", "telemetry", "logs", "bodies", "virtual_keys"}),
     ("config", {"config"}),
     ("provider", {"upstream", "models"}),
     ("pipeline", {"state", "auth", "pending", "feed", "ingress", "relay", "proxy", "endpoints"}),

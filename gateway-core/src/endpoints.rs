@@ -291,7 +291,7 @@ async fn original(
     }
     let id = id.to_ascii_lowercase();
     let kept = if crate::optimize::originals::is_id(&id) {
-        kept_original(&state, &id).await
+        state.kept_original(&id).await
     } else {
         None
     };
@@ -310,20 +310,4 @@ async fn original(
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     response
-}
-
-/// The original kept under `id`: in this process's memory, else in the ledger's database
-/// (after a restart, or elided by another replica).
-pub(crate) async fn kept_original(state: &AppState, id: &str) -> Option<String> {
-    let memory = state.runtime().optimizer.shared.originals.get(id);
-    if let Some(kept) = memory {
-        return Some(kept.original.to_string());
-    }
-    match state.originals_db()?.get(id).await {
-        Ok(found) => found,
-        Err(e) => {
-            tracing::warn!(error = %e, "the ledger cannot be read for an original");
-            None
-        }
-    }
 }

@@ -110,6 +110,22 @@ impl AppState {
         let _ = self.originals_db.set(db);
     }
 
+    /// The original kept under `id`: in this process's memory, else in the ledger's database
+    /// (after a restart, or elided by another replica).
+    pub async fn kept_original(&self, id: &str) -> Option<String> {
+        let memory = self.runtime().optimizer.shared.originals.get(id);
+        if let Some(kept) = memory {
+            return Some(kept.original.to_string());
+        }
+        match self.originals_db()?.get(id).await {
+            Ok(found) => found,
+            Err(e) => {
+                tracing::warn!(error = %e, "the ledger cannot be read for an original");
+                None
+            }
+        }
+    }
+
     /// Where elided outputs are kept beyond this process's memory, when there is a ledger.
     pub fn originals_db(&self) -> Option<&Arc<crate::ledger::originals::OriginalsDb>> {
         self.originals_db.get()

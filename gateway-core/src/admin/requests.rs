@@ -194,7 +194,7 @@ pub(super) async fn original(State(state): State<AdminState>, Path(id): Path<Str
             if let Some(o) = state.runtime().optimizer.shared.originals.get(&id) {
                 return ok(json!({"id": id, "pass": o.pass, "original": &*o.original, "replacement": &*o.replacement}));
             }
-            match crate::endpoints::kept_original(&state, &id).await {
+            match state.kept_original(&id).await {
                 Some(original) => ok(json!({"id": id, "original": original, "replacement": null})),
                 None => Err(AdminError::NotFound(format!(
                     "the original {id} is no longer held: its time ran out or the store was full"
