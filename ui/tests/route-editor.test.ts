@@ -13,6 +13,7 @@ import {
   problemPlace,
   routesFrom,
   rowsFrom,
+  routesKey,
   splitList,
 } from '../src/lib/route-editor';
 
@@ -26,6 +27,14 @@ describe('the draft', () => {
     expect(rows[0].fallbacks).toBe('big/m-large, ant');
     expect(rows[0].id).not.toBe(rows[1].id);
     expect(routesFrom(rows)).toEqual({ routes, problems: [] });
+  });
+
+  it('is told from the saved routes whatever order the gateway lists their fields in', () => {
+    const rows = rowsFrom([{ match: 'fast', provider: 'cheap', model: 'm-small' }]);
+    const asSaved = [{ match: 'fast', model: 'm-small', provider: 'cheap' }];
+    expect(routesKey(routesFrom(rows).routes)).toBe(routesKey(asSaved));
+    expect(routesKey(routesFrom(rows).routes)).not.toBe(routesKey([{ match: 'fast', provider: 'cheap' }]));
+    expect(routesKey([{ match: 'a', provider: 'p', fallbacks: [] }])).toBe(routesKey([{ match: 'a', provider: 'p' }]));
   });
 
   it('trims what was typed, and splits fallbacks on commas and spaces', () => {

@@ -70,6 +70,14 @@ export function routesFrom(rows: DraftRow[]): { routes: Route[]; problems: Probl
   return { routes, problems };
 }
 
+/**
+ * A key that is the same for the same routes whatever order their fields came in (the
+ * gateway's answers list them by name), for telling a draft from what is saved.
+ */
+export function routesKey(routes: Route[]): string {
+  return JSON.stringify(routes.map((r) => [r.match, r.provider, r.model ?? null, r.fallbacks ?? [], r.max_attempts ?? null]));
+}
+
 /** The rows with the one at `from` put at `to` (both clamped); the same array when nothing moves. */
 export function moveRow<T>(rows: T[], from: number, to: number): T[] {
   const target = Math.max(0, Math.min(rows.length - 1, to));
