@@ -1,8 +1,8 @@
 //! The routes editor's check through the real binary: a draft is checked by the config's
 //! own validation and answered by the proxy's own table, and nothing is written — a glob
 //! that does not compile is named by its path (and a save of it refused, the file as it
-//! was), the answer follows the draft's order, and a provider that failed shows cooling
-//! down in the answer as the proxy sees it.
+//! was), the answer follows the draft's order, a provider that failed shows cooling down
+//! in the answer as the proxy sees it, and the checks stay out of the actions log.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -38,7 +38,7 @@ fn routes(order: &[(&str, &str, &str)]) -> Value {
 async fn a_draft_is_checked_and_answered_without_being_saved() {
     let mock = start_mock(MockConfig::default()).await;
     // A provider nothing listens for: one refused request takes it out of rotation.
-    let extra = "[retry]\ncooldown_failures = 1\ncooldown_secs = 600\nmax_attempts = 1\n\n[ledger]\nenabled = false\n\n[providers.dead]\nkind = \"openai_compatible\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodels = [\"m-dead\"]\n";
+    let extra = "[retry]\ncooldown_failures = 1\ncooldown_secs = 600\nmax_attempts = 1\n\n[providers.dead]\nkind = \"openai_compatible\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodels = [\"m-dead\"]\n";
     let gw = Gateway::spawn(&mock_config(&mock.url, "", extra));
     let file = gw.dir.path().join("config.toml");
     let before = std::fs::read_to_string(&file).unwrap();
@@ -182,4 +182,21 @@ async fn a_draft_is_checked_and_answered_without_being_saved() {
     );
     assert_eq!(a["fallbacks"][0]["provider"], "mock-openai");
     assert_eq!(a["fallbacks"][0]["state"], "up");
+
+    // The actions log holds the saves, not the checks sent as the user types.
+    let res = client()
+        .get(format!("{}/admin/api/audit", gw.url))
+        .bearer_auth(&gw.admin_token)
+        .send()
+        .await
+        .unwrap();
+    let log: Value = res.json().await.unwrap();
+    let paths: Vec<&str> = log["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["path"].as_str().unwrap())
+        .collect();
+    assert!(paths.contains(&"/admin/api/routes"), "{log}");
+    assert!(!paths.contains(&"/admin/api/routes/check"), "{log}");
 }
