@@ -46,6 +46,9 @@ pub struct BadPattern {
 
 #[derive(Debug)]
 struct Route<P> {
+    /// Where it came from in the config (`routes[2]`, or `providers.x.kind` for a kind's
+    /// families), so an answer can say which route it took.
+    source: String,
     pattern: String,
     matcher: Option<GlobMatcher>,
     provider: Arc<P>,
@@ -72,6 +75,33 @@ pub struct Target<'a, P> {
     /// The route's fallback chain (empty without a route, or when it lists none).
     pub fallbacks: &'a [Step<P>],
     pub max_attempts: Option<u32>,
+    /// Which rule of the table chose it.
+    pub via: Via<'a>,
+}
+
+/// The rule that resolved a model, in the order they are tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via<'a> {
+    /// `provider/model`, the prefix naming a configured provider.
+    ProviderPrefix,
+    /// A route: `source` is its config path (`routes[2]`, or `providers.x.kind` for the
+    /// model families of a provider's kind).
+    Route { source: &'a str, pattern: &'a str },
+    /// No route matched: the default provider.
+    Default,
+}
+
+impl<'a, P> Target<'a, P> {
+    /// Each step a request for `requested` may take, in order: the provider and the model
+    /// name it is sent (the route's rename, a fallback's own, else the client's).
+    pub fn steps(&self, requested: &'a str) -> impl Iterator<Item = (&'a Arc<P>, &'a str)> {
+        let first = (self.provider, self.rewrite.unwrap_or(requested));
+        let fallbacks = self
+            .fallbacks
+            .iter()
+            .map(move |s| (&s.provider, s.model.as_deref().unwrap_or(requested)));
+        std::iter::once(first).chain(fallbacks)
+    }
 }
 
 /// A route as the table holds it, for listing what is served.
@@ -137,6 +167,7 @@ impl<P: Destination> RouteTable<P> {
                 None
             };
             routes.push(Route {
+                source: path,
                 pattern: spec.pattern,
                 matcher,
                 provider: spec.provider,
@@ -180,6 +211,7 @@ impl<P: Destination> RouteTable<P> {
                         rewrite: Some(rest),
                         fallbacks: &[],
                         max_attempts: None,
+                        via: Via::ProviderPrefix,
                     });
                 }
             }
@@ -190,6 +222,10 @@ impl<P: Destination> RouteTable<P> {
                 rewrite: route.model.as_deref().filter(|m| *m != model),
                 fallbacks: &route.fallbacks,
                 max_attempts: route.max_attempts,
+                via: Via::Route {
+                    source: &route.source,
+                    pattern: &route.pattern,
+                },
             });
         }
         self.default.as_ref().map(|provider| Target {
@@ -197,6 +233,7 @@ impl<P: Destination> RouteTable<P> {
             rewrite: None,
             fallbacks: &[],
             max_attempts: None,
+            via: Via::Default,
         })
     }
 
@@ -284,6 +321,39 @@ mod tests {
         // An unknown prefix is just part of a model name (OpenRouter style) and falls to the default.
         let t = r.resolve("meta-llama/llama-3").unwrap();
         assert_eq!((t.provider.name.as_str(), t.rewrite), ("local", None));
+    }
+
+    #[test]
+    fn a_target_names_the_rule_that_chose_it_and_its_steps() {
+        use super::Via;
+        let config = table();
+        let r = &config.routes;
+        let t = r.resolve("fast").unwrap();
+        assert_eq!(
+            t.via,
+            Via::Route {
+                source: "routes[0]",
+                pattern: "fast"
+            }
+        );
+        let steps: Vec<(&str, &str)> = t.steps("fast").map(|(p, m)| (p.name.as_str(), m)).collect();
+        assert_eq!(steps, [("oai", "gpt-5-mini")]);
+        assert_eq!(
+            r.resolve("claude-3-haiku").unwrap().via,
+            Via::Route {
+                source: "routes[1]",
+                pattern: "claude-3-*"
+            }
+        );
+        assert_eq!(
+            r.resolve("claude-sonnet-5-5").unwrap().via,
+            Via::Route {
+                source: "providers.ant.kind",
+                pattern: "claude-*"
+            }
+        );
+        assert_eq!(r.resolve("ant/claude-x").unwrap().via, Via::ProviderPrefix);
+        assert_eq!(r.resolve("llama3").unwrap().via, Via::Default);
     }
 
     #[test]

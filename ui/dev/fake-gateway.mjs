@@ -366,6 +366,35 @@ function admin(method, path, url, body) {
     };
     return [200, { providers: [...state.providers.values()].map(view) }];
   }
+  if (path === '/routes/check' && method === 'POST') {
+    // As the gateway's check, roughly: the same paths for an unknown provider and a glob
+    // that does not compile, and the first route that matches.
+    const routes = body.routes ?? state.routes;
+    const problems = [];
+    routes.forEach((r, i) => {
+      if (!state.providers.has(r.provider)) problems.push({ path: `routes[${i}].provider`, message: `no provider named ${JSON.stringify(r.provider)} is configured` });
+      if (!r.match) problems.push({ path: `routes[${i}].match`, message: 'must not be empty' });
+      else if ((r.match.match(/\[/g) ?? []).length > (r.match.match(/\]/g) ?? []).length)
+        problems.push({ path: `routes[${i}].match`, message: `${JSON.stringify(r.match)} is not a valid glob: unclosed character class; missing ']'` });
+    });
+    if (problems.length || !body.model) return [200, { problems, answer: null }];
+    const model = body.model;
+    const i = routes.findIndex((r) => globMatch(r.match, model));
+    if (i < 0) {
+      const message = `model ${JSON.stringify(model)} is not served by this gateway`;
+      return [200, { problems, answer: { model, via: 'none', error: { status: 404, type: 'unknown_model', message } } }];
+    }
+    const r = routes[i];
+    const step = ([provider, m]) => {
+      const cooling = (state.cooling.get(provider) ?? 0) > Date.now();
+      return { provider, model: m ?? model, state: cooling ? 'cooling_down' : 'up', retry_in_secs: null };
+    };
+    const first = step([r.provider, r.model]);
+    const answer = { model, via: 'route', route: i, pattern: r.match, provider: first.provider, upstream_model: first.model, state: first.state,
+      cooling_down: first.state === 'cooling_down', retry_in_secs: null, fallbacks: (r.fallbacks ?? []).map((f) => step(f.split('/'))),
+      max_attempts: r.max_attempts ?? 3, error: null };
+    return [200, { problems, answer }];
+  }
   if (path === '/routes') {
     if (method === 'PUT') state.routes = body.routes;
     if (method === 'PATCH') {
@@ -471,7 +500,7 @@ const server = createServer(async (req, res) => {
     }
     const path = url.pathname.slice('/admin/api'.length);
     const [status, value] = admin(req.method, path, url, body);
-    if (req.method !== 'GET' && ledgerOn) {
+    if (req.method !== 'GET' && ledgerOn && url.pathname !== '/admin/api/routes/check') {
       state.audit.push({ at_ms: Date.now(), who, method: req.method, path: url.pathname, status, addr: req.socket.remoteAddress ?? null });
       state.audit.splice(0, Math.max(0, state.audit.length - 1000));
     }

@@ -7,7 +7,9 @@
 // large tool result) go through the gateway, and maps Claude Code's model slots to the
 // models of two providers. It signs a tab in with a key typed into the window and out
 // again, and makes a virtual key with a daily budget (its key shown once), then revokes
-// it. A screenshot of every step goes to test-results/.
+// it. On the Routes page it adds two routes, asks which one a model takes while typing and
+// reordering (dragged, and from the keyboard), sees a glob that does not compile refused
+// beside its field, and saves. A screenshot of every step goes to test-results/.
 //
 // Env: TRIMGATE_BIN (default ../target/debug/trimgate, or $CARGO_TARGET_DIR/debug/trimgate),
 // CHROMIUM (default /usr/bin/chromium), E2E_GATEWAY=fake to drive dev/fake-gateway.mjs
@@ -497,7 +499,7 @@ describe('the window against the real gateway', () => {
     const report = [];
     for (const scheme of ['light', 'dark']) {
       await page.emulateMedia({ colorScheme: scheme });
-      for (const name of ['Overview', 'Requests', 'Providers', 'Models & modes', 'Agents', 'Keys', 'Settings']) {
+      for (const name of ['Overview', 'Requests', 'Providers', 'Routes', 'Models & modes', 'Agents', 'Keys', 'Settings']) {
         await nav(name);
         await page.getByRole('heading', { level: 1 }).first().waitFor();
         await page.waitForTimeout(400);
@@ -516,7 +518,7 @@ describe('the window against the real gateway', () => {
     await page.emulateMedia({ colorScheme: 'light' });
 
     // The keyboard alone reaches every control of each page, each with a visible focus ring.
-    for (const name of ['Overview', 'Requests', 'Providers', 'Models & modes', 'Agents', 'Keys', 'Settings']) {
+    for (const name of ['Overview', 'Requests', 'Providers', 'Routes', 'Models & modes', 'Agents', 'Keys', 'Settings']) {
       await nav(name);
       await page.getByRole('heading', { level: 1 }).first().waitFor();
       await page.evaluate(() => document.activeElement instanceof HTMLElement && document.activeElement.blur());
@@ -796,5 +798,111 @@ describe('the window against the real gateway', () => {
     assert.ok(!(await page.content()).includes(DIAG_KEY), 'nor in the page');
     await screenshot('diagnostics-copied');
     await admin('DELETE', '/providers/diag');
+  });
+
+  it('edits routes and answers live which route a model would take', async () => {
+    // Two providers with no implicit families: without a route, a Claude name goes nowhere.
+    await admin('POST', '/providers', { name: 'cheap', kind: 'openai_compatible', base_url: `${mockUrl}/v1`, models: ['m-small'], key: MOCK_KEY });
+    await admin('POST', '/providers', { name: 'big', kind: 'openai_compatible', base_url: `${mockUrl}/v1`, models: ['m-large'], key: MOCK_KEY });
+    // The stand-in keeps the routes of providers deleted earlier; the gateway drops them.
+    if (FAKE) await admin('PUT', '/routes', { routes: [] });
+    await nav('Routes');
+    await page.getByRole('heading', { name: 'Routes', level: 1 }).waitFor();
+    const answer = page.getByTestId('route-answer');
+    const which = page.getByLabel('Which route would this model take?', { exact: true });
+    await which.fill('claude-haiku-4-5');
+    await until('the answer with no route', async () => (await textOf(answer)).includes('a client gets 404'));
+
+    const addRoute = async (n, match, provider, model) => {
+      await page.getByRole('button', { name: 'Add route', exact: true }).click();
+      await page.getByLabel(`Route ${n} match`, { exact: true }).fill(match);
+      await page.getByLabel(`Route ${n} provider`, { exact: true }).selectOption(provider);
+      await page.getByLabel(`Route ${n} model`, { exact: true }).fill(model);
+    };
+    await addRoute(1, 'claude-haiku-*', 'cheap', 'm-small');
+    await addRoute(2, 'claude-*', 'big', 'm-large');
+    await until('the answer naming the first route', async () => (await textOf(answer)).startsWith('Route 1 (claude-haiku-*) → cheap as m-small'));
+    await which.fill('claude-sonnet-4-5');
+    await until('the answer as the model is typed', async () => (await textOf(answer)).startsWith('Route 2 (claude-*) → big as m-large'));
+    await which.fill('claude-haiku-4-5');
+    await until('the answer back on the first route', async () => (await textOf(answer)).startsWith('Route 1 (claude-haiku-*)'));
+    assert.equal(await page.getByRole('list', { name: 'Routes', exact: true }).locator('li.matched').getAttribute('data-match'), 'claude-haiku-*');
+    await screenshot('routes-which');
+  });
+
+  it('reorders routes by dragging and from the keyboard, and the answer follows', async () => {
+    const answer = page.getByTestId('route-answer');
+    const order = async () => page.getByRole('list', { name: 'Routes', exact: true }).locator(':scope > li').evaluateAll((lis) => lis.map((li) => li.dataset.match));
+
+    // Drag the broad route above the narrow one: it now takes Haiku too.
+    await page.getByRole('img', { name: 'Drag claude-*', exact: true }).dragTo(page.getByRole('listitem', { name: 'Route 1: claude-haiku-*' }));
+    await until('the dragged order', async () => JSON.stringify(await order()) === JSON.stringify(['claude-*', 'claude-haiku-*']));
+    await until('the answer after the drag', async () => (await textOf(answer)).startsWith('Route 1 (claude-*) → big as m-large'));
+    await screenshot('routes-dragged');
+
+    // Alt+ArrowUp on the narrow route's field moves it back, says so, and keeps the focus.
+    const narrow = page.getByLabel('Route 2 match', { exact: true });
+    await narrow.focus();
+    await page.keyboard.press('Alt+ArrowUp');
+    await until('the keyboard order', async () => JSON.stringify(await order()) === JSON.stringify(['claude-haiku-*', 'claude-*']));
+    await until('the move announced', async () => (await textOf(page.getByTestId('route-announcer'))) === 'Moved claude-haiku-* to position 1 of 2.');
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Route 1 match');
+    await until('the answer after the keyboard move', async () => (await textOf(answer)).startsWith('Route 1 (claude-haiku-*) → cheap as m-small'));
+
+    // And the buttons, by their names.
+    await page.getByRole('button', { name: 'Move claude-haiku-* down', exact: true }).click();
+    await until('the answer after the button', async () => (await textOf(answer)).startsWith('Route 1 (claude-*)'));
+    await page.getByRole('button', { name: 'Move claude-haiku-* up', exact: true }).click();
+    await until('the answer back', async () => (await textOf(answer)).startsWith('Route 1 (claude-haiku-*)'));
+    await screenshot('routes-keyboard');
+  });
+
+  it('shows a glob that does not compile by its field with Save disabled, then saves the fixed routes in order', async () => {
+    const save = page.getByRole('button', { name: 'Save routes', exact: true });
+    const broad = page.getByLabel('Route 2 match', { exact: true });
+    await broad.fill('claude-[');
+    await until('the field marked wrong', async () => (await broad.getAttribute('aria-invalid')) === 'true');
+    // Its message beside it, and the field described by it.
+    const describedBy = await broad.getAttribute('aria-describedby');
+    assert.match(await textOf(page.locator(`#${describedBy}`)), /"claude-\[" is not a valid glob/);
+    assert.equal(await page.getByRole('listitem', { name: 'Route 2: claude-[' }).locator(`#${describedBy}`).count(), 1);
+    assert.match(await textOf(page.getByTestId('route-problems')), /Route 2, match: "claude-\[" is not a valid glob/);
+    assert.equal(await save.isDisabled(), true);
+    await until('no answer while the draft is wrong', async () => (await textOf(page.getByTestId('route-answer'))).includes('Fix the problems'));
+    await screenshot('routes-bad-glob');
+    assert.equal((await admin('GET', '/routes')).routes.length, 0, 'nothing saved while checking');
+
+    await broad.fill('claude-*');
+    await until('the problem gone', async () => (await page.getByTestId('route-problems').count()) === 0);
+    await until('Save enabled', async () => !(await save.isDisabled()));
+    await save.click();
+    await page.getByText('Saved. New requests take these routes.').waitFor();
+    const { routes } = await admin('GET', '/routes');
+    assert.deepEqual(routes, [
+      { match: 'claude-haiku-*', provider: 'cheap', model: 'm-small' },
+      { match: 'claude-*', provider: 'big', model: 'm-large' },
+    ]);
+    assert.equal(await save.isDisabled(), true, 'nothing left to save');
+    await screenshot('routes-saved');
+
+    // The Claude Code slots preset lives here too: applying it shows in the editor at once.
+    const slots = page.getByRole('form', { name: 'Claude Code model slots' });
+    await slots.getByLabel('Haiku model', { exact: true }).selectOption('big/m-large');
+    await slots.getByRole('button', { name: 'Apply slots' }).click();
+    await until('the slot route in the editor', async () => (await page.getByLabel('Route 1 provider', { exact: true }).inputValue()) === 'big');
+    await until('the answer after the preset', async () => (await textOf(page.getByTestId('route-answer'))).startsWith('Route 1 (claude-haiku-*) → big as m-large'));
+    await admin('PUT', '/routes', { routes });
+
+    if (!FAKE) {
+      // The gateway sends Haiku where the editor said it would.
+      const client = new OpenAI({ baseURL: `${origin}/v1`, apiKey: 'sk-trimgate', maxRetries: 0 });
+      const { response } = await client.chat.completions.create({ model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'Say hello.' }] }).withResponse();
+      assert.equal(response.headers.get('x-trimgate-provider'), 'cheap');
+      assert.equal(response.headers.get('x-trimgate-model'), 'm-small');
+    }
+    await admin('DELETE', '/providers/cheap');
+    await admin('DELETE', '/providers/big');
+    if (FAKE) await admin('PUT', '/routes', { routes: [] });
+    assert.deepEqual(consoleErrors.filter((e) => !/Failed to load resource/.test(e)), []);
   });
 });

@@ -6,6 +6,7 @@ describe('hash router', () => {
   it('maps hashes to pages, anything else to the overview', () => {
     expect(pageFromHash('#/providers')).toBe('providers');
     expect(pageFromHash('#/modes')).toBe('modes');
+    expect(pageFromHash('#/routes')).toBe('routes');
     expect(pageFromHash('#agents')).toBe('agents');
     expect(pageFromHash('#/keys')).toBe('keys');
     expect(pageFromHash('#/settings?x=1')).toBe('settings');

@@ -60,11 +60,28 @@ pub fn read(path: &Path, running: &Config) -> Result<DocumentMut, EditError> {
 /// Validates the document as a whole config, then writes it in place of the file.
 pub fn write(path: &Path, doc: &DocumentMut) -> Result<Config, EditError> {
     let text = doc.to_string();
-    let config = Config::from_toml(&text, &path.display().to_string())?;
+    let config = validate(path, &text)?;
     // The file keeps its mode (a new one is owner-only), and a link stays a link.
     crate::files::replace(path, text.as_bytes())
         .map_err(|e| EditError::Io(format!("{}: {e}", path.display())))?;
     Ok(config)
+}
+
+/// The config the file would be with `routes` in place of its own, validated as a load
+/// and as [`write`] would, without writing anything: what the routes editor checks a
+/// draft against.
+pub fn with_routes(
+    path: &Path,
+    running: &Config,
+    routes: &[RouteEdit],
+) -> Result<Config, EditError> {
+    let mut doc = read(path, running)?;
+    set_routes(&mut doc, routes);
+    validate(path, &doc.to_string())
+}
+
+fn validate(path: &Path, text: &str) -> Result<Config, EditError> {
+    Ok(Config::from_toml(text, &path.display().to_string())?)
 }
 
 /// The provider's table, made when missing (`None` only if the file has `providers` as

@@ -18,6 +18,7 @@ mod keys;
 mod modes;
 mod providers;
 mod requests;
+mod route_check;
 mod routes;
 mod settings;
 pub mod ui;
@@ -33,6 +34,7 @@ use providers::{
     update_provider,
 };
 use requests::{get_bodies, original, put_bodies, request_detail, requests, search_requests};
+use route_check::{check_routes, config_path};
 use routes::{get_routes, patch_routes, put_routes};
 use settings::{get_settings, put_settings};
 
@@ -251,6 +253,7 @@ pub fn router<S: Clone + Send + Sync + 'static>(
             "/routes",
             preflight(get(get_routes).put(put_routes).patch(patch_routes)),
         )
+        .route("/routes/check", preflight(post(check_routes)))
         .route("/modes", preflight(get(get_modes).put(put_modes)))
         .route("/pause", preflight(post(pause)))
         .route("/preview", preflight(post(preview)))
@@ -271,6 +274,10 @@ pub fn router<S: Clone + Send + Sync + 'static>(
         .layer(middleware::from_fn_with_state(state.clone(), guard));
     Router::new().nest("/admin/api", api).with_state(state)
 }
+
+/// POSTs that change nothing and that the window sends as the user types: the actions
+/// log would fill with them and hide the changes it is kept for.
+const READ_ONLY_POSTS: &[&str] = &["/admin/api/routes/check"];
 
 fn with_cors(mut response: Response, origin: Option<&str>) -> Response {
     if let Some(origin) = origin.filter(|o| WINDOW_ORIGINS.contains(o)) {
@@ -415,7 +422,8 @@ async fn guard(State(state): State<AdminState>, request: Request, next: Next) ->
     if matches!(
         method,
         Method::POST | Method::PUT | Method::PATCH | Method::DELETE
-    ) {
+    ) && !READ_ONLY_POSTS.contains(&path.as_str())
+    {
         if let Some(pool) = admin.ledger.clone() {
             let action = crate::ledger::audit::Action {
                 at_ms: crate::clock::now_ms(),
@@ -480,11 +488,7 @@ async fn edit_config(
     change: impl FnOnce(&mut toml_edit::DocumentMut) -> Result<(), AdminError>,
 ) -> Result<Arc<Config>, AdminError> {
     let admin = state.admin()?;
-    let path = admin
-        .config_path
-        .clone()
-        .or_else(crate::config::default_config_path)
-        .ok_or_else(|| AdminError::Unavailable("there is no config file to change".into()))?;
+    let path = config_path(admin)?;
     let _one_at_a_time = admin.edits.lock().await;
     let running = state.config();
     let mut doc = edit::read(&path, &running)?;

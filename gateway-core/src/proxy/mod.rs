@@ -549,17 +549,13 @@ fn chain(
     settings: &crate::retry::Settings,
     may_use: impl Fn(&Provider) -> bool,
 ) -> (Vec<Step>, u32) {
-    let first = Step {
-        provider: target.provider.clone(),
-        model: Arc::from(target.rewrite.unwrap_or(requested)),
-    };
-    let fallbacks = target.fallbacks.iter().map(|s| Step {
-        provider: s.provider.clone(),
-        model: Arc::from(s.model.as_deref().unwrap_or(requested)),
-    });
-    let mut steps: Vec<Step> = std::iter::once(first)
-        .chain(fallbacks)
-        .filter(|s| may_use(&s.provider))
+    let mut steps: Vec<Step> = target
+        .steps(requested)
+        .filter(|(provider, _)| may_use(provider))
+        .map(|(provider, model)| Step {
+            provider: provider.clone(),
+            model: Arc::from(model),
+        })
         .collect();
     let retry_off = headers
         .get(&X_RETRY)

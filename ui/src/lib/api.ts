@@ -92,6 +92,43 @@ export interface Route {
   max_attempts?: number;
 }
 
+/** One step of a route's chain as the check sees it: where it goes, and that provider's health now. */
+export interface CheckedStep {
+  provider: string;
+  /** The model name that provider is sent. */
+  model: string;
+  state: HealthState;
+  retry_in_secs: number | null;
+}
+
+/** Which rule answered: a route of the list, a provider kind's own family, `provider/model`, the default, or none. */
+export type RouteVia = 'route' | 'provider_family' | 'provider_model' | 'default' | 'none';
+
+/** Where a request for `model` would go (`POST /admin/api/routes/check`), or the error its client would get. */
+export interface RouteAnswer {
+  model: string;
+  via: RouteVia;
+  /** Index in the routes checked, when `via` is `route`. */
+  route?: number | null;
+  pattern?: string | null;
+  provider?: string;
+  upstream_model?: string;
+  state?: HealthState;
+  cooling_down?: boolean;
+  retry_in_secs?: number | null;
+  fallbacks?: CheckedStep[];
+  max_attempts?: number;
+  /** When nothing serves the model: what a client would be told. */
+  error: { status: number; type: string; message: string } | null;
+}
+
+export interface RouteCheck {
+  /** What a save of these routes would be refused for, each with its path (`routes[2].match`). */
+  problems: Problem[];
+  /** Null without a model, or while there are problems. */
+  answer: RouteAnswer | null;
+}
+
 /** `up` in rotation; `cooling_down` out of it after failures; `probing` one request tries it again. */
 export type HealthState = 'up' | 'cooling_down' | 'probing';
 
@@ -736,6 +773,11 @@ export class Api {
   async patchRoutes(replace: string[], routes: Route[]): Promise<Route[]> {
     const r = await this.call<{ routes: Route[] }>('PATCH', '/routes', { replace, routes });
     return r.routes;
+  }
+
+  /** Checks a draft of the routes (absent: those in force) and answers where `model` would go; saves nothing. */
+  checkRoutes(routes: Route[] | undefined, model: string | undefined): Promise<RouteCheck> {
+    return this.call('POST', '/routes/check', { routes, model });
   }
 
   modes(): Promise<ModesConfig> {

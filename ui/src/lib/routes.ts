@@ -1,11 +1,12 @@
 /** The window's pages and the hash router's parsing; pure so it can be tested. */
 
-export type PageId = 'overview' | 'requests' | 'providers' | 'modes' | 'agents' | 'keys' | 'settings';
+export type PageId = 'overview' | 'requests' | 'providers' | 'routes' | 'modes' | 'agents' | 'keys' | 'settings';
 
 export const PAGES: readonly { id: PageId; title: string }[] = [
   { id: 'overview', title: 'Overview' },
   { id: 'requests', title: 'Requests' },
   { id: 'providers', title: 'Providers' },
+  { id: 'routes', title: 'Routes' },
   { id: 'modes', title: 'Models & modes' },
   { id: 'agents', title: 'Agents' },
   { id: 'keys', title: 'Keys' },
