@@ -16,8 +16,8 @@ use rusqlite::{Connection, OpenFlags};
 use serde_json::{Map, Value};
 
 use super::{
-    claim, host, slug, strip_endpoint, with_version, Format, KeyFound, NewProvider, NewRoute,
-    Plan, Skipped,
+    claim, host, slug, strip_endpoint, with_version, Format, KeyFound, NewProvider, NewRoute, Plan,
+    Skipped,
 };
 use crate::config::ProviderKind;
 
@@ -53,8 +53,10 @@ pub(super) fn read(bytes: &[u8], _env: &dyn Fn(&str) -> Option<String>) -> Resul
         let settings: Value = match serde_json::from_str(&row.settings) {
             Ok(Value::Object(m)) => Value::Object(m),
             _ => {
-                plan.skipped
-                    .push(Skipped::new(item, "its settings_config is not a JSON object"));
+                plan.skipped.push(Skipped::new(
+                    item,
+                    "its settings_config is not a JSON object",
+                ));
                 continue;
             }
         };
@@ -195,7 +197,8 @@ fn claude(
             return;
         }
     }
-    let url = base_url.map(|u| with_version(&strip_endpoint(u, &["/v1/messages", "/messages"]), "/v1"));
+    let url =
+        base_url.map(|u| with_version(&strip_endpoint(u, &["/v1/messages", "/messages"]), "/v1"));
     let mut p = NewProvider::new(name_for(taken), ProviderKind::Anthropic, url);
     for var in [
         "ANTHROPIC_MODEL",
@@ -281,7 +284,10 @@ fn codex(
     }
     p.set_key(KeyFound::literal(key), &mut plan.skipped);
     if let (true, Some(m)) = (row.current, model) {
-        plan.route(NewRoute::new(m, &p.name, None), &format!("{item}: model {m}"));
+        plan.route(
+            NewRoute::new(m, &p.name, None),
+            &format!("{item}: model {m}"),
+        );
     }
     plan.providers.push(p);
 }
@@ -312,7 +318,10 @@ fn gemini(
     }
     p.set_key(KeyFound::literal(key), &mut plan.skipped);
     if let (true, Some(m)) = (row.current, model) {
-        plan.route(NewRoute::new(m, &p.name, None), &format!("{item}: model {m}"));
+        plan.route(
+            NewRoute::new(m, &p.name, None),
+            &format!("{item}: model {m}"),
+        );
     }
     plan.providers.push(p);
 }
@@ -329,7 +338,11 @@ mod tests {
     fn reads_claude_codex_and_gemini_providers_and_the_current_slots() {
         let plan = super::super::read("cc-switch.db", SAMPLE, None, &|_| None).unwrap();
         assert_eq!(plan.format, Format::CcSwitch);
-        let deepseek = plan.providers.iter().find(|p| p.name == "deepseek").unwrap();
+        let deepseek = plan
+            .providers
+            .iter()
+            .find(|p| p.name == "deepseek")
+            .unwrap();
         assert_eq!(deepseek.kind, ProviderKind::Anthropic);
         assert_eq!(
             deepseek.base_url.as_deref(),
@@ -351,12 +364,23 @@ mod tests {
                 ("claude-haiku-*", "deepseek", Some("deepseek-v4-flash")),
             ]
         );
-        let codex = plan.providers.iter().find(|p| p.kind == ProviderKind::OpenAiCompatible).unwrap();
+        let codex = plan
+            .providers
+            .iter()
+            .find(|p| p.kind == ProviderKind::OpenAiCompatible)
+            .unwrap();
         assert_eq!(codex.dialects, ["openai_responses"]);
-        let gemini = plan.providers.iter().find(|p| p.kind == ProviderKind::Gemini).unwrap();
+        let gemini = plan
+            .providers
+            .iter()
+            .find(|p| p.kind == ProviderKind::Gemini)
+            .unwrap();
         assert!(gemini.base_url.as_deref().unwrap().ends_with("/v1beta"));
         // The official entries (own logins) and other apps are reported, not imported.
-        assert!(plan.skipped.iter().any(|s| s.reason.contains("its own login")));
+        assert!(plan
+            .skipped
+            .iter()
+            .any(|s| s.reason.contains("its own login")));
         assert!(plan.skipped.iter().any(|s| s.item.contains("opencode")));
         // Keys never serialize; their masks do.
         let shown = serde_json::to_string(&plan).unwrap();
@@ -378,7 +402,9 @@ mod tests {
         let conn = Connection::open(&path).unwrap();
         conn.execute_batch("PRAGMA user_version = 99;").unwrap();
         drop(conn);
-        let err = read(&std::fs::read(&path).unwrap(), &|_| None).err().unwrap();
+        let err = read(&std::fs::read(&path).unwrap(), &|_| None)
+            .err()
+            .unwrap();
         assert!(err.contains("schema version 99"), "{err}");
 
         let mut garbage = SQLITE_MAGIC.to_vec();

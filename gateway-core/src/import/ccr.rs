@@ -106,7 +106,11 @@ pub(super) fn read(bytes: &[u8], env: &dyn Fn(&str) -> Option<String>) -> Result
             ("webSearch", "a request with the web search tool"),
             ("image", "a request with an image"),
         ] {
-            if router.get(key).and_then(Value::as_str).is_some_and(|v| !v.is_empty()) {
+            if router
+                .get(key)
+                .and_then(Value::as_str)
+                .is_some_and(|v| !v.is_empty())
+            {
                 plan.skipped.push(Skipped::new(
                     format!("Router.{key}"),
                     format!("it picks a model for {why}; routes here match the model name only"),
@@ -179,7 +183,10 @@ fn provider(
         },
     };
     p.set_key(key, &mut plan.skipped);
-    for u in uses.iter().filter(|u| !DIALECT_TRANSFORMERS.contains(&u.as_str())) {
+    for u in uses
+        .iter()
+        .filter(|u| !DIALECT_TRANSFORMERS.contains(&u.as_str()))
+    {
         plan.skipped.push(Skipped::new(
             format!("{item}: transformer {u:?}"),
             "it rewrites requests in a way this gateway does not; the provider is imported without it",
@@ -241,7 +248,7 @@ fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Expanded {
             rest = after;
             continue;
         }
-        match env(var) {
+        match env(var).filter(|v| !v.is_empty()) {
             Some(v) => out.push_str(&v),
             None => return Expanded::Unset(var.to_owned()),
         }
@@ -268,16 +275,28 @@ mod tests {
         let by = |n: &str| plan.providers.iter().find(|p| p.name == n).unwrap();
         let deepseek = by("deepseek");
         assert_eq!(deepseek.kind, ProviderKind::DeepSeek);
-        assert_eq!(deepseek.base_url.as_deref(), Some("https://api.deepseek.com"));
-        assert_eq!(deepseek.key_from.as_deref(), Some("env ($DEEPSEEK_API_KEY)"));
+        assert_eq!(
+            deepseek.base_url.as_deref(),
+            Some("https://api.deepseek.com")
+        );
+        assert_eq!(
+            deepseek.key_from.as_deref(),
+            Some("env ($DEEPSEEK_API_KEY)")
+        );
         let gemini = by("gemini");
         assert_eq!(gemini.kind, ProviderKind::Gemini);
         assert_eq!(gemini.base_url, None, "Google's own address is the kind's");
         let openrouter = by("openrouter");
         assert_eq!(openrouter.kind, ProviderKind::OpenAiCompatible);
-        assert_eq!(openrouter.base_url.as_deref(), Some("https://openrouter.ai/api/v1"));
+        assert_eq!(
+            openrouter.base_url.as_deref(),
+            Some("https://openrouter.ai/api/v1")
+        );
         let ollama = by("ollama");
-        assert_eq!(ollama.base_url.as_deref(), Some("http://localhost:11434/v1"));
+        assert_eq!(
+            ollama.base_url.as_deref(),
+            Some("http://localhost:11434/v1")
+        );
         let routes: Vec<(&str, &str, Option<&str>)> = plan
             .routes
             .iter()

@@ -48,7 +48,9 @@ pub(super) fn read(bytes: &[u8], env: &dyn Fn(&str) -> Option<String>) -> Result
         .as_sequence()
         .ok_or("model_list is not a list")?;
     // The config's own `environment_variables` come before the gateway's environment.
-    let own_env = config.get("environment_variables").and_then(Value::as_mapping);
+    let own_env = config
+        .get("environment_variables")
+        .and_then(Value::as_mapping);
     let lookup = |var: &str| {
         own_env
             .and_then(|m| m.get(var))
@@ -61,18 +63,23 @@ pub(super) fn read(bytes: &[u8], env: &dyn Fn(&str) -> Option<String>) -> Result
     // (prefix, base URL, key as written) of each provider made, in plan order.
     let mut groups: Vec<(String, Option<String>, String)> = Vec::new();
     for (i, entry) in list.iter().enumerate() {
-        let name = entry.get("model_name").and_then(Value::as_str).unwrap_or("");
+        let name = entry
+            .get("model_name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         let item = if name.is_empty() {
             format!("model_list[{i}]")
         } else {
             format!("model {name:?}")
         };
         if name.is_empty() {
-            plan.skipped.push(Skipped::new(item, "it has no model_name"));
+            plan.skipped
+                .push(Skipped::new(item, "it has no model_name"));
             continue;
         }
         let Some(params) = entry.get("litellm_params").and_then(Value::as_mapping) else {
-            plan.skipped.push(Skipped::new(item, "it has no litellm_params"));
+            plan.skipped
+                .push(Skipped::new(item, "it has no litellm_params"));
             continue;
         };
         let target = match target(params) {
@@ -92,7 +99,11 @@ pub(super) fn read(bytes: &[u8], env: &dyn Fn(&str) -> Option<String>) -> Result
             Some(at) => at,
             None => {
                 let base = target.prefix.replace('_', "-");
-                let mut p = NewProvider::new(claim(&mut taken, &[base]), target.kind, target.base_url.clone());
+                let mut p = NewProvider::new(
+                    claim(&mut taken, &[base]),
+                    target.kind,
+                    target.base_url.clone(),
+                );
                 let key = match key_written.strip_prefix("os.environ/") {
                     Some(var) => KeyFound::env(var, &lookup),
                     None => KeyFound::literal(Some(&key_written)),
@@ -249,24 +260,24 @@ fn read_fallbacks(section: &str, fallbacks: &Value, plan: &mut Plan) {
         for (from, to) in rule {
             let Some(from) = from.as_str() else { continue };
             let item = format!("{section}.fallbacks of {from:?}");
-            let steps: Vec<String> = to
-                .as_sequence()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .filter_map(|name| {
-                    let step = plan.routes.iter().find(|r| r.pattern == name).map(|r| {
-                        format!("{}/{}", r.provider, r.model.as_deref().unwrap_or(name))
-                    });
-                    if step.is_none() {
-                        plan.skipped.push(Skipped::new(
-                            item.clone(),
-                            format!("{name:?} is not a model this import adds"),
-                        ));
-                    }
-                    step
-                })
-                .collect();
+            let steps: Vec<String> =
+                to.as_sequence()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .filter_map(|name| {
+                        let step = plan.routes.iter().find(|r| r.pattern == name).map(|r| {
+                            format!("{}/{}", r.provider, r.model.as_deref().unwrap_or(name))
+                        });
+                        if step.is_none() {
+                            plan.skipped.push(Skipped::new(
+                                item.clone(),
+                                format!("{name:?} is not a model this import adds"),
+                            ));
+                        }
+                        step
+                    })
+                    .collect();
             match plan.routes.iter_mut().find(|r| r.pattern == from) {
                 Some(route) => {
                     for step in steps {
@@ -302,12 +313,18 @@ mod tests {
         assert_eq!(by("openai").kind, ProviderKind::OpenAi);
         assert_eq!(by("openai").key_from.as_deref(), Some("env OPENAI_API_KEY"));
         assert_eq!(by("anthropic").kind, ProviderKind::Anthropic);
-        assert_eq!(by("ollama").base_url.as_deref(), Some("http://localhost:11434/v1"));
+        assert_eq!(
+            by("ollama").base_url.as_deref(),
+            Some("http://localhost:11434/v1")
+        );
         assert_eq!(by("ollama").key, None);
         let route = |m: &str| plan.routes.iter().find(|r| r.pattern == m).unwrap();
         assert_eq!(route("gpt-4o").provider, "openai");
         assert_eq!(route("gpt-4o").model, None);
-        assert_eq!(route("claude-sonnet").model.as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!(
+            route("claude-sonnet").model.as_deref(),
+            Some("claude-sonnet-4-5")
+        );
         assert_eq!(route("gpt-4o").fallbacks, ["anthropic/claude-sonnet-4-5"]);
         let items: Vec<&str> = plan.skipped.iter().map(|s| s.item.as_str()).collect();
         for expected in [

@@ -149,6 +149,7 @@ impl NewProvider {
     fn set_key(&mut self, found: KeyFound, skipped: &mut Vec<Skipped>) {
         match found {
             KeyFound::None => {}
+            KeyFound::Value { key, .. } if key.trim().is_empty() => {}
             KeyFound::Value { key, from } => {
                 if key.chars().any(char::is_control) {
                     skipped.push(Skipped::new(
@@ -168,6 +169,26 @@ impl NewProvider {
                 ),
             )),
         }
+    }
+}
+
+/// A provider the config has, as [`Plan::settle`] compares it.
+#[derive(Clone, Debug)]
+pub struct Existing {
+    pub name: String,
+    pub kind: ProviderKind,
+    pub base_url: String,
+}
+
+impl NewProvider {
+    /// The same kind at the same address.
+    fn is_like(&self, there: &Existing) -> bool {
+        let url = self
+            .base_url
+            .as_deref()
+            .or(self.kind.default_base_url())
+            .unwrap_or("");
+        self.kind == there.kind && url.trim_end_matches('/') == there.base_url.trim_end_matches('/')
     }
 }
 
@@ -245,33 +266,53 @@ impl Plan {
         }
     }
 
-    /// Fits the plan beside the providers and routes in force, overwriting nothing: a taken
-    /// provider name becomes `<name>-<tool>` (the provider is left out when that is taken
-    /// too, and so are its routes); a route whose `match` is taken is left out.
-    pub fn settle(&mut self, providers: &[String], routes: &[String]) {
-        let taken: HashSet<&str> = providers.iter().map(String::as_str).collect();
+    /// Fits the plan beside the providers and routes in force, overwriting nothing. A
+    /// provider whose name is taken by one of the same kind and address is there already
+    /// (imported before): it is left out and the routes keep its name. Taken by another, it
+    /// becomes `<name>-<tool>` — unless that is taken too (by the same provider: imported
+    /// before, the routes follow it; by another: left out, with its routes). A route whose
+    /// `match` is taken is left out.
+    pub fn settle(&mut self, providers: &[Existing], routes: &[String]) {
+        let find = |name: &str| providers.iter().find(|e| e.name == name);
         let mut dropped = HashSet::new();
         let mut renames = Vec::new();
         let tag = self.format.tag();
         let mut kept = Vec::new();
         for mut p in std::mem::take(&mut self.providers) {
-            if !taken.contains(p.name.as_str()) {
+            let Some(there) = find(&p.name) else {
                 kept.push(p);
+                continue;
+            };
+            if p.is_like(there) {
+                self.skipped.push(Skipped::new(
+                    format!("provider {:?}", p.name),
+                    "a provider of this name, kind and address exists already (imported before?); it is kept as it is, its key too",
+                ));
                 continue;
             }
             let other = format!("{}-{tag}", p.name);
-            if taken.contains(other.as_str()) {
-                self.skipped.push(Skipped::new(
-                    format!("provider {:?}", p.name),
-                    format!("providers named {:?} and {other:?} exist already (imported before?); they are kept as they are", p.name),
-                ));
-                dropped.insert(p.name);
-                continue;
+            match find(&other) {
+                None => {
+                    renames.push((p.name.clone(), other.clone()));
+                    p.renamed_from.get_or_insert_with(|| p.name.clone());
+                    p.name = other;
+                    kept.push(p);
+                }
+                Some(there) if p.is_like(there) => {
+                    self.skipped.push(Skipped::new(
+                        format!("provider {:?}", p.name),
+                        format!("it was imported before as {other:?}, which is kept as it is, its key too"),
+                    ));
+                    renames.push((p.name.clone(), other));
+                }
+                Some(_) => {
+                    self.skipped.push(Skipped::new(
+                        format!("provider {:?}", p.name),
+                        format!("other providers named {:?} and {other:?} exist; they are kept as they are", p.name),
+                    ));
+                    dropped.insert(p.name);
+                }
             }
-            renames.push((p.name.clone(), other.clone()));
-            p.renamed_from.get_or_insert_with(|| p.name.clone());
-            p.name = other;
-            kept.push(p);
         }
         self.providers = kept;
         let renamed = |name: &str| {
@@ -363,7 +404,10 @@ pub fn read(
 /// A key as a file gives it.
 enum KeyFound {
     None,
-    Value { key: String, from: String },
+    Value {
+        key: String,
+        from: String,
+    },
     /// It names an environment variable that is not set.
     UnsetEnv(String),
 }
@@ -380,7 +424,10 @@ impl KeyFound {
     }
 
     fn env(var: &str, env: &dyn Fn(&str) -> Option<String>) -> KeyFound {
-        match env(var).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) {
+        match env(var)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+        {
             Some(key) => KeyFound::Value {
                 key,
                 from: format!("env {var}"),
@@ -524,15 +571,17 @@ mod tests {
     }
 
     /// A name taken in the config gets the tool's suffix, its routes and fallbacks follow
-    /// it; taken twice, the provider and its routes are left out; a taken match is left out.
+    /// it; the same provider there already is left out and its routes keep its name; taken
+    /// twice by others, the provider and its routes are left out; a taken match is left out.
     #[test]
     fn settling_renames_or_leaves_out_and_never_overwrites() {
+        let url = "http://127.0.0.1:1/v1";
         let mut plan = Plan::new(Format::LiteLlm);
-        for name in ["openai", "ollama", "fresh"] {
+        for name in ["openai", "ollama", "fresh", "same"] {
             plan.providers.push(NewProvider::new(
                 name.into(),
                 ProviderKind::OpenAiCompatible,
-                Some("http://127.0.0.1:1/v1".into()),
+                Some(url.into()),
             ));
         }
         let mut r = NewRoute::new("gpt-4o", "openai", None);
@@ -540,15 +589,32 @@ mod tests {
         plan.routes.push(r);
         plan.routes.push(NewRoute::new("llama3", "ollama", None));
         plan.routes.push(NewRoute::new("taken", "fresh", None));
+        plan.routes.push(NewRoute::new("again", "same", None));
+        let other = |name: &str| Existing {
+            name: name.into(),
+            kind: ProviderKind::OpenAi,
+            base_url: "https://api.openai.com/v1".into(),
+        };
+        let like = Existing {
+            name: "same".into(),
+            kind: ProviderKind::OpenAiCompatible,
+            base_url: url.into(),
+        };
         plan.settle(
-            &["openai".into(), "ollama".into(), "ollama-litellm".into()],
+            &[
+                other("openai"),
+                other("ollama"),
+                other("ollama-litellm"),
+                like,
+            ],
             &["taken".into()],
         );
         let names: Vec<&str> = plan.providers.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["openai-litellm", "fresh"]);
         assert_eq!(plan.providers[0].renamed_from.as_deref(), Some("openai"));
-        assert_eq!(plan.routes.len(), 1);
+        assert_eq!(plan.routes.len(), 2);
         assert_eq!(plan.routes[0].provider, "openai-litellm");
+        assert_eq!(plan.routes[1].provider, "same");
         assert_eq!(
             plan.routes[0].fallbacks,
             ["fresh/x".to_owned(), "openai-litellm".to_owned()]
@@ -556,7 +622,12 @@ mod tests {
         let items: Vec<&str> = plan.skipped.iter().map(|s| s.item.as_str()).collect();
         assert_eq!(
             items,
-            ["provider \"ollama\"", "route \"llama3\"", "route \"taken\""]
+            [
+                "provider \"ollama\"",
+                "provider \"same\"",
+                "route \"llama3\"",
+                "route \"taken\""
+            ]
         );
     }
 }
