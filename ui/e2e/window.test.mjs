@@ -7,7 +7,9 @@
 // large tool result) go through the gateway, and maps Claude Code's model slots to the
 // models of two providers. It signs a tab in with a key typed into the window and out
 // again, and makes a virtual key with a daily budget (its key shown once), then revokes
-// it. A screenshot of every step goes to test-results/.
+// it. It imports the three sample files of tests/fixtures/import (CC Switch, claude-code-router,
+// LiteLLM) through the Providers page, and a malformed one. A screenshot of every step goes
+// to test-results/.
 //
 // Env: TRIMGATE_BIN (default ../target/debug/trimgate, or $CARGO_TARGET_DIR/debug/trimgate),
 // CHROMIUM (default /usr/bin/chromium), E2E_GATEWAY=fake to drive dev/fake-gateway.mjs
