@@ -42,7 +42,7 @@ LAYERS = [
     ("policy", {"optimize", "routing", "pricing", "retry", "health", "keys", "sessions"}),
     ("record", {"record"}),
     ("stores", {"secrets", "local_key", "cache", "ledger", "telemetry", "logs", "bodies", "virtual_keys"}),
-    ("config", {"config"}),
+    ("config", {"config", "import"}),
     ("provider", {"upstream", "models"}),
     ("pipeline", {"state", "auth", "pending", "feed", "ingress", "relay", "proxy", "endpoints"}),
     ("edges", {"server", "admin", "launch"}),

@@ -45,7 +45,7 @@ python3 bench/instructions.py --gate --bin "$CARGO_TARGET_DIR/fast/trimgate"
 echo "== keychain tests (a gnome-keyring Secret Service on a private D-Bus session)"
 keychain_stage() {
   TRIMGATE_REQUIRE_KEYCHAIN=1 dbus-run-session -- bash -c \
-    'printf "\n" | gnome-keyring-daemon --unlock --components=secrets >/dev/null && cargo test --test keychain --test admin 2>&1' \
+    'printf "\n" | gnome-keyring-daemon --unlock --components=secrets >/dev/null && cargo test --test keychain --test admin --test import 2>&1' \
     | grep -v 'Failed to set fd limit'
 }
 # On a loaded machine the freshly started keyring daemon has been seen to drop off the bus

@@ -25,6 +25,7 @@
 //! - [`db`]       — what the stores sharing one database both need from its pool.
 //! - [`error`]    — typed errors (the wire's among them), turned into the client's own error shape in one place.
 //! - [`config`]   — TOML config parsed into raw types, validated into runtime types, a file per section with its defaults (`ProviderKind` comes from the wire).
+//! - [`import`]   — CC Switch's, claude-code-router's and LiteLLM's provider setups read into a plan to add.
 //! - [`secrets`]  — where provider keys come from ([`secrets::SecretStore`]).
 //! - [`models`]   — `GET /v1/models` in OpenAI or Anthropic shape.
 //! - [`headers`]  — header names, and which headers are relayed, forwarded or dropped.
@@ -64,6 +65,7 @@ pub mod files;
 pub mod headers;
 pub mod health;
 pub mod idle;
+pub mod import;
 pub mod ingress;
 pub mod keys;
 pub mod launch;

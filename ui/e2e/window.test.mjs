@@ -9,7 +9,9 @@
 // again, and makes a virtual key with a daily budget (its key shown once), then revokes
 // it. On the Routes page it adds two routes, asks which one a model takes while typing and
 // reordering (dragged, and from the keyboard), sees a glob that does not compile refused
-// beside its field, and saves. A screenshot of every step goes to test-results/.
+// beside its field, and saves. It imports the three sample files of tests/fixtures/import
+// (CC Switch, claude-code-router, LiteLLM) through the Providers page, and a malformed one.
+// A screenshot of every step goes to test-results/.
 //
 // Env: TRIMGATE_BIN (default ../target/debug/trimgate, or $CARGO_TARGET_DIR/debug/trimgate),
 // CHROMIUM (default /usr/bin/chromium), E2E_GATEWAY=fake to drive dev/fake-gateway.mjs
@@ -903,6 +905,83 @@ describe('the window against the real gateway', () => {
     await admin('DELETE', '/providers/cheap');
     await admin('DELETE', '/providers/big');
     if (FAKE) await admin('PUT', '/routes', { routes: [] });
+    assert.deepEqual(consoleErrors.filter((e) => !/Failed to load resource/.test(e)), []);
+  });
+
+  // ---- import from other tools: the three real sample files of tests/fixtures/import/
+
+  const IMPORT_SAMPLES = join(UI_DIR, '..', 'tests', 'fixtures', 'import');
+  /** Fake keys the samples hold: never on the page, only their masks. */
+  const SAMPLE_KEYS = ['sk-fake-ccswitch-deepseek-0001', 'sk-or-fake-ccr-openrouter-0001', 'sk-ant-fake-litellm-anthropic-0001'];
+
+  /** Imports one sample through the window: preview, Apply, report; the providers it stored keys for are on the page with their keys in the keychain. */
+  async function importSample(file, formatLabel, expectInPreview, shot) {
+    await nav('Providers');
+    const panel = page.getByRole('region', { name: 'Import' });
+    await panel.getByLabel('File to import', { exact: true }).setInputFiles(join(IMPORT_SAMPLES, file));
+    const preview = panel.getByRole('region', { name: 'Import preview' });
+    await preview.waitFor();
+    assert.match(await textOf(preview.getByTestId('import-summary')), new RegExp(`Read as ${formatLabel}`));
+    const providersTable = preview.getByRole('table', { name: 'Providers to add' });
+    for (const name of expectInPreview) await providersTable.getByRole('cell', typeof name === 'string' ? { name, exact: true } : { name }).first().waitFor();
+    const html = await page.content();
+    for (const key of SAMPLE_KEYS) assert.ok(!html.includes(key), `${key} is on the page`);
+    await screenshot(`${shot}-preview`);
+
+    await preview.getByRole('button', { name: 'Apply import' }).click();
+    await panel.getByTestId('import-report').waitFor();
+    const stored = (await panel.getByRole('list', { name: 'Keys stored' }).getByRole('listitem').allTextContents()).map((t) => t.split(':')[0].trim());
+    assert.ok(stored.length > 0, 'keys were stored');
+    for (const name of stored) await page.getByRole('article', { name, exact: true }).waitFor();
+    const { providers } = await admin('GET', '/providers');
+    for (const name of stored) {
+      const p = providers.find((q) => q.name === name);
+      assert.equal(p?.key.source, 'keychain', `${name}: ${JSON.stringify(p)}`);
+      assert.equal(p.key.set, true, `${name}'s key is in the keychain`);
+    }
+    await screenshot(`${shot}-applied`);
+    return { stored, providers };
+  }
+
+  it('imports a CC Switch database: its Claude Code, Codex and Gemini providers, the current one on Claude Code\'s slots', async () => {
+    if (FAKE) return;
+    const { stored } = await importSample('cc-switch.db', 'CC Switch database', ['deepseek', 'kimi-for-coding', 'kimi', 'gemini-relay'], 'import-cc-switch');
+    assert.deepEqual(stored, ['deepseek', 'kimi-for-coding', 'kimi', 'gemini-relay']);
+    const { routes } = await admin('GET', '/routes');
+    const sonnet = routes.find((r) => r.match === 'claude-sonnet-*');
+    assert.deepEqual([sonnet?.provider, sonnet?.model], ['deepseek', 'deepseek-v4-pro']);
+    await page.getByRole('table', { name: 'Routes' }).getByRole('cell', { name: 'claude-sonnet-*', exact: true }).waitFor();
+  });
+
+  it('imports a claude-code-router config, renaming a provider whose name is taken', async () => {
+    if (FAKE) return;
+    await importSample('claude-code-router.json', 'claude-code-router config.json', [/^deepseek-ccr\b/, 'openrouter', 'ollama'], 'import-ccr');
+    const report = page.getByRole('region', { name: 'Import' });
+    // Its deepseek key names $DEEPSEEK_API_KEY, which the gateway does not have: said so.
+    await report.getByText('key of provider "deepseek"', { exact: true }).waitFor();
+    await report.getByText('Router.think', { exact: true }).waitFor();
+  });
+
+  it('imports a LiteLLM config: deployments as providers, model names as routes with their fallbacks', async () => {
+    if (FAKE) return;
+    await importSample('litellm.yaml', 'LiteLLM config.yaml', ['openai', 'anthropic'], 'import-litellm');
+    const { routes } = await admin('GET', '/routes');
+    const gpt = routes.find((r) => r.match === 'gpt-4o');
+    assert.deepEqual([gpt?.provider, gpt?.fallbacks], ['openai', ['anthropic/claude-sonnet-4-5']]);
+  });
+
+  it('says which file is malformed and why, and changes nothing', async () => {
+    if (FAKE) return;
+    await nav('Providers');
+    const before = await admin('GET', '/providers');
+    const panel = page.getByRole('region', { name: 'Import' });
+    await panel.getByLabel('Format', { exact: true }).selectOption('claude-code-router');
+    await panel.getByLabel('File to import', { exact: true }).setInputFiles({ name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"Providers": [') });
+    const error = panel.getByTestId('import-error');
+    await until('the import error', async () => /broken\.json: not valid JSON/.test(await textOf(error)));
+    await screenshot('import-malformed');
+    assert.deepEqual(await admin('GET', '/providers'), before);
+    await panel.getByLabel('Format', { exact: true }).selectOption('');
     assert.deepEqual(consoleErrors.filter((e) => !/Failed to load resource/.test(e)), []);
   });
 });

@@ -153,6 +153,14 @@ pub fn upsert_provider(doc: &mut DocumentMut, name: &str, edit: &ProviderEdit) {
     }
 }
 
+/// Sets the dialects a provider speaks natively, in place of its kind's.
+pub fn set_dialects(doc: &mut DocumentMut, name: &str, dialects: &[String]) {
+    let Some(t) = provider_table(doc, name) else {
+        return;
+    };
+    t["dialects"] = value(dialects.iter().map(String::as_str).collect::<Array>());
+}
+
 /// Points the provider's key at its keychain entry (named after the provider).
 pub fn use_keychain(doc: &mut DocumentMut, name: &str) {
     let Some(t) = provider_table(doc, name) else {

@@ -14,6 +14,7 @@ mod diagnostics;
 pub mod edit;
 mod health;
 mod history;
+mod import;
 mod keys;
 mod modes;
 mod providers;
@@ -27,6 +28,7 @@ use audit::audit;
 use diagnostics::diagnostics;
 use health::get_health;
 use history::{savings, sessions};
+use import::{apply_import, preview_import};
 use keys::{create_key, list_keys, revoke_key};
 use modes::{get_modes, pause, preview, put_modes};
 use providers::{
@@ -34,7 +36,7 @@ use providers::{
     update_provider,
 };
 use requests::{get_bodies, original, put_bodies, request_detail, requests, search_requests};
-use route_check::{check_routes, config_path};
+use route_check::check_routes;
 use routes::{get_routes, patch_routes, put_routes};
 use settings::{get_settings, put_settings};
 
@@ -127,6 +129,7 @@ pub enum AdminError {
     Forbidden(&'static str),
     NotFound(String),
     BadRequest(String),
+    TooLarge(String),
     Invalid(Vec<ConfigProblem>),
     Unavailable(String),
     Internal(String),
@@ -144,6 +147,7 @@ impl AdminError {
             AdminError::Forbidden(why) => (StatusCode::FORBIDDEN, "forbidden", why.to_owned(), None),
             AdminError::NotFound(m) => (StatusCode::NOT_FOUND, "not_found", m, None),
             AdminError::BadRequest(m) => (StatusCode::BAD_REQUEST, "invalid_request", m, None),
+            AdminError::TooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, "too_large", m, None),
             AdminError::Invalid(problems) => (
                 StatusCode::BAD_REQUEST,
                 "invalid_config",
@@ -268,6 +272,8 @@ pub fn router<S: Clone + Send + Sync + 'static>(
         .route("/settings", preflight(get(get_settings).put(put_settings)))
         .route("/audit", preflight(get(audit)))
         .route("/diagnostics", preflight(get(diagnostics)))
+        .route("/import/preview", preflight(post(preview_import)))
+        .route("/import/apply", preflight(post(apply_import)))
         .fallback(|| async {
             AdminError::NotFound("no such admin endpoint".into()).into_response()
         })
@@ -482,13 +488,22 @@ async fn reload(State(state): State<AdminState>) -> Response {
     )
 }
 
+/// The config file edits go to: the one in use, else the default one (made by the first edit).
+fn config_file(admin: &Admin) -> Result<PathBuf, AdminError> {
+    admin
+        .config_path
+        .clone()
+        .or_else(crate::config::default_config_path)
+        .ok_or_else(|| AdminError::Unavailable("there is no config file to change".into()))
+}
+
 /// Reads the config file, lets `change` edit it, validates, writes, and puts it in force.
 async fn edit_config(
     state: &AdminState,
     change: impl FnOnce(&mut toml_edit::DocumentMut) -> Result<(), AdminError>,
 ) -> Result<Arc<Config>, AdminError> {
     let admin = state.admin()?;
-    let path = config_path(admin)?;
+    let path = config_file(admin)?;
     let _one_at_a_time = admin.edits.lock().await;
     let running = state.config();
     let mut doc = edit::read(&path, &running)?;

@@ -25,7 +25,7 @@ pub(super) async fn check_routes(State(state): State<AdminState>, body: Bytes) -
         let (config, problems) = match routes {
             None => (Some(running), Vec::new()),
             Some(draft) => {
-                let path = config_path(state.admin()?)?;
+                let path = config_file(state.admin()?)?;
                 match edit::with_routes(&path, &running, &draft) {
                     Ok(config) => (Some(Arc::new(config)), Vec::new()),
                     Err(EditError::Invalid(problems)) => (None, problems),
@@ -44,15 +44,6 @@ pub(super) async fn check_routes(State(state): State<AdminState>, body: Bytes) -
             .collect();
         ok(json!({ "problems": problems, "answer": answer }))
     })())
-}
-
-/// The file a save would change: the one the gateway was started with, else the default.
-pub(super) fn config_path(admin: &Admin) -> Result<PathBuf, AdminError> {
-    admin
-        .config_path
-        .clone()
-        .or_else(crate::config::default_config_path)
-        .ok_or_else(|| AdminError::Unavailable("there is no config file to change".into()))
 }
 
 /// Where a request for `model` would go under `config`, or the error its client would get.

@@ -469,6 +469,58 @@ export interface AdminAction {
 
 // ---------------------------------------------------------------- errors
 
+/** The formats `POST /admin/api/import/…` reads. */
+export type ImportFormat = 'cc-switch' | 'claude-code-router' | 'litellm';
+
+/** A file to import: its name (named in errors), an optional format (else found from the content), its bytes in base64. */
+export interface ImportRequest {
+  file_name: string;
+  format?: ImportFormat;
+  content_base64: string;
+}
+
+/** A provider an import adds; its key only as a mask. */
+export interface ImportedProvider {
+  name: string;
+  /** Its name in the file, when it had to change (taken, or not a valid name here). */
+  renamed_from?: string;
+  kind: ProviderKind;
+  /** null: the kind's own address. */
+  base_url: string | null;
+  dialects?: string[];
+  models: string[];
+  key_mask: string | null;
+  /** Where the key was found: `the file`, or `env VAR`. */
+  key_from: string | null;
+}
+
+/** A part of the file that is not imported, and why. */
+export interface SkippedItem {
+  item: string;
+  reason: string;
+}
+
+/** What a file would add (`POST /admin/api/import/preview`); nothing is changed. */
+export interface ImportPreview {
+  file: string;
+  format: ImportFormat;
+  providers: ImportedProvider[];
+  routes: Route[];
+  skipped: SkippedItem[];
+  /** What the config would say about it; an apply would be refused while there are any. */
+  problems: Problem[];
+}
+
+/** What an import added (`POST /admin/api/import/apply`). */
+export interface ImportReport {
+  file: string;
+  format: ImportFormat;
+  providers: ImportedProvider[];
+  routes: Route[];
+  keys_stored: { provider: string; mask: string }[];
+  skipped: SkippedItem[];
+}
+
 /** One config problem, with the path of the field it is about (`providers.x.base_url`). */
 export interface Problem {
   path: string;
@@ -842,6 +894,16 @@ export class Api {
 
   putSettings(listen: string): Promise<GatewaySettings> {
     return this.call('PUT', '/settings', { listen });
+  }
+
+  /** What a file would add, keys masked; nothing is changed. */
+  importPreview(req: ImportRequest): Promise<ImportPreview> {
+    return this.call('POST', '/import/preview', req);
+  }
+
+  /** Adds what a file holds in one config edit, its keys to the keychain. */
+  importApply(req: ImportRequest): Promise<ImportReport> {
+    return this.call('POST', '/import/apply', req);
   }
 
   async reload(): Promise<void> {
