@@ -14,27 +14,6 @@ use common::*;
 use gateway_core::mock::MockConfig;
 use serde_json::{json, Value};
 
-fn cargo_test_log() -> String {
-    let mut log = String::from("running 401 tests\n");
-    for i in 0..400 {
-        log.push_str(&format!("test ledger::tests::row_{i:03} ... ok\n"));
-    }
-    log.push_str("test ledger::tests::flushes ... FAILED\n\nfailures:\n    ledger::tests::flushes\n\ntest result: FAILED. 400 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.31s\n");
-    log
-}
-
-fn tool_request(log: &str) -> String {
-    json!({
-        "model": "gpt-5",
-        "messages": [
-            {"role": "user", "content": "Run the tests."},
-            {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{\"cmd\":\"cargo test\"}"}}]},
-            {"role": "tool", "tool_call_id": "call_1", "content": log},
-        ],
-    })
-    .to_string()
-}
-
 async fn admin(
     gw: &Gateway,
     method: reqwest::Method,
@@ -70,7 +49,7 @@ async fn a_rewritten_request_shows_its_blocks_bodies_and_timing() {
     let log = cargo_test_log();
     let res = post_json(
         &format!("{}/v1/chat/completions", gw.url),
-        tool_request(&log),
+        chat_body(&log).to_string(),
         &[],
     )
     .await;
@@ -126,7 +105,7 @@ async fn a_rewritten_request_shows_its_blocks_bodies_and_timing() {
     assert_eq!(bodies["client"]["dialect"], "openai_chat");
     assert_eq!(
         bodies["client"]["text"].as_str().unwrap(),
-        tool_request(&log)
+        chat_body(&log).to_string()
     );
     let upstream: Value =
         serde_json::from_str(bodies["sent"][0]["text"].as_str().unwrap()).unwrap();
@@ -150,7 +129,7 @@ async fn a_rewritten_request_shows_its_blocks_bodies_and_timing() {
     );
     let res = post_json(
         &format!("{}/v1/chat/completions", gw.url),
-        tool_request(&log),
+        chat_body(&log).to_string(),
         &[],
     )
     .await;

@@ -359,3 +359,25 @@ pub fn keychain_available() -> bool {
     }
     available
 }
+
+/// A `cargo test` log of 300 passing tests and one failure: a tool output the optimizer cuts.
+pub fn cargo_test_log() -> String {
+    let mut log = String::from("running 301 tests\n");
+    for i in 0..300 {
+        log.push_str(&format!("test store::tests::case_{i:03} ... ok\n"));
+    }
+    log.push_str("test store::tests::keeps_order ... FAILED\n\nfailures:\n\n---- store::tests::keeps_order stdout ----\nthread 'store::tests::keeps_order' panicked at src/store.rs:88:5:\nassertion failed: sorted\n\nfailures:\n    store::tests::keeps_order\n\ntest result: FAILED. 300 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.04s\n");
+    log
+}
+
+/// A Chat request whose last message is `log` as a shell tool's output.
+pub fn chat_body(log: &str) -> serde_json::Value {
+    serde_json::json!({
+        "model": "gpt-5",
+        "messages": [
+            {"role": "user", "content": "Run the tests."},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{\"cmd\":\"cargo test\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": log},
+        ],
+    })
+}

@@ -279,6 +279,19 @@ fn codex(
     if kind == ProviderKind::OpenAiCompatible && wire == "responses" && !converted {
         p.dialects = vec!["openai_responses".into()];
     }
+    add_with_model(p, row, model, key, plan, item);
+}
+
+/// `p` with the one model its app is set to and its key; the app's current provider also
+/// gets a route for that model, so what the app asked for keeps going there.
+fn add_with_model(
+    mut p: NewProvider,
+    row: &Row,
+    model: Option<&str>,
+    key: Option<&str>,
+    plan: &mut Plan,
+    item: &str,
+) {
     if let Some(m) = model {
         p.add_model(m);
     }
@@ -313,17 +326,7 @@ fn gemini(
     let url = base_url.map(|u| with_version(u, "/v1beta"));
     let mut p = NewProvider::new(name_for(taken), ProviderKind::Gemini, url);
     let model = text(env, "GEMINI_MODEL");
-    if let Some(m) = model {
-        p.add_model(m);
-    }
-    p.set_key(KeyFound::literal(key), &mut plan.skipped);
-    if let (true, Some(m)) = (row.current, model) {
-        plan.route(
-            NewRoute::new(m, &p.name, None),
-            &format!("{item}: model {m}"),
-        );
-    }
-    plan.providers.push(p);
+    add_with_model(p, row, model, key, plan, item);
 }
 
 #[cfg(test)]
