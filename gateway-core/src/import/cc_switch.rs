@@ -324,7 +324,7 @@ fn gemini(
         return;
     }
     let url = base_url.map(|u| with_version(u, "/v1beta"));
-    let mut p = NewProvider::new(name_for(taken), ProviderKind::Gemini, url);
+    let p = NewProvider::new(name_for(taken), ProviderKind::Gemini, url);
     let model = text(env, "GEMINI_MODEL");
     add_with_model(p, row, model, key, plan, item);
 }
