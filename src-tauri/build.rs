@@ -13,6 +13,7 @@ const COMMANDS: &[&str] = &[
     "set_autostart",
     "check_update",
     "install_update",
+    "tray_figures",
 ];
 
 const CONFIG_ENV: &str = "TAURI_CONFIG";

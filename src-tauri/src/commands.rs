@@ -1,20 +1,22 @@
 //! The commands the window may call (each granted in `capabilities/main-window.json`):
-//! start at login, and updates. Each is a few lines over a plugin; errors reach the window
-//! as `{kind, message}`.
+//! start at login, updates, and the tray's figures. Each is a few lines over a plugin or
+//! the core; errors reach the window as `{kind, message}`.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use tauri::{AppHandle, Runtime, State};
+use tauri::{AppHandle, Manager, Runtime, State};
 use tauri_plugin_autostart::ManagerExt as _;
 use tauri_plugin_updater::{Update, UpdaterExt as _};
 
+use crate::core::Core;
+use crate::figures::{self, TrayFigures};
 use crate::lifecycle;
 
 /// A failed command, as the window receives it.
 #[derive(Debug, Serialize)]
 pub struct CommandError {
-    /// `autostart`, `update_check`, `update_install` or `no_update`.
+    /// `autostart`, `update_check`, `update_install`, `no_update` or `no_gateway`.
     pub kind: &'static str,
     pub message: String,
 }
@@ -147,4 +149,16 @@ pub async fn install_update<R: Runtime>(
         version,
         restarting: true,
     })
+}
+
+/// Today's figures and the tray menu's texts for them, from the same function the tray
+/// calls: what the menu shows, for the window and for tests (a tray menu cannot be read
+/// from outside the process).
+#[tauri::command]
+pub async fn tray_figures<R: Runtime>(app: AppHandle<R>) -> Result<TrayFigures, CommandError> {
+    let core = app
+        .try_state::<Arc<Core>>()
+        .map(|c| c.inner().clone())
+        .ok_or_else(|| CommandError::new("no_gateway", "the gateway has not started"))?;
+    Ok(figures::tray(&core).await)
 }

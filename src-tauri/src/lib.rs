@@ -4,12 +4,14 @@
 //!
 //! - [`core`]: the gateway in-process — config, loopback listener, admin token, stop.
 //! - [`window`]: the window, the token handoff before its scripts run, where it may go.
-//! - [`tray`]: the tray icon and its menu (status, open, pause optimizers, quit).
-//! - [`commands`]: what the window may call — start at login, check and install updates.
+//! - [`tray`]: the tray icon and its menu (status, today's figures, open, glance, pause, quit).
+//! - [`figures`]: today's tokens and dollars saved and spent, and the providers' health.
+//! - [`commands`]: what the window may call — start at login, updates, the tray's figures.
 //! - [`lifecycle`]: quitting and restarting with the gateway stopped first.
 
 pub mod commands;
 pub mod core;
+pub mod figures;
 pub mod lifecycle;
 pub mod tray;
 pub mod window;
@@ -54,12 +56,16 @@ pub fn run() -> ExitCode {
             commands::set_autostart,
             commands::check_update,
             commands::install_update,
+            commands::tray_figures,
         ])
         .on_window_event(|window, event| {
             // Closing the window keeps the gateway running; Quit is in the tray.
             if let WindowEvent::CloseRequested { api, .. } = event {
                 api.prevent_close();
                 let _ = window.hide();
+                if window.label() == window::GLANCE {
+                    tray::show_glance_checked(window.app_handle(), false);
+                }
             }
         })
         .setup(|app| {
