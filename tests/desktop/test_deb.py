@@ -582,26 +582,31 @@ def admin_get(driven, path):
 
 @pytest.fixture(scope="module")
 def traffic(driven):
-    """Two requests through the driven app's gateway, the mock answering."""
+    """Two requests through the driven app's gateway, the mock answering, and the tray's
+    figures before them (the ledger holds part 1's request too: same HOME, same day)."""
+    before = driven.invoke("tray_figures")["ok"]["figures"]
     client = openai.OpenAI(base_url=f"{driven.url}/v1", api_key="unused-by-this-config", max_retries=0)
     usage = 0
     for text in ("figures for the tray", "and a second one"):
         answer = client.chat.completions.create(model="gpt-5", messages=[{"role": "user", "content": text}])
         usage += answer.usage.prompt_tokens + answer.usage.completion_tokens
-    return usage
+    assert usage > 0
+    return {"before": before, "usage": usage}
 
 
 def test_tray_figures_count_todays_requests_and_the_providers_health(driven, traffic):
+    before = traffic["before"]
+
     def counted():
         answer = driven.invoke("tray_figures")
         assert "ok" in answer, answer
-        f = answer["ok"]["figures"]
-        return answer["ok"] if f["requests"] >= 2 and f["tokens_spent"] > 0 else None
+        return answer["ok"] if answer["ok"]["figures"]["requests"] >= before["requests"] + 2 else None
 
     tray = wait_for(counted, 30, "the ledger to record the requests the tray counts")
     f, lines = tray["figures"], tray["lines"]
     assert f["ledger"] is True and f["error"] is None, f
-    assert f["tokens_spent"] >= traffic, f
+    assert f["requests"] == before["requests"] + 2, (before, f)
+    assert f["tokens_spent"] == before["tokens_spent"] + traffic["usage"], (before, f, traffic)
     assert f["providers"] == [{"provider": "mock", "state": "up", "retry_in_secs": None}], f
     # The menu's exact lines.
     assert lines["providers"] == ["mock: up"], lines
