@@ -156,6 +156,11 @@ impl Core {
         !self.stopping.swap(true, Ordering::SeqCst)
     }
 
+    /// Whether a stop has begun: the ledger may be closing.
+    pub fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+
     /// Whether the gateway has stopped (or never served).
     pub fn stopped(&self) -> bool {
         self.stopped.load(Ordering::SeqCst)

@@ -289,7 +289,10 @@ mod tests {
         assert_eq!(lines.providers, ["No providers yet"]);
         let mut f = figures();
         f.error = Some("disk I/O error".into());
-        assert_eq!(super::lines(&f).saved, "Saved today: the ledger cannot be read");
+        assert_eq!(
+            super::lines(&f).saved,
+            "Saved today: the ledger cannot be read"
+        );
     }
 
     #[test]

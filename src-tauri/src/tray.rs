@@ -132,7 +132,8 @@ fn refresh_figures<R: Runtime>(app: &AppHandle<R>) {
             let Some(core) = app.try_state::<Arc<Core>>().map(|c| c.inner().clone()) else {
                 return;
             };
-            if core.stopped() {
+            // Once a stop begins the ledger closes under the query: nothing left to show.
+            if core.stopping() {
                 return;
             }
             let lines = figures::tray(&core).await.lines;
