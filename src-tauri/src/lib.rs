@@ -30,6 +30,9 @@ use crate::core::Core;
 /// Passed by the login entry: start with the window hidden (tray only).
 pub const HIDDEN_ARG: &str = "--hidden";
 
+/// Start with the glance window shown (otherwise the tray's "Show glance" opens it).
+pub const GLANCE_ARG: &str = "--glance";
+
 /// Runs the app until it quits; the exit code says how it ended.
 // `tauri::generate_context!` expands to Tauri's own code, which calls
 // `std::process::exit`; the app itself returns its ExitCode.
@@ -101,6 +104,12 @@ fn setup<R: Runtime>(app: &AppHandle<R>) {
     let visible = !std::env::args().any(|a| a == HIDDEN_ARG);
     if let Err(e) = window::create(app, &core, visible) {
         return fail(app, &format!("cannot open the window: {e}"));
+    }
+    // Before the tray, whose "Show glance" check mark starts from whether it is shown.
+    if std::env::args().any(|a| a == GLANCE_ARG) {
+        if let Err(e) = window::toggle_glance(app, &core) {
+            tracing::warn!(error = %e, "cannot open the glance window");
+        }
     }
     // A desktop without a tray still has the window; a second launch shows it again.
     if let Err(e) = tray::create(app, &core) {

@@ -225,12 +225,12 @@ class Launched:
         return listening_urls(self.out)[0][0]
 
 
-def launch(env, name, extra_env=None):
+def launch(env, name, extra_env=None, args=()):
     ARTIFACTS.mkdir(exist_ok=True)
     out, err = ARTIFACTS / f"{name}.stdout", ARTIFACTS / f"{name}.stderr"
     e = dict(env, **(extra_env or {}))
     with open(out, "w") as o, open(err, "w") as r:
-        proc = subprocess.Popen([APP], env=e, stdout=o, stderr=r, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen([APP, *args], env=e, stdout=o, stderr=r, stdin=subprocess.DEVNULL)
     return Launched(proc, out, err)
 
 
@@ -334,6 +334,28 @@ def test_a_taken_port_is_a_clear_message_and_a_dialog(env):
         assert taken.proc.poll() is None, "the app should wait on its dialog"
         taken.proc.terminate()
         taken.proc.wait(timeout=10)
+
+
+def test_the_glance_window_shows_todays_figures(env):
+    """`--glance` opens the glance at start (the tray's "Show glance" does the same; Xvfb has
+    no tray to click): a small window of its own, titled "Trimgate today", painting the UI's
+    glance page, beside a hidden main window."""
+    glance = launch(env, "glance", args=["--hidden", "--glance"])
+    try:
+        wait_for(lambda: listening_urls(glance.out) or glance.proc.poll() is not None, 30,
+                 "the app to listen")
+        assert glance.proc.poll() is None, read(glance.err)
+        wait_for(lambda: '"Trimgate today"' in window_titles(), 20, "a window titled Trimgate today")
+        # A blank page is one or two colours; the figures' text is antialiased in many.
+        wait_for(lambda: painted_colours("deb-glance.png", "Trimgate today") > 16, 20,
+                 "the glance to show its page (see artifacts/deb-glance.png)")
+        geometry = subprocess.run(["xwininfo", "-name", "Trimgate today"], capture_output=True,
+                                  text=True, check=True).stdout
+        width = int(re.search(r"Width: (\d+)", geometry).group(1))
+        assert width <= 400, geometry
+    finally:
+        glance.proc.send_signal(signal.SIGTERM)
+        assert glance.proc.wait(timeout=30) == 0, read(glance.err)
 
 
 # ---------------------------------------------------------------- 3. the window under WebDriver
