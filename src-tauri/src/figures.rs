@@ -91,6 +91,11 @@ pub async fn today(core: &Core) -> Figures {
             figures.tokens_spent = all.input_tokens + all.output_tokens;
             figures.usd_spent = all.cost_usd;
         }
+        // A quit during start (the tray's first figures) closes the ledger under the query.
+        Err(e) if core.stopping() => {
+            tracing::debug!(error = %e, "tray figures: the gateway is stopping");
+            figures.error = Some(e.to_string());
+        }
         Err(e) => {
             tracing::warn!(error = %e, "tray figures: cannot read the ledger");
             figures.error = Some(e.to_string());
