@@ -38,7 +38,7 @@ REEXPORT = re.compile(r"^pub use ([a-z_][a-z0-9_]*)::(?:\{([^}]*)\}|([a-z_][a-z0
 # gateway-core re-exports; it is listed so that an arrow into it reads as downward.
 LAYERS = [
     ("wire", {"trimgate_wire", "dialect", "scan", "sniff", "usage", "sse", "translate"}),
-    ("base", {"clock", "files", "workers", "idle", "db", "headers", "error"}),
+    ("base", {"clock", "files", "running", "workers", "idle", "db", "headers", "error"}),
     ("policy", {"optimize", "routing", "pricing", "retry", "health", "keys", "sessions"}),
     ("record", {"record"}),
     ("stores", {"secrets", "local_key", "cache", "ledger", "telemetry", "logs", "bodies", "virtual_keys"}),

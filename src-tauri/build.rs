@@ -14,6 +14,7 @@ const COMMANDS: &[&str] = &[
     "check_update",
     "install_update",
     "open_logs",
+    "tray_figures",
 ];
 
 const CONFIG_ENV: &str = "TAURI_CONFIG";

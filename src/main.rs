@@ -23,6 +23,7 @@ use gateway_core::launch::Gateway;
 use gateway_core::ledger;
 use gateway_core::ledger::stats::{By, Totals};
 use gateway_core::logs;
+use gateway_core::running::{self, Running};
 use gateway_core::server;
 use gateway_core::telemetry::{ENV_LOG, SPAN_TARGET};
 use tracing_subscriber::layer::SubscriberExt;
@@ -80,7 +81,8 @@ struct KeysArgs {
 struct HealthcheckArgs {
     #[command(flatten)]
     config: ConfigArgs,
-    /// The gateway's address (default: the config's listen address).
+    /// The gateway's address (default: the running desktop app's, else the config's listen
+    /// address).
     #[arg(long, env = "TRIMGATE_URL")]
     gateway: Option<String>,
 }
@@ -89,7 +91,8 @@ struct HealthcheckArgs {
 struct StatusArgs {
     #[command(flatten)]
     config: ConfigArgs,
-    /// The gateway's address (default: the config's listen address).
+    /// The gateway's address (default: the running desktop app's, else the config's listen
+    /// address).
     #[arg(long, env = "TRIMGATE_URL")]
     gateway: Option<String>,
     /// Print the gateway's JSON instead of a table.
@@ -101,7 +104,8 @@ struct StatusArgs {
 struct ShowArgs {
     #[command(flatten)]
     config: ConfigArgs,
-    /// The gateway's address (default: the config's listen address).
+    /// The gateway's address (default: the running desktop app's, else the config's listen
+    /// address).
     #[arg(long, env = "TRIMGATE_URL")]
     gateway: Option<String>,
     /// The id in the marker.
@@ -112,7 +116,8 @@ struct ShowArgs {
 struct WrapArgs {
     #[command(flatten)]
     config: ConfigArgs,
-    /// The gateway's address (default: the config's listen address).
+    /// The gateway's address (default: the running desktop app's, else the config's listen
+    /// address).
     #[arg(long, env = "TRIMGATE_URL")]
     gateway: Option<String>,
     /// The agent: claude, codex, aider, or another program.
@@ -549,7 +554,7 @@ async fn mock(args: MockArgs) -> Result<(), String> {
 }
 
 async fn stats(args: StatsArgs) -> Result<(), String> {
-    let config = load_config(&args.config)?;
+    let config = load_config(&stats_config(&args.config))?;
     let by = (args.by != "session")
         .then(|| By::parse(&args.by))
         .transpose()?;
@@ -668,15 +673,22 @@ fn client_target(config: &ConfigArgs, gateway: Option<String>) -> Result<status:
     })
 }
 
-/// The running gateway's base URL (`--gateway`, else the config's listen address) and the
-/// path of its local key when its config turns that on.
+/// The running gateway's base URL and the path of its local key when its config turns that
+/// on. The address is `--gateway` (or `TRIMGATE_URL`); else the desktop app's gateway when
+/// it runs (its `gateway.json`: the app may listen on a port no config names) and no other
+/// config is named; else the config's listen address.
 fn gateway_address(
     args: &ConfigArgs,
     gateway: Option<String>,
 ) -> Result<(String, Option<PathBuf>), String> {
     let named = args.config.clone();
+    let desktop = match &gateway {
+        Some(_) => None,
+        None => desktop_gateway(named.as_deref()),
+    };
     let config_path = named
         .clone()
+        .or_else(|| desktop_config(desktop.as_ref()))
         .or_else(|| config::default_config_path().filter(|p| p.exists()));
     let vars = config::env::read(std::env::vars()).map_err(|e| e.to_string())?;
     let config = match (&config_path, vars.is_empty()) {
@@ -684,13 +696,14 @@ fn gateway_address(
         (path, _) => match Config::load_layered(path.as_deref(), &vars) {
             Ok(config) => Some(config),
             // Given the address, a broken default config only costs the local key.
-            Err(_) if named.is_none() && gateway.is_some() => None,
+            Err(_) if named.is_none() && (gateway.is_some() || desktop.is_some()) => None,
             Err(e) => return Err(e.to_string()),
         },
     };
-    let base = match gateway {
-        Some(url) => url,
-        None => {
+    let base = match (gateway, desktop) {
+        (Some(url), _) => url,
+        (None, Some(app)) => app.base_url(),
+        (None, None) => {
             let listen = config
                 .as_ref()
                 .map_or_else(|| config::Server::default().listen, |c| c.server.listen);
@@ -707,6 +720,37 @@ fn gateway_address(
         .and(config_path)
         .map(|path| gateway_core::local_key::path_for(&path));
     Ok((base, local_key))
+}
+
+/// The desktop app's gateway, when its `gateway.json` records one that answers and runs on
+/// the config named (when one is): a record left by an app that crashed, or one for another
+/// config, is passed over.
+fn desktop_gateway(named: Option<&std::path::Path>) -> Option<Running> {
+    let app = running::default_path().and_then(|path| running::read(&path))?;
+    if let Some(named) = named {
+        let same = |a: &std::path::Path, b: &std::path::Path| {
+            a == b || std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()
+        };
+        if !app.config.as_deref().is_some_and(|c| same(c, named)) {
+            return None;
+        }
+    }
+    wrap::reachable(&format!("{}/healthz", app.base_url())).then_some(app)
+}
+
+/// The running desktop app's config file, when it has one on disk.
+fn desktop_config(app: Option<&Running>) -> Option<PathBuf> {
+    app?.config.clone().filter(|p| p.exists())
+}
+
+/// The config `trimgate stats` reads: the one named, else the running desktop app's (so the
+/// table counts the app's ledger), else the default.
+fn stats_config(args: &ConfigArgs) -> ConfigArgs {
+    let config = args
+        .config
+        .clone()
+        .or_else(|| desktop_config(desktop_gateway(None).as_ref()));
+    ConfigArgs { config }
 }
 
 fn check(args: ConfigArgs) -> Result<(), String> {

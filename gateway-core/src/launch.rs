@@ -127,6 +127,12 @@ impl Gateway {
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// The ledger's database, when there is a ledger: the desktop shell reads its tray
+    /// figures from it with `ledger::stats`, as the admin API does.
+    pub fn ledger_pool(&self) -> Option<AnyPool> {
+        self.ledger.as_ref().map(|(_, pool)| pool.clone())
+    }
+
     /// The admin API's token for this launch (the window's key to it); empty when the
     /// admin API is off.
     pub fn admin_token(&self) -> &str {

@@ -31,6 +31,7 @@
 //! - [`headers`]  — header names, and which headers are relayed, forwarded or dropped.
 //! - [`local_key`] — the optional local client key: made once, kept owner-only, checked on every client route.
 //! - [`files`]    — the gateway's own files: replaced whole, owner-only when it creates them.
+//! - [`running`]  — where the desktop app's gateway listens (`gateway.json`), for the `trimgate` command.
 //! - [`ledger`]   — one row per request in SQLite or PostgreSQL, written off the request path.
 //! - [`pricing`]  — what a request cost, per usage bucket, from a dated price table.
 //! - [`admin`]    — the admin API the window uses (guarded: loopback, Host, Origin, token) and `/ui`.
@@ -81,6 +82,7 @@ pub mod record;
 pub mod relay;
 pub mod retry;
 pub mod routing;
+pub mod running;
 pub mod secrets;
 pub mod server;
 pub mod sessions;

@@ -1,21 +1,23 @@
 //! The commands the window may call (each granted in `capabilities/main-window.json`):
-//! start at login, updates, and opening the log dir. Each is a few lines over a plugin; errors reach the window
-//! as `{kind, message}`.
+//! start at login, updates, opening the log dir, and the tray's figures. Each is a few lines
+//! over a plugin or the core; errors reach the window as `{kind, message}`.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use tauri::{AppHandle, Runtime, State};
+use tauri::{AppHandle, Manager, Runtime, State};
 use tauri_plugin_autostart::ManagerExt as _;
 use tauri_plugin_opener::OpenerExt as _;
 use tauri_plugin_updater::{Update, UpdaterExt as _};
 
+use crate::core::Core;
+use crate::figures::{self, TrayFigures};
 use crate::lifecycle;
 
 /// A failed command, as the window receives it.
 #[derive(Debug, Serialize)]
 pub struct CommandError {
-    /// `autostart`, `update_check`, `update_install`, `no_update` or `open_logs`.
+    /// `autostart`, `update_check`, `update_install`, `no_update`, `open_logs` or `no_gateway`.
     pub kind: &'static str,
     pub message: String,
 }
@@ -169,4 +171,16 @@ pub fn open_logs<R: Runtime>(app: AppHandle<R>) -> Result<(), CommandError> {
     app.opener()
         .open_path(dir.display().to_string(), None::<&str>)
         .map_err(|e| CommandError::new("open_logs", format!("cannot open {}: {e}", dir.display())))
+}
+
+/// Today's figures and the tray menu's texts for them, from the same function the tray
+/// calls: what the menu shows, for the window and for tests (a tray menu cannot be read
+/// from outside the process).
+#[tauri::command]
+pub async fn tray_figures<R: Runtime>(app: AppHandle<R>) -> Result<TrayFigures, CommandError> {
+    let core = app
+        .try_state::<Arc<Core>>()
+        .map(|c| c.inner().clone())
+        .ok_or_else(|| CommandError::new("no_gateway", "the gateway has not started"))?;
+    Ok(figures::tray(&core).await)
 }

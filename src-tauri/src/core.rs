@@ -11,6 +11,8 @@ use gateway_core::config::server::ENV_LISTEN;
 use gateway_core::config::ENV_CONFIG;
 use gateway_core::config::{self, Config};
 use gateway_core::launch::Gateway;
+use gateway_core::ledger::AnyPool;
+use gateway_core::running::{self, Running};
 use gateway_core::secrets::{KeyringStore, SecretStore};
 use gateway_core::server;
 use gateway_core::state::AppState;
@@ -46,6 +48,10 @@ pub struct Core {
     listen: SocketAddr,
     token: String,
     state: Arc<AppState>,
+    ledger: Option<AnyPool>,
+    /// `gateway.json`, where the `trimgate` command finds this gateway; none when it could
+    /// not be written.
+    record: Option<PathBuf>,
     stopping: AtomicBool,
     stopped: AtomicBool,
     stop: Mutex<Option<oneshot::Sender<()>>>,
@@ -84,7 +90,7 @@ impl Core {
         })?;
         config.server.listen = listen;
         let grace = config.server.shutdown_grace;
-        let gateway = Gateway::start(config, secret_store(), config_path)
+        let gateway = Gateway::start(config, secret_store(), config_path.clone())
             .await
             .map_err(|e| StartError::Gateway(e.to_string()))?;
         let token = gateway.admin_token().to_owned();
@@ -92,6 +98,8 @@ impl Core {
             return Err(StartError::Gateway("the admin API is off".into()));
         }
         let state = gateway.state.clone();
+        let ledger = gateway.ledger_pool();
+        let record = record_where_it_listens(listen, config_path);
         let (stop, stopped) = oneshot::channel::<()>();
         let served = tauri::async_runtime::spawn(gateway.serve(listener, async move {
             let _ = stopped.await;
@@ -101,6 +109,8 @@ impl Core {
             listen,
             token,
             state,
+            ledger,
+            record,
             stopping: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
             stop: Mutex::new(Some(stop)),
@@ -121,6 +131,16 @@ impl Core {
         &self.token
     }
 
+    /// The gateway's shared state: its config, providers' health, the pause.
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// The ledger's database, when there is a ledger.
+    pub fn ledger(&self) -> Option<&AnyPool> {
+        self.ledger.as_ref()
+    }
+
     /// Whether the optimizers are paused (from the tray or the window).
     pub fn paused(&self) -> bool {
         self.state.paused.load(Ordering::Relaxed)
@@ -134,6 +154,11 @@ impl Core {
     /// Claims the stop: true for the first caller only.
     pub fn begin_stop(&self) -> bool {
         !self.stopping.swap(true, Ordering::SeqCst)
+    }
+
+    /// Whether a stop has begun: the ledger may be closing.
+    pub fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
     }
 
     /// Whether the gateway has stopped (or never served).
@@ -158,7 +183,31 @@ impl Core {
             Err(_) => Err(StopError::TimedOut(limit)),
         };
         self.stopped.store(true, Ordering::SeqCst);
+        if let Some(path) = &self.record {
+            if let Err(e) = running::remove(path, std::process::id()) {
+                tracing::warn!(path = %path.display(), error = %e, "cannot remove the gateway's address file");
+            }
+        }
         result
+    }
+}
+
+/// Writes `gateway.json` in the data dir, so `trimgate stats`, `wrap` and `status` find
+/// this gateway even on a port the config does not name. Without it they fall back to
+/// the config: a warning, not a failed start.
+fn record_where_it_listens(listen: SocketAddr, config: Option<PathBuf>) -> Option<PathBuf> {
+    let path = running::default_path()?;
+    let record = Running {
+        listen,
+        pid: std::process::id(),
+        config,
+    };
+    match running::write(&path, &record) {
+        Ok(()) => Some(path),
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "cannot record where the gateway listens: the trimgate command will look where the config says");
+            None
+        }
     }
 }
 

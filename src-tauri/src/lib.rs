@@ -4,13 +4,15 @@
 //!
 //! - [`core`]: the gateway in-process — config, loopback listener, admin token, stop.
 //! - [`window`]: the window, the token handoff before its scripts run, where it may go.
-//! - [`tray`]: the tray icon and its menu (status, open, pause optimizers, quit).
-//! - [`commands`]: what the window may call — start at login, check and install updates,
+//! - [`tray`]: the tray icon and its menu (status, today's figures, open, glance, pause, quit).
+//! - [`figures`]: today's tokens and dollars saved and spent, and the providers' health.
+//! - [`commands`]: what the window may call — start at login, updates, the tray's figures,
 //!   open the log dir.
 //! - [`lifecycle`]: quitting and restarting with the gateway stopped first.
 
 pub mod commands;
 pub mod core;
+pub mod figures;
 pub mod lifecycle;
 pub mod tray;
 pub mod window;
@@ -31,6 +33,9 @@ use crate::core::Core;
 
 /// Passed by the login entry: start with the window hidden (tray only).
 pub const HIDDEN_ARG: &str = "--hidden";
+
+/// Start with the glance window shown (otherwise the tray's "Show glance" opens it).
+pub const GLANCE_ARG: &str = "--glance";
 
 /// Runs the app until it quits; the exit code says how it ended.
 // `tauri::generate_context!` expands to Tauri's own code, which calls
@@ -60,12 +65,16 @@ pub fn run() -> ExitCode {
             commands::check_update,
             commands::install_update,
             commands::open_logs,
+            commands::tray_figures,
         ])
         .on_window_event(|window, event| {
             // Closing the window keeps the gateway running; Quit is in the tray.
             if let WindowEvent::CloseRequested { api, .. } = event {
                 api.prevent_close();
                 let _ = window.hide();
+                if window.label() == window::GLANCE {
+                    tray::show_glance_checked(window.app_handle(), false);
+                }
             }
         })
         .setup(|app| {
@@ -101,6 +110,12 @@ fn setup<R: Runtime>(app: &AppHandle<R>) {
     let visible = !std::env::args().any(|a| a == HIDDEN_ARG);
     if let Err(e) = window::create(app, &core, visible) {
         return fail(app, &format!("cannot open the window: {e}"));
+    }
+    // Before the tray, whose "Show glance" check mark starts from whether it is shown.
+    if std::env::args().any(|a| a == GLANCE_ARG) {
+        if let Err(e) = window::toggle_glance(app, &core) {
+            tracing::warn!(error = %e, "cannot open the glance window");
+        }
     }
     // A desktop without a tray still has the window; a second launch shows it again.
     if let Err(e) = tray::create(app, &core) {

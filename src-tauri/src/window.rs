@@ -1,5 +1,7 @@
-//! The one window: the bundled UI, told before any of its scripts run where the gateway
-//! listens and which token opens its admin API. It stays on the app's own pages.
+//! The windows: the main one and the optional glance (a small always-on-top window with
+//! today's figures, from the same UI build at `index.html?glance`). Both are the bundled
+//! UI, told before any of their scripts run where the gateway listens and which token opens
+//! its admin API, and both stay on the app's own pages.
 
 use tauri::{AppHandle, Manager, Runtime, Url, WebviewUrl, WebviewWindow, WebviewWindowBuilder};
 
@@ -9,6 +11,11 @@ use crate::core::Core;
 pub const MAIN: &str = "main";
 
 const TITLE: &str = "Trimgate";
+
+/// The glance window's label; the capability in `capabilities/glance-window.json` names it.
+pub const GLANCE: &str = "glance";
+
+const GLANCE_TITLE: &str = "Trimgate today";
 
 /// Where the bundled UI is served from: `tauri://localhost` on Linux and macOS,
 /// `http://tauri.localhost` on Windows.
@@ -38,6 +45,39 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) {
     let _ = window.unminimize();
     let _ = window.show();
     let _ = window.set_focus();
+}
+
+/// Whether the glance window is shown.
+pub fn glance_shown<R: Runtime>(app: &AppHandle<R>) -> bool {
+    app.get_webview_window(GLANCE)
+        .and_then(|w| w.is_visible().ok())
+        .unwrap_or(false)
+}
+
+/// Shows the glance window (made on first use), or hides it when it is shown; answers
+/// whether it is shown after.
+pub fn toggle_glance<R: Runtime>(app: &AppHandle<R>, core: &Core) -> tauri::Result<bool> {
+    if let Some(glance) = app.get_webview_window(GLANCE) {
+        if glance.is_visible()? {
+            glance.hide()?;
+            return Ok(false);
+        }
+        glance.show()?;
+        return Ok(true);
+    }
+    // Small, on top of other windows, without a title bar or a taskbar entry: it is read
+    // in passing. The page is its drag handle.
+    WebviewWindowBuilder::new(app, GLANCE, WebviewUrl::App("index.html?glance".into()))
+        .title(GLANCE_TITLE)
+        .inner_size(300.0, 190.0)
+        .resizable(false)
+        .decorations(false)
+        .always_on_top(true)
+        .skip_taskbar(true)
+        .initialization_script(init_script(&core.api_base(), core.token()))
+        .on_navigation(is_app_page)
+        .build()?;
+    Ok(true)
 }
 
 /// Sets `window.__TRIMGATE__ = { apiBase, token }`, read-only, on the app's own pages only:

@@ -8,9 +8,10 @@ the project's mock (`trimgate mock`). Screenshots go to tests/desktop/artifacts/
 The tests run in file order and share one launch per part:
   1. the app as a user starts it: gateway, window, SDK request, second launch, quit;
   2. a port already taken: a clear message and a dialog, no panic;
-  3. the window under WebKitWebDriver: the token handoff, the commands the window may and
-     may not call, and the updater, from "no update" to installing a signed newer package
-     and restarting into it.
+  3. the window under WebKitWebDriver: the token handoff, the tray's figures (through the
+     command that runs the menu's own function), the packaged `trimgate` command finding the
+     running app, the log file, the commands the window may and may not call, and the
+     updater, from "no update" to installing a signed newer package and restarting into it.
 """
 
 import http.server
@@ -35,7 +36,9 @@ import openai
 import pytest
 
 APP = "/usr/bin/trimgate-desktop"
+CLI = "/usr/bin/trimgate"
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
 ARTIFACTS = HERE / "artifacts"
 LISTENING = re.compile(r"Trimgate listening on (http://127\.0\.0\.1:(\d+))")
 UPDATE_HOST = "updates.trimgate.test"
@@ -148,6 +151,11 @@ def apps_of(home):
     return pids
 
 
+def running_file(home):
+    """Where the app records its gateway's address ($XDG_DATA_HOME/trimgate/gateway.json)."""
+    return home / "data/trimgate/gateway.json"
+
+
 def installed_version():
     return subprocess.run(
         ["dpkg-query", "-W", "-f=${Version}", PACKAGE], capture_output=True, text=True
@@ -217,12 +225,12 @@ class Launched:
         return listening_urls(self.out)[0][0]
 
 
-def launch(env, name, extra_env=None):
+def launch(env, name, extra_env=None, args=()):
     ARTIFACTS.mkdir(exist_ok=True)
     out, err = ARTIFACTS / f"{name}.stdout", ARTIFACTS / f"{name}.stderr"
     e = dict(env, **(extra_env or {}))
     with open(out, "w") as o, open(err, "w") as r:
-        proc = subprocess.Popen([APP], env=e, stdout=o, stderr=r, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen([APP, *args], env=e, stdout=o, stderr=r, stdin=subprocess.DEVNULL)
     return Launched(proc, out, err)
 
 
@@ -250,6 +258,15 @@ def test_package_installs_the_app_its_menu_entry_and_icons():
     assert "libwebkit2gtk-4.1-0" in depends
     # The tray icon loads libayatana-appindicator at run time: the package must pull it in.
     assert "appindicator" in depends, depends
+
+
+def test_package_ships_the_trimgate_command():
+    listed = subprocess.run(["dpkg-deb", "-c", str(DEB)], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"^-rwxr-xr-x .* (\./)?usr/bin/trimgate$", listed, re.M), listed
+    files = subprocess.run(["dpkg", "-L", PACKAGE], capture_output=True, text=True, check=True).stdout
+    assert CLI in files.splitlines()
+    version = subprocess.run([CLI, "--version"], capture_output=True, text=True, check=True).stdout
+    assert version.strip() == f"trimgate {installed_version()}", version
 
 
 def test_window_opens_on_the_bundled_ui(app):
@@ -283,8 +300,12 @@ def test_a_second_launch_hands_over_to_the_running_app(app, env):
 
 
 def test_sigterm_stops_the_gateway_and_writes_the_ledger(app, home):
+    # While it runs, the app says where it listens for the `trimgate` command.
+    record = json.loads(read(running_file(home)))
+    assert record["listen"] == app.url.removeprefix("http://") and record["pid"] == app.proc.pid, record
     app.proc.send_signal(signal.SIGTERM)
     assert app.proc.wait(timeout=30) == 0, read(app.err)
+    assert not running_file(home).exists(), "gateway.json outlived the app"
     err = read(app.err)
     assert "stopping the gateway" in err and "gateway stopped" in err, err
     ledger = home / "data/trimgate/ledger.sqlite"
@@ -313,6 +334,28 @@ def test_a_taken_port_is_a_clear_message_and_a_dialog(env):
         assert taken.proc.poll() is None, "the app should wait on its dialog"
         taken.proc.terminate()
         taken.proc.wait(timeout=10)
+
+
+def test_the_glance_window_shows_todays_figures(env):
+    """`--glance` opens the glance at start (the tray's "Show glance" does the same; Xvfb has
+    no tray to click): a small window of its own, titled "Trimgate today", painting the UI's
+    glance page, beside a hidden main window."""
+    glance = launch(env, "glance", args=["--hidden", "--glance"])
+    try:
+        wait_for(lambda: listening_urls(glance.out) or glance.proc.poll() is not None, 30,
+                 "the app to listen")
+        assert glance.proc.poll() is None, read(glance.err)
+        wait_for(lambda: '"Trimgate today"' in window_titles(), 20, "a window titled Trimgate today")
+        # A blank page is one or two colours; the figures' text is antialiased in many.
+        wait_for(lambda: painted_colours("deb-glance.png", "Trimgate today") > 16, 20,
+                 "the glance to show its page (see artifacts/deb-glance.png)")
+        geometry = subprocess.run(["xwininfo", "-name", "Trimgate today"], capture_output=True,
+                                  text=True, check=True).stdout
+        width = int(re.search(r"Width: (\d+)", geometry).group(1))
+        assert width <= 400, geometry
+    finally:
+        glance.proc.send_signal(signal.SIGTERM)
+        assert glance.proc.wait(timeout=30) == 0, read(glance.err)
 
 
 # ---------------------------------------------------------------- 3. the window under WebDriver
@@ -543,6 +586,94 @@ def test_window_reaches_the_admin_api_with_its_token(driven):
     assert answer["body"]["listen"].endswith(driven.url.rsplit(":", 1)[1])
 
 
+def admin_get(driven, path):
+    """GET /admin/api/<path> from the window, with its token, as the UI does."""
+    answer = driven._call("POST", f"/session/{driven.session}/execute/async", {
+        "script": """
+            const [path, done] = arguments;
+            const {apiBase, token} = window.__TRIMGATE__;
+            fetch(apiBase + '/admin/api/' + path, {headers: {authorization: 'Bearer ' + token}})
+              .then(r => r.json().then(j => done({status: r.status, body: j})))
+              .catch(e => done({error: String(e)}));
+        """,
+        "args": [path],
+    })
+    assert answer.get("status") == 200, answer
+    return answer["body"]
+
+
+@pytest.fixture(scope="module")
+def traffic(driven):
+    """Two requests through the driven app's gateway, the mock answering, and the tray's
+    figures before them (the ledger holds part 1's request too: same HOME, same day)."""
+    before = driven.invoke("tray_figures")["ok"]["figures"]
+    client = openai.OpenAI(base_url=f"{driven.url}/v1", api_key="unused-by-this-config", max_retries=0)
+    usage = 0
+    for text in ("figures for the tray", "and a second one"):
+        answer = client.chat.completions.create(model="gpt-5", messages=[{"role": "user", "content": text}])
+        usage += answer.usage.prompt_tokens + answer.usage.completion_tokens
+    assert usage > 0
+    return {"before": before, "usage": usage}
+
+
+def test_tray_figures_count_todays_requests_and_the_providers_health(driven, traffic):
+    before = traffic["before"]
+
+    def counted():
+        answer = driven.invoke("tray_figures")
+        assert "ok" in answer, answer
+        return answer["ok"] if answer["ok"]["figures"]["requests"] >= before["requests"] + 2 else None
+
+    tray = wait_for(counted, 30, "the ledger to record the requests the tray counts")
+    f, lines = tray["figures"], tray["lines"]
+    assert f["ledger"] is True and f["error"] is None, f
+    assert f["requests"] == before["requests"] + 2, (before, f)
+    assert f["tokens_spent"] == before["tokens_spent"] + traffic["usage"], (before, f, traffic)
+    assert f["providers"] == [{"provider": "mock", "state": "up", "retry_in_secs": None}], f
+    # The menu's exact lines.
+    assert lines["providers"] == ["mock: up"], lines
+    assert re.fullmatch(r"Spent today: [0-9.]+[kMB]? tokens, (\$[0-9.,]+|<\$0\.0001)", lines["spent"]), lines
+    assert re.fullmatch(r"Saved today: [0-9.]+[kMB]? tokens, (\$[0-9.,]+|<\$0\.0001)", lines["saved"]), lines
+    # The same day and the same ledger as the window's Overview ("today" from local midnight).
+    midnight = driven.run("const d = new Date(); d.setHours(0, 0, 0, 0); return d.getTime();")
+    assert f["since_ms"] == midnight
+    total = admin_get(driven, f"savings?by=provider&since={f['since_ms']}")["total"]
+    assert total["input_tokens"] + total["output_tokens"] == f["tokens_spent"], (total, f)
+    assert total["requests"] == f["requests"] and total["saved_tokens"] == f["tokens_saved"], (total, f)
+    health = admin_get(driven, "health")["providers"]
+    assert [(h["provider"], h["state"]) for h in health] == [("mock", "up")], health
+
+
+def cli(env, *args):
+    return subprocess.run([CLI, *args], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_the_packaged_trimgate_command_finds_the_running_app(driven, traffic, env, home):
+    port = driven.url.rsplit(":", 1)[1]
+    record = json.loads(read(running_file(home)))
+    assert record["listen"] == f"127.0.0.1:{port}", record
+    assert record["config"] == str(home / "config/trimgate/config.toml"), record
+    assert listener_pid(int(port)) == record["pid"], record
+    # The config says port 0: only the app's record can lead the command to it.
+    status = cli(env, "status", "--json")
+    assert status.returncode == 0, status.stderr
+    assert [p["provider"] for p in json.loads(status.stdout)["providers"]] == ["mock"], status.stdout
+    wrapped = cli(env, "wrap", "sh", "--", "-c", 'printf "%s\n%s" "$OPENAI_BASE_URL" "$ANTHROPIC_BASE_URL"')
+    assert wrapped.returncode == 0, wrapped.stderr
+    assert wrapped.stdout.splitlines() == [f"{driven.url}/v1", driven.url], wrapped.stdout
+    assert f"through {driven.url}" in wrapped.stderr
+    # `trimgate stats` reads the app's ledger: today's totals are the tray's.
+    tray = driven.invoke("tray_figures")["ok"]["figures"]
+    stats = cli(env, "stats", "--json", "--by", "provider", "--since", str(tray["since_ms"]))
+    assert stats.returncode == 0, stats.stderr
+    rows = json.loads(stats.stdout)
+    assert sum(r["requests"] for r in rows) == tray["requests"], (rows, tray)
+    assert sum(r["input_tokens"] + r["output_tokens"] for r in rows) == tray["tokens_spent"], (rows, tray)
+    # A gateway named on the command line still wins over the app's record.
+    elsewhere = cli(dict(env, TRIMGATE_URL=f"http://127.0.0.1:{free_port()}"), "status")
+    assert elsewhere.returncode == 1 and "no gateway answers" in elsewhere.stderr, elsewhere.stderr
+
+
 @pytest.fixture(scope="module")
 def strict_mock_url():
     """A mock provider that accepts one key only."""
@@ -595,9 +726,15 @@ def test_autostart_is_off_then_on_then_off(driven, home):
     assert not entry.exists()
 
 
-def test_the_app_writes_its_log_file_in_the_platform_log_dir(driven, home):
+def test_the_app_writes_its_log_file_in_the_platform_log_dir(driven, traffic, home):
+    """gateway_core::logs::default_dir(): $XDG_STATE_HOME/trimgate/logs, else
+    ~/.local/state/trimgate/logs (the test's env sets no XDG_STATE_HOME): the start, the
+    address the app listens on, and never the window's admin token."""
     log = home / ".local/state/trimgate/logs/trimgate.log"
-    wait_for(lambda: log.is_file() and "gateway started" in log.read_text(), 30, "the app's log file")
+    text = wait_for(lambda: log.is_file() and "gateway started" in read(log) and read(log), 30,
+                    f"the app's log file at {log}")
+    assert f"127.0.0.1:{driven.url.rsplit(':', 1)[1]}" in text, text[-2000:]
+    assert driven.run("return window.__TRIMGATE__.token;") not in text
 
 
 @pytest.mark.parametrize("command", [

@@ -984,4 +984,27 @@ describe('the window against the real gateway', () => {
     await panel.getByLabel('Format', { exact: true }).selectOption('');
     assert.deepEqual(consoleErrors.filter((e) => !/Failed to load resource/.test(e)), []);
   });
+
+  it('shows today in the glance (`?glance`): saved and spent, and each provider’s health, without the shell', async () => {
+    const midnight = new Date();
+    midnight.setHours(0, 0, 0, 0);
+    const { total } = await admin('GET', `/savings?by=provider&since=${midnight.getTime()}`);
+    const { providers } = await admin('GET', '/health');
+    await page.setViewportSize({ width: 300, height: 190 });
+    await page.goto(`${origin}/ui/?glance${new URL(windowUrl).hash}`);
+    const glance = page.getByRole('main', { name: 'Trimgate today' });
+    await until('the glance’s figures', async () => /tokens · \$/.test(await textOf(glance.getByTestId('glance-spent'))));
+    assert.equal(await page.getByRole('navigation', { name: 'Main' }).count(), 0, 'the glance has no navigation');
+    assert.match(await textOf(glance.getByTestId('glance-saved')), /^[0-9.]+[kMB]? tokens · (\$[0-9.,]+|<\$0\.0001)$/);
+    assert.ok(total.requests > 0, 'the steps before sent requests today');
+    assert.ok(!(await textOf(glance.getByTestId('glance-spent'))).startsWith('0 tokens'), 'today’s spending shows');
+    const items = await glance.getByRole('list', { name: 'Providers' }).getByRole('listitem').allTextContents();
+    assert.deepEqual(
+      items.map((t) => t.replace(/^●\s*/, '').trim().split(':')[0]),
+      providers.map((p) => p.provider),
+    );
+    await screenshot('glance');
+    await page.setViewportSize({ width: 1280, height: 860 });
+    await page.goto(windowUrl);
+  });
 });
