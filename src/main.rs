@@ -285,6 +285,14 @@ fn init_logging(
     // One line, not a log event too: the diagnostics report it from the status.
     if let Some(problem) = logging.status().problem() {
         eprintln!("{problem}");
+    } else if let Some(file) = logging
+        .status()
+        .file
+        .as_ref()
+        .filter(|_| logging.status().writable)
+    {
+        // Where to look when something goes wrong, beside the ledger's line.
+        eprintln!("log: {}", file.display());
     }
     // Like a broken ledger, a broken exporter never stops the gateway from serving.
     if let Some(e) = failed {

@@ -103,6 +103,11 @@ async fn the_log_file_is_written_without_keys_or_prompts() {
     let stderr = gw.stderr();
     assert!(stderr.contains("request failed"), "{stderr}");
     assert!(!stderr.contains(KEY) && !stderr.contains("ZEBRA-PROMPT"));
+    // The start says where the file is.
+    assert!(
+        stderr.contains(&format!("log: {}", path.display())),
+        "{stderr}"
+    );
 
     let (report, raw) = diagnostics(&gw).await;
     assert!(
