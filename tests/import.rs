@@ -53,6 +53,23 @@ fn body(file_name: &str, content: &[u8], format: Option<&str>) -> Value {
     b
 }
 
+/// `/import/<action>` (`preview` or `apply`) with the sample file `sample`, uploaded as `file_name`.
+async fn send_sample(
+    gw: &Gateway,
+    action: &str,
+    file_name: &str,
+    sample_name: &str,
+) -> (u16, Value) {
+    let path = format!("/import/{action}");
+    call(
+        gw,
+        "POST",
+        &path,
+        Some(&body(file_name, &sample(sample_name), None)),
+    )
+    .await
+}
+
 async fn call(gw: &Gateway, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
     let mut req = client()
         .request(
@@ -97,13 +114,7 @@ async fn previews_show_the_plan_and_change_nothing() {
     let config_path = gw.dir.path().join("config.toml");
     let before = std::fs::read(&config_path).unwrap();
 
-    let (status, plan) = call(
-        &gw,
-        "POST",
-        "/import/preview",
-        Some(&body("cc-switch.db", &sample("cc-switch.db"), None)),
-    )
-    .await;
+    let (status, plan) = send_sample(&gw, "preview", "cc-switch.db", "cc-switch.db").await;
     assert_eq!(status, 200, "{plan}");
     assert_eq!(plan["format"], "cc-switch");
     let deepseek = named(&plan["providers"], "deepseek");
@@ -116,17 +127,8 @@ async fn previews_show_the_plan_and_change_nothing() {
     assert!(skipped_items(&plan).iter().any(|i| i.contains("opencode")));
     assert_eq!(plan["problems"], json!([]));
 
-    let (status, plan) = call(
-        &gw,
-        "POST",
-        "/import/preview",
-        Some(&body(
-            "config.json",
-            &sample("claude-code-router.json"),
-            None,
-        )),
-    )
-    .await;
+    let (status, plan) =
+        send_sample(&gw, "preview", "config.json", "claude-code-router.json").await;
     assert_eq!(status, 200, "{plan}");
     assert_eq!(plan["format"], "claude-code-router");
     let deepseek = named(&plan["providers"], "deepseek");
@@ -134,13 +136,7 @@ async fn previews_show_the_plan_and_change_nothing() {
     assert_eq!(deepseek["key_mask"], "sk-…0001");
     assert!(skipped_items(&plan).contains(&"Router.think".to_owned()));
 
-    let (status, plan) = call(
-        &gw,
-        "POST",
-        "/import/preview",
-        Some(&body("config.yaml", &sample("litellm.yaml"), None)),
-    )
-    .await;
+    let (status, plan) = send_sample(&gw, "preview", "config.yaml", "litellm.yaml").await;
     assert_eq!(status, 200, "{plan}");
     assert_eq!(plan["format"], "litellm");
     // `gpt-4o` is routed in the config already: kept, and the import's left out.
@@ -256,13 +252,7 @@ async fn each_format_is_applied_with_its_keys_in_the_keychain() {
     let gw = Gateway::spawn_with_env(CONFIG, ENV);
     let config_path = gw.dir.path().join("config.toml");
 
-    let (status, report) = call(
-        &gw,
-        "POST",
-        "/import/apply",
-        Some(&body("cc-switch.db", &sample("cc-switch.db"), None)),
-    )
-    .await;
+    let (status, report) = send_sample(&gw, "apply", "cc-switch.db", "cc-switch.db").await;
     assert_eq!(status, 200, "{report}");
     let stored: Vec<&str> = report["keys_stored"]
         .as_array()
@@ -275,17 +265,8 @@ async fn each_format_is_applied_with_its_keys_in_the_keychain() {
         ["deepseek", "kimi-for-coding", "kimi", "gemini-relay"]
     );
 
-    let (status, report) = call(
-        &gw,
-        "POST",
-        "/import/apply",
-        Some(&body(
-            "config.json",
-            &sample("claude-code-router.json"),
-            None,
-        )),
-    )
-    .await;
+    let (status, report) =
+        send_sample(&gw, "apply", "config.json", "claude-code-router.json").await;
     assert_eq!(status, 200, "{report}");
     // CC Switch's deepseek came first: this one is renamed, and says so.
     let renamed = named(&report["providers"], "deepseek-ccr");
@@ -293,13 +274,7 @@ async fn each_format_is_applied_with_its_keys_in_the_keychain() {
     // Claude Code's slots are CC Switch's already: kept, reported.
     assert!(skipped_items(&report).contains(&"route \"claude-opus-*\"".to_owned()));
 
-    let (status, report) = call(
-        &gw,
-        "POST",
-        "/import/apply",
-        Some(&body("config.yaml", &sample("litellm.yaml"), None)),
-    )
-    .await;
+    let (status, report) = send_sample(&gw, "apply", "config.yaml", "litellm.yaml").await;
     assert_eq!(status, 200, "{report}");
 
     let (_, list) = call(&gw, "GET", "/providers", None).await;
@@ -350,17 +325,7 @@ async fn each_format_is_applied_with_its_keys_in_the_keychain() {
 
     // Applied again: everything there already, nothing added.
     let text_before = std::fs::read_to_string(&config_path).unwrap();
-    let (status, again) = call(
-        &gw,
-        "POST",
-        "/import/apply",
-        Some(&body(
-            "config.json",
-            &sample("claude-code-router.json"),
-            None,
-        )),
-    )
-    .await;
+    let (status, again) = send_sample(&gw, "apply", "config.json", "claude-code-router.json").await;
     assert_eq!(status, 200, "{again}");
     assert_eq!(again["providers"], json!([]), "{again}");
     assert_eq!(std::fs::read_to_string(&config_path).unwrap(), text_before);
