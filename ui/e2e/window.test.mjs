@@ -658,6 +658,23 @@ describe('the window against the real gateway', () => {
     await deadCard.scrollIntoViewIfNeeded();
     await screenshot('provider-cooling-down');
 
+    if (!FAKE) {
+      // The feed shows the request's two attempts (one request id), and its detail both, in order.
+      const id = response.headers.get('x-request-id');
+      await nav('Overview');
+      const feed = page.getByRole('table', { name: 'Recent requests' });
+      await until('both attempts in the feed', async () => (await feed.locator(`a[href="#/requests/${id}"]`).count()) === 2, 10_000);
+      await feed.locator(`a[href="#/requests/${id}"]`).first().click();
+      const attempts = page.getByRole('article', { name: `Request ${id}` }).getByRole('table', { name: 'Attempts' });
+      await attempts.waitFor();
+      const tried = await attempts.locator('tbody tr').allTextContents();
+      assert.equal(tried.length, 2, tried.join('\n'));
+      assert.match(tried[0], /dead/);
+      assert.match(tried[1], /mock/);
+      await screenshot('request-attempts');
+      await nav('Providers');
+    }
+
     // Gone from the window, with its route.
     await deadCard.getByRole('button', { name: 'Delete provider' }).click();
     await deadCard.getByRole('button', { name: 'Yes, delete dead' }).click();
