@@ -319,15 +319,23 @@ async fn optimize(
             .await
             .unwrap_or_default()
     };
+    // Each rewritten block's id, once: the record names them, and the ledger keeps those a
+    // marker points at.
+    let rewrites: Vec<String> = outcome
+        .changes
+        .iter()
+        .map(|c| crate::optimize::originals::id(&c.hash))
+        .collect();
     // What a marker says is kept must outlive this process's memory: into the ledger.
     if let Some(db) = state.originals_db() {
-        for change in outcome
+        for (change, id) in outcome
             .changes
             .iter()
-            .filter(|c| c.replacement.contains("/originals/"))
+            .zip(&rewrites)
+            .filter(|(c, _)| c.replacement.contains("/originals/"))
         {
             db.keep(crate::ledger::originals::Kept {
-                id: crate::optimize::originals::id(&change.hash),
+                id: id.clone(),
                 pass: change.pass,
                 original: change.original.clone(),
             });
@@ -338,11 +346,6 @@ async fn optimize(
         let applied = outcome.for_counting();
         tokio::task::spawn_blocking(move || applied.exact_tokens(&optimizer.shared.counts))
     });
-    let rewrites = outcome
-        .changes
-        .iter()
-        .map(|c| crate::optimize::originals::id(&c.hash))
-        .collect();
     ctx.optimized = Some(Optimized {
         applied: outcome.applied_header(),
         saved_bytes: outcome.saved_bytes,

@@ -266,33 +266,9 @@ export interface PassChange {
   after: number;
 }
 
-export interface RequestRow {
-  id: string;
-  time_ms: number;
-  dialect: string;
-  provider: string | null;
-  model: string | null;
-  served: string | null;
-  streamed: boolean;
-  status: number;
-  /** `completed`, `gateway_error`, `client_cancelled` or `upstream_failed`. */
-  outcome: string;
-  latency_ms: number;
-  overhead_ms: number;
-  /** Provider-reported; null when the provider reported none (a cache hit, an error). */
-  input_tokens: number | null;
-  output_tokens: number | null;
-  cache_read_tokens: number | null;
-  /** What the passes did, as in `x-trimgate-applied` (`tool_output=standard terse=lite`), or empty. */
-  applied: string | null;
-  saved_tokens: number;
-  cache: string | null;
+/** A row of the live feed: one attempt, with what each pass changed. */
+export interface RequestRow extends RequestAttempt {
   passes: PassChange[];
-  /** From arrival to the provider's response headers; null when no provider answered. */
-  first_byte_ms?: number | null;
-  session?: string | null;
-  attempt?: number | null;
-  error?: string | null;
 }
 
 /** What the Requests page asks for; empty fields do not narrow. */
@@ -335,14 +311,18 @@ export interface RequestAttempt {
   served: string | null;
   streamed: boolean;
   status: number;
+  /** `completed`, `gateway_error`, `client_cancelled`, `upstream_failed` or `retried`. */
   outcome: string;
   error?: string | null;
   latency_ms: number;
   overhead_ms: number;
+  /** From arrival to the provider's response headers; null when no provider answered. */
   first_byte_ms?: number | null;
+  /** Provider-reported; null when the provider reported none (a cache hit, an error). */
   input_tokens: number | null;
   output_tokens: number | null;
   cache_read_tokens: number | null;
+  /** What the passes did, as in `x-trimgate-applied` (`tool_output=standard terse=lite`), or empty. */
   applied: string | null;
   saved_tokens: number;
   cost_usd?: number | null;
