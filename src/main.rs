@@ -1,6 +1,7 @@
 //! The `trimgate` command: thin. It parses flags, loads the config, sets up logging (and
 //! trace export, when configured), binds, and hands over to gateway-core.
 
+mod allocator;
 mod keys;
 mod memory;
 mod sessions;
@@ -33,7 +34,7 @@ use trimgate_mock::{MockConfig, MockState};
 
 // glibc's malloc contends across the runtime's threads; mimalloc keeps per-thread heaps.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: allocator::Mimalloc = allocator::Mimalloc;
 
 #[derive(Parser)]
 #[command(

@@ -154,12 +154,74 @@ pub async fn method_not_allowed(request: Request) -> Response {
 
 /// A proxied endpoint: the handler runs inside the request's span.
 fn endpoint(e: Endpoint) -> axum::routing::MethodRouter<Arc<AppState>> {
-    post(move |state: State<Arc<AppState>>, request: Request| {
-        let span = telemetry::request_span(e, request.uri().path());
-        // Boxed where it is made: the request's future is kilobytes (every stage's state),
-        // and axum moves the handler's future more than once before polling it.
-        Box::pin(proxy::handle(state, e, request)).instrument(span)
-    })
+    post(move |State(state): State<Arc<AppState>>, request: Request| call(state, e, request))
+}
+
+/// The proxied endpoint a `POST` to `path` asks for, with or without the `/v1` prefix:
+/// the routes [`router`] gives [`endpoint`], which [`App`] also takes directly.
+fn proxied(path: &str) -> Option<Endpoint> {
+    let below = path.strip_prefix("/v1").unwrap_or(path);
+    PROXIED.iter().find(|(p, _)| *p == below).map(|(_, e)| *e)
+}
+
+/// The whole HTTP surface as one service: a `POST` to a proxied path goes straight to its
+/// handler; the router would find the same one, at the cost of its matching, its
+/// extractors and a future of its own around the handler's (several thousand
+/// instructions a request, BENCHMARKS.md). Everything else goes through the router.
+#[derive(Clone)]
+pub struct App {
+    state: Arc<AppState>,
+    router: Router,
+}
+
+impl App {
+    pub fn new(state: Arc<AppState>, router: Router) -> App {
+        App { state, router }
+    }
+}
+
+type Handled = tracing::instrument::Instrumented<
+    std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>,
+>;
+
+impl tower::Service<http::Request<hyper::body::Incoming>> for App {
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = futures_util::future::Either<
+        futures_util::future::Map<Handled, fn(Response) -> Result<Response, Self::Error>>,
+        axum::routing::future::RouteFuture<Self::Error>,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        // Both the handler and the router are always ready.
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<hyper::body::Incoming>) -> Self::Future {
+        use futures_util::future::{Either, FutureExt};
+        let proxied = (request.method() == http::Method::POST)
+            .then(|| proxied(request.uri().path()))
+            .flatten();
+        match proxied {
+            Some(e) => Either::Left(
+                call(self.state.clone(), e, request.map(Body::new)).map(Ok as fn(_) -> _),
+            ),
+            None => Either::Right(self.router.call(request)),
+        }
+    }
+}
+
+/// A proxied request, handled inside its span.
+fn call(state: Arc<AppState>, e: Endpoint, request: Request) -> Handled {
+    let span = telemetry::request_span(e, request.uri().path());
+    // Boxed where it is made: the request's future is kilobytes (every stage's state),
+    // and it is moved more than once before it is polled.
+    let handled: std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>> =
+        Box::pin(proxy::handle(State(state), e, request));
+    handled.instrument(span)
 }
 
 /// A Gemini method call, `POST …/models/{model}:{method}`: the model and the method are
@@ -231,6 +293,14 @@ async fn gemini_model(
     }
 }
 
+/// The proxied paths below the optional `/v1` (see [`proxied`]).
+const PROXIED: [(&str, Endpoint); 4] = [
+    ("/chat/completions", Endpoint::ChatCompletions),
+    ("/responses", Endpoint::Responses),
+    ("/messages", Endpoint::Messages),
+    ("/messages/count_tokens", Endpoint::CountTokens),
+];
+
 /// The gateway's own routes, before the state is given. The `/v1` prefix is optional,
 /// since some clients are pointed at the bare base URL. Unknown paths and methods are
 /// answered by [`not_found`] and [`method_not_allowed`], set by the launch once every
@@ -238,21 +308,10 @@ async fn gemini_model(
 pub fn router() -> Router<Arc<AppState>> {
     let mut router = Router::new();
     for prefix in ["/v1", ""] {
-        router = router
-            .route(
-                &format!("{prefix}/chat/completions"),
-                endpoint(Endpoint::ChatCompletions),
-            )
-            .route(
-                &format!("{prefix}/responses"),
-                endpoint(Endpoint::Responses),
-            )
-            .route(&format!("{prefix}/messages"), endpoint(Endpoint::Messages))
-            .route(
-                &format!("{prefix}/messages/count_tokens"),
-                endpoint(Endpoint::CountTokens),
-            )
-            .route(&format!("{prefix}/models"), get(list_models));
+        for (path, e) in PROXIED {
+            router = router.route(&format!("{prefix}{path}"), endpoint(e));
+        }
+        router = router.route(&format!("{prefix}/models"), get(list_models));
     }
     // Gemini's API, by version (Gemini CLI and the `google-genai` SDK use `v1beta`), and
     // bare for clients pointed at a base URL with the version in it.
@@ -310,4 +369,31 @@ async fn original(
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_direct_lane_takes_exactly_the_proxied_routes() {
+        for prefix in ["/v1", ""] {
+            for (path, e) in PROXIED {
+                assert_eq!(proxied(&format!("{prefix}{path}")), Some(e));
+            }
+        }
+        for other in [
+            "/v1/models",
+            "/v1chat/completions",
+            "/v1/chat/completions/",
+            "/v2/chat/completions",
+            "/v1/v1/chat/completions",
+            "/v1/messages/count_tokens/x",
+            "/v1beta/models/gemini:generateContent",
+            "/admin/api/status",
+            "",
+        ] {
+            assert_eq!(proxied(other), None, "{other}");
+        }
+    }
 }

@@ -21,7 +21,10 @@ pub const X_SAVED_BYTES: HeaderName = HeaderName::from_static("x-trimgate-saved-
 pub const X_CACHE: HeaderName = HeaderName::from_static("x-trimgate-cache");
 pub const X_CACHE_SIMILARITY: HeaderName = HeaderName::from_static("x-trimgate-cache-similarity");
 /// Request headers that carry an agent's session id: Codex CLI's, Claude Code's.
-pub const SESSION_HEADERS: [&str; 2] = ["session-id", "x-claude-code-session-id"];
+pub const SESSION_HEADERS: [HeaderName; 2] = [
+    HeaderName::from_static("session-id"),
+    HeaderName::from_static("x-claude-code-session-id"),
+];
 
 /// The client's own credential headers, and the ChatGPT workspace a signed-in Codex
 /// names beside its login: forwarded only to a provider whose `client_auth` allows it.
@@ -68,9 +71,6 @@ pub fn relayed_response_header(name: &str) -> bool {
         || name.starts_with("anthropic-ratelimit-")
 }
 
-/// Takes out of `headers` every name `keep` refuses. In place: a request's or a
-/// response's map is passed on rather than copied, and only the few names to drop are
-/// looked up (a map holds a dozen or two).
 /// A copy of the headers `keep` lets through, leaving the original as it is (a retry
 /// sends the same request again).
 pub fn kept_headers(
@@ -87,9 +87,28 @@ pub fn kept_headers(
     out
 }
 
+/// Takes out of `headers` every name `keep` refuses. In place: a request's or a
+/// response's map is passed on rather than copied, and only the few names to drop are
+/// looked up (a map holds a dozen or two).
 pub fn retain_headers(headers: &mut http::HeaderMap, keep: fn(&str) -> bool) {
-    while let Some(name) = headers.keys().find(|n| !keep(n.as_str())).cloned() {
-        headers.remove(&name);
+    // The names to drop, found in one pass (a few: `date`, `content-length`, `connection`),
+    // then taken out; a map with more than fit here goes round again.
+    loop {
+        let mut refused: [Option<HeaderName>; 8] = Default::default();
+        let mut n = 0;
+        for name in headers.keys().filter(|name| !keep(name.as_str())) {
+            refused[n] = Some(name.clone());
+            n += 1;
+            if n == refused.len() {
+                break;
+            }
+        }
+        for name in refused.iter().flatten() {
+            headers.remove(name);
+        }
+        if n < refused.len() {
+            return;
+        }
     }
 }
 
@@ -171,6 +190,29 @@ pub fn presented_key(headers: &http::HeaderMap) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retaining_drops_every_refused_name_however_many() {
+        let mut headers = http::HeaderMap::new();
+        for i in 0..20 {
+            headers.append(
+                HeaderName::try_from(format!("x-drop-{i}")).unwrap(),
+                http::HeaderValue::from_static("v"),
+            );
+            headers.append("x-ratelimit-limit-requests", http::HeaderValue::from(i));
+        }
+        headers.insert(
+            "content-type",
+            http::HeaderValue::from_static("application/json"),
+        );
+        retain_headers(&mut headers, relayed_response_header);
+        assert_eq!(headers.len(), 21, "{headers:?}");
+        assert!(headers.keys().all(|n| relayed_response_header(n.as_str())));
+        assert_eq!(
+            headers.get_all("x-ratelimit-limit-requests").iter().count(),
+            20
+        );
+    }
 
     #[test]
     fn only_headers_the_providers_define_are_forwarded() {

@@ -10,7 +10,6 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use axum::Router;
 use tokio::net::TcpListener;
 
 use crate::admin::{self, Admin};
@@ -159,16 +158,18 @@ impl Gateway {
 /// admin API and, when the admin API is on, the window's files (without the admin API
 /// the window has nothing to talk to). Unknown paths and methods get the gateway's
 /// answers in the client's dialect, on every route merged above.
-pub fn router(state: Arc<AppState>, admin: Option<Arc<Admin>>) -> Router {
+/// The proxied routes are also taken directly, before the router ([`endpoints::App`]).
+pub fn router(state: Arc<AppState>, admin: Option<Arc<Admin>>) -> endpoints::App {
     let window = admin.is_some();
     let mut router = endpoints::router().merge(admin::router(state.clone(), admin));
     if window {
         router = router.merge(admin::ui::router());
     }
-    router
+    let router = router
         .fallback(endpoints::not_found)
         .method_not_allowed_fallback(endpoints::method_not_allowed)
-        .with_state(state)
+        .with_state(state.clone());
+    endpoints::App::new(state, router)
 }
 
 /// Serves `state` on `listener` with the admin API off until `shutdown` resolves: for a

@@ -13,7 +13,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use futures_util::future::Either;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -34,12 +33,22 @@ pub const HTTP2_KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::fr
 
 /// Serves `app` until `shutdown` resolves, then drains as described in the module docs.
 /// `state` gives the limits, and learns the bound address and when draining starts.
-pub async fn serve(
+pub async fn serve<A>(
     listener: TcpListener,
     state: Arc<AppState>,
-    app: Router,
+    app: A,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    A: tower::Service<
+            http::Request<hyper::body::Incoming>,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    A::Future: Send,
+{
     let grace = state.config().server.shutdown_grace;
     if let Ok(addr) = listener.local_addr() {
         let _ = state.bound.set(addr);

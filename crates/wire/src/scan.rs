@@ -295,6 +295,51 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// Moves past one value by its structure alone: strings to their closing quote, brackets
+    /// by depth, a scalar to the next `,`, `}`, `]` or space. Nothing in it is checked
+    /// (brackets need not match, a number need not be one); `Unsure` only when the input
+    /// ends inside it or there is no value. For what the caller passes over and nobody
+    /// else reads as JSON: an answer's members other than `model` and `usage`, which the
+    /// client gets as the provider sent them, well-formed or not.
+    pub fn skip_over(&mut self) -> Scan<()> {
+        let bytes = self.bytes;
+        let start = self.at;
+        let mut i = start;
+        let mut depth = 0usize;
+        loop {
+            let Some(&b) = bytes.get(i) else {
+                return Err(Unsure);
+            };
+            match b {
+                b'"' => {
+                    i = after_string(bytes, i + 1).ok_or(Unsure)?;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                b'{' | b'[' => {
+                    depth += 1;
+                    i += 1;
+                }
+                b'}' | b']' if depth == 0 => break,
+                b'}' | b']' => {
+                    depth -= 1;
+                    i += 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                b',' | b' ' | b'\t' | b'\n' | b'\r' if depth == 0 => break,
+                _ => i += 1,
+            }
+        }
+        if i == start {
+            return Err(Unsure);
+        }
+        self.at = i;
+        Ok(())
+    }
+
     /// Reads the members of an object whose `{` was just consumed, handing each key to
     /// `member` with the cursor on its value; consumes the closing `}`. For objects read
     /// field by field: keys must be plain ASCII (serde would unescape and check them).
@@ -346,6 +391,17 @@ impl<'a> Scanner<'a> {
             self.expect(b',')?;
             self.ws();
         }
+    }
+}
+
+/// The offset just past the closing quote of the string whose contents start at `from`.
+fn after_string(bytes: &[u8], mut from: usize) -> Option<usize> {
+    loop {
+        let n = memchr::memchr2(b'"', b'\\', bytes.get(from..)?)?;
+        if bytes[from + n] == b'"' {
+            return Some(from + n + 1);
+        }
+        from += n + 2;
     }
 }
 
@@ -549,6 +605,50 @@ mod tests {
             "nul",
         ] {
             assert!(!skips(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn skipping_over_a_value_ends_where_checking_it_does() {
+        let mut next = random::numbers(0x9e37_79b9_7f4a_7c15);
+        let mut compared = 0;
+        for _ in 0..5_000 {
+            let doc = random::document(&mut next, &["a", "b\\\"c", "choices"], &["x", "y"]);
+            // Each member's value of a document serde reads: both skips stop at the same byte.
+            if serde_json::from_slice::<serde::de::IgnoredAny>(&doc).is_err() {
+                // Broken: passing over it may or may not answer, but returns.
+                let _ = Scanner::new(&doc).skip_over();
+                continue;
+            }
+            let (mut checked, mut over) = (Scanner::new(&doc), Scanner::new(&doc));
+            if checked.skip_value(0).is_err() {
+                continue;
+            }
+            assert!(
+                over.skip_over().is_ok(),
+                "{}",
+                String::from_utf8_lossy(&doc)
+            );
+            assert_eq!(checked.position(), over.position());
+            compared += 1;
+        }
+        assert!(compared > 1_000, "{compared}");
+        for (json, end) in [
+            ("12,", 2),
+            ("\"a\\\"b\" ", 6),
+            ("[1,[2]]}", 7),
+            ("{\"a\":{}} ,", 8),
+            ("null}", 4),
+        ] {
+            let mut s = Scanner::new(json.as_bytes());
+            assert!(s.skip_over().is_ok(), "{json}");
+            assert_eq!(s.position(), end, "{json}");
+        }
+        for unfinished in ["", ",", "}", "\"open", "[1,2", "{\"a\":\"b"] {
+            assert!(
+                Scanner::new(unfinished.as_bytes()).skip_over().is_err(),
+                "{unfinished}"
+            );
         }
     }
 

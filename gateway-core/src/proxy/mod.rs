@@ -116,7 +116,7 @@ impl PathModel {
 fn session_id(headers: &HeaderMap) -> Option<String> {
     SESSION_HEADERS.iter().find_map(|name| {
         headers
-            .get(*name)
+            .get(name)
             .and_then(|v| v.to_str().ok())
             .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
             .map(str::to_owned)
@@ -200,7 +200,13 @@ fn stamp(response: &mut Response, ctx: &Ctx) {
         if let Ok(v) = HeaderValue::from_str(model) {
             headers.insert(X_MODEL, v);
         }
-        headers.insert(X_ATTEMPTS, HeaderValue::from(ctx.attempts));
+        headers.insert(
+            X_ATTEMPTS,
+            match ctx.attempts {
+                1 => HeaderValue::from_static("1"),
+                n => HeaderValue::from(n),
+            },
+        );
     }
     if let Some(status) = ctx.cache {
         response

@@ -79,7 +79,9 @@ impl Pool {
         for _ in 0..ATTEMPTS {
             let (sender, reused) = match self.take() {
                 Some(sender) => (sender, true),
-                None => (self.connect(&absolute).await?, false),
+                // Boxed: the handshake's future (TLS, HTTP/2) is kilobytes, and unboxed it
+                // would be moved along with every request's future, which rarely needs it.
+                None => (Box::pin(self.connect(&absolute)).await?, false),
             };
             let sent = match sender {
                 Sender::Http2(mut sender) => {
