@@ -256,7 +256,9 @@ pub fn end_request_span(span: Span, r: &RequestRecord) {
 }
 
 /// The span of one call to `provider`, a child of the request's span.
-pub fn upstream_span(provider: &str, endpoint: Endpoint, host: Option<&str>) -> Span {
+pub fn upstream_span(provider: &str, endpoint: Endpoint, url: &http::Uri) -> Span {
+    // The fields are worked out only for a span something wants (finding the host in a
+    // URL parses its authority).
     tracing::info_span!(
         target: SPAN_TARGET,
         "trimgate.upstream",
@@ -264,7 +266,7 @@ pub fn upstream_span(provider: &str, endpoint: Endpoint, host: Option<&str>) -> 
         "otel.status_code" = Empty,
         "trimgate.provider" = provider,
         "trimgate.dialect" = endpoint.dialect().as_str(),
-        "server.address" = host,
+        "server.address" = url.host(),
         "http.response.status_code" = Empty,
         "trimgate.upstream.first_byte_ms" = Empty,
         "error.type" = Empty,

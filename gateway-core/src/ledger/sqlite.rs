@@ -136,16 +136,46 @@ fn open(file: &Path) -> rusqlite::Result<Connection> {
 /// where the batch's burst made the gateway's p99.9 twice that without a ledger.
 const SLICE: usize = 16;
 
-/// One connection's writes, with the statement for a full group of rows prepared once:
-/// looking it up in rusqlite's statement cache hashes and compares its SQL, over a kilobyte.
+/// One connection's writes, with a statement for each group size prepared once: 16 rows,
+/// and 8, 4, 2 and 1 for what is left of a batch after its full groups. Looking a
+/// statement up in rusqlite's cache hashes and compares its SQL (over a kilobyte), and a
+/// statement for each remainder's own size was prepared afresh nearly every batch (its
+/// size changes with the traffic): about 500 instructions a row at a thousand requests a
+/// second (BENCHMARKS.md).
 struct Batches<'c> {
     conn: &'c Connection,
-    full: Option<rusqlite::Statement<'c>>,
+    /// By group size: `SLICE >> i` rows at index `i`.
+    statements: [Option<rusqlite::Statement<'c>>; GROUP_SIZES],
 }
+
+/// Group sizes kept: SLICE, SLICE/2, …, 1.
+const GROUP_SIZES: usize = SLICE.trailing_zeros() as usize + 1;
 
 impl<'c> Batches<'c> {
     fn new(conn: &'c Connection) -> Batches<'c> {
-        Batches { conn, full: None }
+        Batches {
+            conn,
+            statements: Default::default(),
+        }
+    }
+
+    /// The rows of `rows` in groups of the kept sizes: full groups first, then the
+    /// remainder by halves.
+    fn groups<T>(rows: &[T]) -> impl Iterator<Item = &[T]> {
+        let mut rest = rows;
+        std::iter::from_fn(move || {
+            if rest.is_empty() {
+                return None;
+            }
+            let size = if rest.len() >= SLICE {
+                SLICE
+            } else {
+                1 << rest.len().ilog2()
+            };
+            let (group, after) = rest.split_at(size);
+            rest = after;
+            Some(group)
+        })
     }
 
     fn write(&mut self, rows: &[Arc<RequestRecord>], pricing: &Pricing) -> rusqlite::Result<()> {
@@ -167,26 +197,16 @@ impl<'c> Batches<'c> {
 
     fn insert(&mut self, rows: &[Arc<RequestRecord>], pricing: &Pricing) -> rusqlite::Result<()> {
         let mut memo = PriceMemo::new(pricing);
-        for group in rows.chunks(SLICE) {
-            let mut partial;
-            let statement = if group.len() == SLICE {
-                match &mut self.full {
-                    Some(statement) => statement,
-                    full => full.insert(self.conn.prepare(&values_sql(
-                        COLUMNS,
-                        PER_ROW,
-                        SLICE,
-                        Placeholders::Anonymous,
-                    ))?),
-                }
-            } else {
-                partial = self.conn.prepare_cached(&values_sql(
+        for group in Self::groups(rows) {
+            let slot = (SLICE / group.len()).trailing_zeros() as usize;
+            let statement = match &mut self.statements[slot] {
+                Some(statement) => statement,
+                empty => empty.insert(self.conn.prepare(&values_sql(
                     COLUMNS,
                     PER_ROW,
                     group.len(),
                     Placeholders::Anonymous,
-                ))?;
-                &mut partial
+                ))?),
             };
             execute(
                 statement,
@@ -226,6 +246,31 @@ fn execute<'v>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_batch_goes_in_groups_of_the_kept_sizes() {
+        for n in 0..100usize {
+            let rows: Vec<usize> = (0..n).collect();
+            let groups: Vec<&[usize]> = Batches::groups(&rows).collect();
+            assert_eq!(groups.concat(), rows, "every row once, in order");
+            for g in &groups {
+                assert!(
+                    g.len().is_power_of_two() && g.len() <= SLICE,
+                    "{n}: {}",
+                    g.len()
+                );
+                assert!((SLICE / g.len()).trailing_zeros() < GROUP_SIZES as u32);
+            }
+            // Full groups, then each smaller size at most once.
+            let smaller: Vec<usize> = groups
+                .iter()
+                .map(|g| g.len())
+                .filter(|&l| l < SLICE)
+                .collect();
+            assert!(smaller.windows(2).all(|w| w[0] > w[1]), "{n}: {smaller:?}");
+            assert_eq!(groups.len(), n / SLICE + (n % SLICE).count_ones() as usize);
+        }
+    }
 
     #[test]
     fn only_files_get_a_second_connection() {

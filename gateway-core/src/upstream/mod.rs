@@ -155,7 +155,7 @@ impl Upstream {
         *request.method_mut() = Method::POST;
         *request.uri_mut() = uri;
         *request.headers_mut() = headers;
-        let span = telemetry::upstream_span(&provider.name, endpoint, base.host());
+        let span = telemetry::upstream_span(&provider.name, endpoint, base);
         let sent = (!span.is_disabled()).then(Instant::now);
         let request = pc.pool().send(request, host);
         let result = match tokio::time::timeout(provider.timeouts.first_byte, request).await {
