@@ -76,6 +76,20 @@ impl ReadFailed {
 }
 
 /// Reads a whole non-streamed body, each chunk within the idle timeout and the total within `limit`.
+/// `f`'s output, or `Err` if it takes until `deadline()`. A future ready at its first
+/// poll (a body whose bytes came with its headers) is not given a timer: making and
+/// dropping the timer's entry cost more than reading the body.
+pub(crate) async fn ready_or_within<F: std::future::Future>(
+    f: F,
+    deadline: impl FnOnce() -> tokio::time::Instant,
+) -> Result<F::Output, tokio::time::error::Elapsed> {
+    let mut f = std::pin::pin!(f);
+    if let Some(out) = f.as_mut().now_or_never() {
+        return Ok(out);
+    }
+    tokio::time::timeout_at(deadline(), f).await
+}
+
 pub async fn read_whole(
     body: Incoming,
     provider: &str,
@@ -99,7 +113,7 @@ pub async fn read_whole(
     let mut parts: Vec<Bytes> = Vec::new();
     let mut total = 0usize;
     loop {
-        match tokio::time::timeout(idle, chunks.next()).await {
+        match ready_or_within(chunks.next(), || tokio::time::Instant::now() + idle).await {
             Err(_) => {
                 return Err(ReadFailed::Cut(GatewayError::UpstreamTimeout {
                     provider: provider.to_owned(),

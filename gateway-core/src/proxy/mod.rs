@@ -40,7 +40,9 @@ use crate::headers::{
 use crate::optimize::{PassTokens, Plan, PlanPatch};
 use crate::pending::Pending;
 use crate::record::{Outcome, RequestRecord};
-use crate::relay::{read_whole, relay_stream, ReadFailed, RelayParams, Translator};
+use crate::relay::{
+    read_whole, ready_or_within, relay_stream, ReadFailed, RelayParams, Translator,
+};
 use crate::sniff::{sniff_for_model, sniff_within, Limits};
 use crate::state::{AppState, Runtime};
 use crate::translate;
@@ -463,7 +465,7 @@ async fn read_body(
     let mut chunks: Vec<Bytes> = Vec::new();
     let mut total = 0usize;
     loop {
-        let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
+        let frame = match ready_or_within(body.frame(), || deadline).await {
             Err(_) => {
                 return Err(GatewayError::BodyTimeout {
                     secs: server.body_timeout.as_secs_f64(),
