@@ -1,7 +1,6 @@
 //! Where provider keys come from. A key is read through a [`SecretStore`] when a
 //! request needs it and never written to config, logs or responses.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -234,7 +233,8 @@ impl SecretStore for KeyringStore {
 /// remembered, not their absence, so a key that appears is used on the next request.
 pub struct Remembered {
     inner: Arc<dyn SecretStore>,
-    found: std::sync::RwLock<HashMap<KeySource, (Secret, std::time::Instant)>>,
+    /// Keyed with FNV: asked on every request, for a few short keys of the config's own.
+    found: std::sync::RwLock<fnv::FnvHashMap<KeySource, (Secret, std::time::Instant)>>,
 }
 
 impl Remembered {
@@ -296,7 +296,7 @@ impl SecretStore for Remembered {
 /// keychain entries can be set and deleted.
 #[cfg(any(test, feature = "test-util"))]
 #[derive(Debug, Default)]
-pub struct MemoryStore(std::sync::Mutex<HashMap<String, Secret>>);
+pub struct MemoryStore(std::sync::Mutex<std::collections::HashMap<String, Secret>>);
 
 #[cfg(any(test, feature = "test-util"))]
 impl MemoryStore {

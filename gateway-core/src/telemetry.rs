@@ -12,7 +12,6 @@
 //! They use [`SPAN_TARGET`], which only an OTLP exporter listens to: without one they
 //! are disabled callsites and cost next to nothing, and the log output never shows them.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -64,7 +63,8 @@ pub struct MetricsRecorder {
 /// Handles by label set. Providers, dialects, statuses, outcomes and error kinds are few.
 #[derive(Default)]
 struct Series {
-    providers: HashMap<String, ProviderSeries>,
+    /// Keyed with FNV: looked up on every request, by names the config chose.
+    providers: fnv::FnvHashMap<String, ProviderSeries>,
     overhead: Vec<(&'static str, Histogram)>,
 }
 
@@ -118,11 +118,9 @@ impl MetricsRecorder {
             || histogram!("trimgate_overhead_seconds", "dialect" => dialect),
         )
         .record(r.overhead.as_secs_f64());
-        if !providers.contains_key(provider) {
-            providers.insert(provider.to_owned(), ProviderSeries::default());
-        }
-        let Some(p) = providers.get_mut(provider) else {
-            return;
+        let p = match providers.get_mut(provider) {
+            Some(p) => p,
+            None => providers.entry(provider.to_owned()).or_default(),
         };
         let outcome = r.outcome.as_str();
         find_or(&mut p.requests, (dialect, r.status, outcome), || {

@@ -4,7 +4,6 @@
 //! request.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -66,14 +65,15 @@ const ENDPOINTS: [Endpoint; 4] = [
 ];
 
 pub struct Upstream {
-    clients: HashMap<String, ProviderClient>,
+    /// Keyed with FNV: looked up on every request, by names the config chose.
+    clients: fnv::FnvHashMap<String, ProviderClient>,
     secrets: Arc<dyn SecretStore>,
 }
 
 impl Upstream {
     pub fn new(config: &Config, secrets: Arc<dyn SecretStore>) -> Result<Upstream, std::io::Error> {
         install_tls_provider();
-        let mut clients = HashMap::new();
+        let mut clients = fnv::FnvHashMap::default();
         for provider in &config.providers {
             let mut http = HttpConnector::new();
             http.set_connect_timeout(Some(provider.timeouts.connect));
