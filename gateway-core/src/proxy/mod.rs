@@ -132,7 +132,14 @@ pub fn request_id(headers: &HeaderMap) -> String {
         .and_then(|v| v.to_str().ok())
         .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
         .map(str::to_owned)
-        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string())
+        .unwrap_or_else(|| {
+            // Written straight into a buffer: `to_string` goes through the formatter.
+            let mut text = uuid::Uuid::encode_buffer();
+            uuid::Uuid::new_v4()
+                .hyphenated()
+                .encode_lower(&mut text)
+                .to_owned()
+        })
 }
 
 pub async fn handle(
