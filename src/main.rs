@@ -258,13 +258,19 @@ fn init_logging(
     log_file: &logs::Destination,
     telemetry: Option<&Telemetry>,
 ) -> Option<traces::Traces> {
+    let colours = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let fmt = tracing_subscriber::fmt::layer()
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_ansi(colours)
         .with_writer(std::io::stderr);
     let fmt: traces::BoxedLayer = if json {
         fmt.json().with_filter(log_filter()).boxed()
-    } else {
+    } else if colours {
         fmt.with_filter(log_filter()).boxed()
+    } else {
+        fmt.fmt_fields(logs::plain_fields())
+            .with_timer(logs::LineTime)
+            .with_filter(log_filter())
+            .boxed()
     };
     let (file_layers, logging) = logs::layers(log_file, log_filter(), json);
     let mut layers = vec![fmt];

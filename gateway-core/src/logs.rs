@@ -181,10 +181,73 @@ pub fn layers(
         layers.push(if json {
             fmt.json().with_filter(filter).boxed()
         } else {
-            fmt.with_filter(filter).boxed()
+            fmt.fmt_fields(plain_fields())
+                .with_timer(LineTime)
+                .with_filter(filter)
+                .boxed()
         });
     }
     (layers, logs)
+}
+
+/// A text line's fields as `tracing_subscriber`'s default writes them without colours
+/// (`name=value`, values as `Debug` shows them, the message bare), at a fraction of its
+/// cost: the default styles every field's name even with colours off, which was most of
+/// the formatting of a request's line, the dearest part of a request at `info`
+/// (BENCHMARKS.md). Where colours are on (a terminal), the default is kept.
+pub fn plain_fields() -> impl for<'w> FormatFields<'w> + Send + Sync + 'static {
+    use tracing_subscriber::field::MakeExt;
+    tracing_subscriber::fmt::format::debug_fn(|w, field, value| {
+        if field.name() == "message" {
+            write!(w, "{value:?}")
+        } else {
+            write!(w, "{field}={value:?}")
+        }
+    })
+    .delimited(" ")
+}
+
+/// A line's time as `tracing_subscriber`'s default writes it (RFC 3339 in UTC, with
+/// microseconds: `2026-12-04T03:19:12.121597Z`), the date and time of day worked out once
+/// a second per thread rather than for every line.
+pub struct LineTime;
+
+thread_local! {
+    /// The second last written on this thread, and its text up to the fraction.
+    static SECOND: std::cell::RefCell<(u64, String)> = const { std::cell::RefCell::new((0, String::new())) };
+}
+
+impl tracing_subscriber::fmt::time::FormatTime for LineTime {
+    fn format_time(&self, w: &mut Writer<'_>) -> std::fmt::Result {
+        SECOND.with(|second| write_time(SystemTime::now(), &mut second.borrow_mut(), w))
+    }
+}
+
+/// Writes `now`, taking the text up to the fraction from `second` when it is of the same
+/// second, and keeping it there when not.
+fn write_time(
+    now: SystemTime,
+    second: &mut (u64, String),
+    w: &mut impl std::fmt::Write,
+) -> std::fmt::Result {
+    let since = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    if second.1.is_empty() || second.0 != since.as_secs() {
+        let whole = humantime::format_rfc3339_seconds(now).to_string();
+        second.0 = since.as_secs();
+        second.1.clear();
+        second.1.push_str(whole.trim_end_matches('Z'));
+        second.1.push('.');
+    }
+    let mut fraction = *b"000000Z";
+    let mut micros = since.subsec_micros();
+    for digit in fraction[..6].iter_mut().rev() {
+        *digit = b'0' + (micros % 10) as u8;
+        micros /= 10;
+    }
+    w.write_str(&second.1)?;
+    w.write_str(std::str::from_utf8(&fraction).unwrap_or("000000Z"))
 }
 
 /// The appender for `destination`, or why there is none.
@@ -292,6 +355,85 @@ impl<S: Subscriber> Layer<S> for RecentLayer {
 mod tests {
     use super::*;
     use tracing_subscriber::layer::SubscriberExt;
+
+    /// The plain fields write what the default writes without colours, field for field.
+    #[test]
+    fn plain_fields_read_as_the_default_does() {
+        #[derive(Clone, Default)]
+        struct Buffer(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let (default, plain) = (Buffer::default(), Buffer::default());
+        let layer = |out: Buffer| {
+            tracing_subscriber::fmt::layer()
+                .with_ansi(false)
+                .without_time()
+                .with_writer(move || out.clone())
+        };
+        let layers: Vec<BoxedLayer> = vec![
+            layer(default.clone()).boxed(),
+            layer(plain.clone()).fmt_fields(plain_fields()).boxed(),
+        ];
+        let subscriber = Registry::default().with(layers);
+        tracing::subscriber::with_default(subscriber, || {
+            let absent: Option<u64> = None;
+            tracing::info!(
+                request_id = %"2f7e0ad7",
+                provider = "mock \"quoted\"",
+                status = 200u16,
+                streamed = false,
+                saved = -3i64,
+                absent,
+                present = Some(7u64),
+                outcome = ?Level::INFO,
+                "request {}",
+                1
+            );
+        });
+        let read = |b: &Buffer| String::from_utf8(b.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(read(&plain), read(&default));
+        assert!(
+            read(&plain).contains("request 1 request_id=2f7e0ad7 provider="),
+            "{}",
+            read(&plain)
+        );
+    }
+
+    #[test]
+    fn line_time_reads_as_the_default_does() {
+        // The default writes RFC 3339 with microseconds, as humantime does.
+        let at = |micros: u64| SystemTime::UNIX_EPOCH + std::time::Duration::from_micros(micros);
+        let mut second = (0, String::new());
+        for micros in [
+            1_796_351_496_121_597,
+            1_796_351_496_999_999, // the same second, from the kept text
+            1_796_351_497_000_001, // the next one
+            1_796_351_497_000_000,
+            0,
+            1_796_351_496_000_042, // back again
+        ] {
+            let mut ours = String::new();
+            write_time(at(micros), &mut second, &mut ours).unwrap();
+            assert_eq!(
+                ours,
+                humantime::format_rfc3339_micros(at(micros)).to_string()
+            );
+        }
+        let mut text = String::new();
+        tracing_subscriber::fmt::time::FormatTime::format_time(
+            &LineTime,
+            &mut Writer::new(&mut text),
+        )
+        .unwrap();
+        assert_eq!(text.len(), "2026-12-04T03:19:12.121597Z".len(), "{text}");
+    }
 
     #[test]
     fn the_setting_names_a_dir_off_or_the_default() {

@@ -159,35 +159,53 @@ pub trait Recorder: Send + Sync {
     fn record(&self, record: Arc<RequestRecord>);
 }
 
-/// Logs each request as one structured line (never a prompt, never a key).
+/// Logs each request as one structured line (never a prompt, never a key). What most
+/// requests leave unset (an error, the cache, savings, a served model other than the one
+/// asked) is left out rather than written as `-` or `0`: at the default `info` level
+/// this line is the dearest part of a request, and its cost is per field.
 #[derive(Debug, Default)]
 pub struct LogRecorder;
 
 impl Recorder for LogRecorder {
     fn record(&self, r: Arc<RequestRecord>) {
         let usage = r.usage.unwrap_or_default();
+        let served = r
+            .model_served
+            .as_deref()
+            .filter(|served| Some(*served) != r.model_requested.as_deref());
         tracing::info!(
             request_id = %r.request_id,
-            dialect = %r.dialect,
+            dialect = r.dialect.as_str(),
             provider = r.provider.as_deref().unwrap_or("-"),
             model = r.model_requested.as_deref().unwrap_or("-"),
-            served = r.model_served.as_deref().unwrap_or("-"),
+            served,
             streamed = r.streamed,
             status = r.status,
-            outcome = ?r.outcome,
-            error = r.error.unwrap_or("-"),
-            latency_ms = r.latency.as_secs_f64() * 1e3,
-            overhead_ms = r.overhead.as_secs_f64() * 1e3,
+            outcome = r.outcome.as_str(),
+            error = r.error,
+            latency_ms = %Millis(r.latency),
+            overhead_ms = %Millis(r.overhead),
             input_tokens = usage.input,
             output_tokens = usage.output,
-            cache_read_tokens = usage.cache_read,
-            applied = %r.applied,
-            saved_tokens = r.saved_tokens,
-            saved_bytes = r.saved_bytes,
-            cache = r.cache.map_or("-", CacheStatus::as_str),
-            cache_break = r.cache_break.map_or("-", crate::sessions::Cause::as_str),
+            cache_read_tokens = (usage.cache_read > 0).then_some(usage.cache_read),
+            applied = (!r.applied.is_empty()).then_some(r.applied.as_str()),
+            saved_tokens = (r.saved_tokens != 0).then_some(r.saved_tokens),
+            saved_bytes = (r.saved_bytes != 0).then_some(r.saved_bytes),
+            cache = r.cache.map(CacheStatus::as_str),
+            cache_break = r.cache_break.map(crate::sessions::Cause::as_str),
             "request"
         );
+    }
+}
+
+/// A duration as milliseconds with three decimals (`12.345`), written as two integers:
+/// formatting an `f64` costs several times as much.
+struct Millis(std::time::Duration);
+
+impl std::fmt::Display for Millis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let micros = self.0.as_micros();
+        write!(f, "{}.{:03}", micros / 1000, micros % 1000)
     }
 }
 
@@ -233,5 +251,19 @@ impl Recorder for MemoryRecorder {
             records.pop_front();
         }
         records.push_back(record);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn millis_are_written_with_three_decimals() {
+        let shown = |us: u64| Millis(std::time::Duration::from_micros(us)).to_string();
+        assert_eq!(shown(0), "0.000");
+        assert_eq!(shown(7), "0.007");
+        assert_eq!(shown(42_017), "42.017");
+        assert_eq!(shown(1_234_567_890), "1234567.890");
     }
 }
