@@ -37,7 +37,7 @@ REEXPORT = re.compile(r"^pub use ([a-z_][a-z0-9_]*)::(?:\{([^}]*)\}|([a-z_][a-z0
 # Bottom to top. The wire (dialects, scanning, translation) is crate `trimgate-wire`, which
 # gateway-core re-exports; it is listed so that an arrow into it reads as downward.
 LAYERS = [
-    ("wire", {"trimgate_wire", "dialect", "scan", "sniff", "usage", "sse", "translate"}),
+    ("wire", {"trimgate_wire", "dialect", "scan", "sniff", "usage", "sse", "translate", "tokenizer"}),
     ("base", {"clock", "files", "running", "workers", "idle", "db", "headers", "error"}),
     ("policy", {"optimize", "routing", "pricing", "retry", "health", "keys", "sessions"}),
     ("record", {"record"}),

@@ -7,6 +7,7 @@
 //! - [`usage`]     — provider-reported token usage, per dialect.
 //! - [`sse`]       — server-sent events: where a frame ends, and the data it carries.
 //! - [`translate`] — the canonical IR and a codec per dialect, for requests across dialects.
+//! - [`tokenizer`] — the o200k_base tokenizer, built on first use from a deflated table.
 //! - [`error`]     — what the wire refuses ([`WireError`]), worded for the client.
 //!
 //! Underneath, `scan` answers the few questions sniff and usage ask of a body without
@@ -18,6 +19,7 @@ pub mod provider;
 mod scan;
 pub mod sniff;
 pub mod sse;
+pub mod tokenizer;
 pub mod translate;
 pub mod usage;
 

@@ -18,9 +18,7 @@ pub fn hex(hash: &Hash) -> String {
 
 /// Exact o200k_base count.
 pub fn count(text: &str) -> u64 {
-    tiktoken_rs::o200k_base_singleton()
-        .encode_ordinary(text)
-        .len() as u64
+    trimgate_wire::tokenizer::count(text)
 }
 
 /// A deterministic estimate of the o200k count, from the shape of the bytes: words of

@@ -72,7 +72,14 @@ pub struct Upstream {
 
 impl Upstream {
     pub fn new(config: &Config, secrets: Arc<dyn SecretStore>) -> Result<Upstream, std::io::Error> {
+        use hyper_rustls::ConfigBuilderExt as _;
         install_tls_provider();
+        // One TLS setup for every provider: the platform verifier reads the system's
+        // certificate store when made (some milliseconds each).
+        let tls = rustls::ClientConfig::builder()
+            .try_with_platform_verifier()
+            .map_err(|e| std::io::Error::other(format!("cannot set up TLS: {e}")))?
+            .with_no_client_auth();
         let mut clients = fnv::FnvHashMap::default();
         for provider in &config.providers {
             let mut http = HttpConnector::new();
@@ -80,8 +87,7 @@ impl Upstream {
             http.set_nodelay(true);
             http.enforce_http(false);
             let connector = hyper_rustls::HttpsConnectorBuilder::new()
-                .try_with_platform_verifier()
-                .map_err(|e| std::io::Error::other(format!("cannot set up TLS: {e}")))?
+                .with_tls_config(tls.clone())
                 .https_or_http()
                 .enable_all_versions()
                 .wrap_connector(http);

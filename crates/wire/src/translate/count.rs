@@ -13,9 +13,7 @@ const PER_MESSAGE: u64 = 3;
 const PER_IMAGE: u64 = 1600;
 
 fn text_tokens(text: &str) -> u64 {
-    tiktoken_rs::o200k_base_singleton()
-        .encode_ordinary(text)
-        .len() as u64
+    crate::tokenizer::count(text)
 }
 
 fn part_tokens(part: &Part) -> u64 {
