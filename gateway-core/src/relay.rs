@@ -75,7 +75,6 @@ impl ReadFailed {
     }
 }
 
-/// Reads a whole non-streamed body, each chunk within the idle timeout and the total within `limit`.
 /// `f`'s output, or `Err` if it takes until `deadline()`. A future ready at its first
 /// poll (a body whose bytes came with its headers) is not given a timer: making and
 /// dropping the timer's entry cost more than reading the body.
@@ -90,6 +89,7 @@ pub(crate) async fn ready_or_within<F: std::future::Future>(
     tokio::time::timeout_at(deadline(), f).await
 }
 
+/// Reads a whole non-streamed body, each chunk within the idle timeout and the total within `limit`.
 pub async fn read_whole(
     body: Incoming,
     provider: &str,
