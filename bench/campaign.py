@@ -60,6 +60,8 @@ import compare  # noqa: E402
 TARGET_DIR = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
 BIN = os.environ.get("CAMPAIGN_BIN", os.path.join(TARGET_DIR, "release", "trimgate"))
 DRIVER = os.environ.get("CAMPAIGN_DRIVER", os.path.join(TARGET_DIR, "release", "trimgate-bench-driver"))
+# The hyper floor (bench/driver/src/hyperhop.rs), built beside the driver.
+HYPERHOP = os.path.join(os.path.dirname(DRIVER), "trimgate-bench-hyperhop")
 PEERS = os.path.join(HERE, "peers")
 QUICK = os.environ.get("CAMPAIGN_QUICK") == "1"
 ALL_TARGETS = ["direct", "nginx", "trimgate", "portkey", "litellm"]
@@ -477,6 +479,20 @@ class Nginx(Target):
         return {"kind": "binary", "bytes": os.path.getsize(shutil.which("nginx"))}
 
 
+class Hyper(Target):
+    """The hyper floor: a reverse proxy doing only the two HTTP/1 exchanges with hyper, as
+    Trimgate serves (a single-threaded runtime per core). What hyper alone costs a hop."""
+    name = "hyper"
+
+    def argv_env(self):
+        port = free_port()
+        self.addr = f"127.0.0.1:{port}"
+        return [HYPERHOP, self.addr, self.mocks.addr["instant"]], None, None
+
+    def supports(self, route):
+        return route in ("chat", "responses", "messages")
+
+
 class Trimgate(Target):
     name = "trimgate"
 
@@ -646,7 +662,7 @@ def du(path):
     return total
 
 
-CLASSES = {"direct": Direct, "nginx": Nginx, "trimgate": Trimgate, "portkey": Portkey, "litellm": LiteLLM}
+CLASSES = {"direct": Direct, "nginx": Nginx, "hyper": Hyper, "trimgate": Trimgate, "portkey": Portkey, "litellm": LiteLLM}
 
 
 # --- measuring -----------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 """One proxy hop: Trimgate beside nginx over the same mock, in one run, with both load
 generators. The figures of "a hop that costs no more than nginx's" (BENCHMARKS.md).
 
-Each block is a direct cell (the mock reached without a hop), nginx and Trimgate in a
-Williams order, and a direct cell again. Each cell measures, on the campaign's ~1 KiB chat
+Each block is a direct cell (the mock reached without a hop), nginx, the hyper floor (a
+proxy doing only hyper's two HTTP/1 exchanges: bench/driver/src/hyperhop.rs) and Trimgate
+in a Williams order, and a direct cell again. Each cell measures, on the campaign's ~1 KiB chat
 request (non-stream, the defaults: ledger and metrics on, logging at `warn` as nginx's
 access log is off):
 
@@ -43,7 +44,9 @@ SECONDS = int(os.environ.get("HOP_D", "3"))
 WARM = int(os.environ.get("HOP_W", "1"))
 LATENCY_SECONDS = float(os.environ.get("HOP_LAT", "2.5"))
 CONC = 50
-GATEWAYS = ["nginx", "trimgate"]
+# "hyper": the floor under any gateway on hyper (bench/driver/src/hyperhop.rs), the two
+# HTTP/1 exchanges and nothing else. HOP_GATEWAYS="nginx trimgate" leaves it out.
+GATEWAYS = os.environ.get("HOP_GATEWAYS", "nginx hyper trimgate").split()
 
 
 def measure(target):
@@ -108,10 +111,11 @@ def main():
             row["c1"]["added_p99_ms"] = mean_ci(added)
             row["c1"]["added_p50_ms"] = mean_ci([p50(b, name) - p50(b, "direct") for b in range(BLOCKS)])
         rows[name] = row
-    nginx_added = [p99(b, "nginx") - p99(b, "direct") for b in range(BLOCKS)]
-    trim_added = [p99(b, "trimgate") - p99(b, "direct") for b in range(BLOCKS)]
-    rows["trimgate"]["c1"]["added_p99_vs_nginx"] = round(statistics.fmean(trim_added) / statistics.fmean(nginx_added), 3) \
-        if statistics.fmean(nginx_added) > 0 else None
+    nginx_added = statistics.fmean(p99(b, "nginx") - p99(b, "direct") for b in range(BLOCKS))
+    for name in GATEWAYS:
+        if name != "nginx":
+            added = statistics.fmean(p99(b, name) - p99(b, "direct") for b in range(BLOCKS))
+            rows[name]["c1"]["added_p99_vs_nginx"] = round(added / nginx_added, 3) if nginx_added > 0 else None
 
     result = {"meta": {"timestamp": ts, "blocks": BLOCKS, "seconds": SECONDS, "warmup": WARM,
                        "latency_seconds": LATENCY_SECONDS, "conc": CONC, "bin": campaign.BIN,
@@ -135,7 +139,9 @@ def main():
         added = ci(r["c1"]["added_p99_ms"]) if "added_p99_ms" in r["c1"] else "–"
         print(f"| {name} | {r['driver']['rps']:.0f} | {vs('driver')} | {r['wrk']['rps']:.0f} | {vs('wrk')} "
               f"| {r['c1']['p50_ms']:.3f} | {r['c1']['p99_ms']:.3f} | {added} |")
-    print(f"\nTrimgate's added p99 at c=1 ÷ nginx's: {rows['trimgate']['c1']['added_p99_vs_nginx']}")
+    for name in GATEWAYS:
+        if name != "nginx":
+            print(f"{name}'s added p99 at c=1 ÷ nginx's: {rows[name]['c1']['added_p99_vs_nginx']}")
     print(f"versions: {versions}; results in {os.path.relpath(path, campaign.ROOT)}")
 
 

@@ -1,5 +1,6 @@
-"""Instructions per request, counted by callgrind: the mock reached directly, nginx and
-Trimgate, each run under valgrind in turn while the driver sends the campaign's ~1 KiB chat
+"""Instructions per request, counted by callgrind: the mock reached directly, nginx, the
+hyper floor (a proxy doing only hyper's two HTTP/1 exchanges, bench/driver/src/hyperhop.rs)
+and Trimgate, each run under valgrind in turn while the driver sends the campaign's ~1 KiB chat
 request at concurrency 1.
 
 Wall-clock figures on two shared vCPUs move by ±10 % from one minute to the next, which
@@ -257,6 +258,16 @@ def main():
         # A process under valgrind starts slowly.
         wait_up(port, proc.p, timeout=60)
         results["nginx"] = measure("nginx", proc, out, f"http://127.0.0.1:{port}{path}", body, args)
+
+        # The hyper floor: hyper's two HTTP/1 exchanges and nothing else, one serving thread
+        # as nginx has one process here.
+        if os.access(campaign.HYPERHOP, os.X_OK):
+            port = free_port()
+            proc, out = callgrind("hyper", [campaign.HYPERHOP, f"127.0.0.1:{port}", mock_addr, "1"], tmp)
+            wait_listening(proc, r"(listening)", timeout=60)
+            results["hyper"] = measure("hyper (the floor)", proc, out, f"http://127.0.0.1:{port}{path}", body, args)
+        else:
+            log(f"no hyper floor at {campaign.HYPERHOP} (cd bench/driver && cargo build --release): left out")
 
         # Trimgate as the campaign runs it, every provider of its config on this one mock.
         trimgate = campaign.Trimgate(tmp, SimpleNamespace(addr=dict.fromkeys(("instant", "slow", "frames"), mock_addr)),
