@@ -29,7 +29,7 @@ use gateway_core::server;
 use gateway_core::telemetry::{ENV_LOG, SPAN_TARGET};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
-use tracing_subscriber::{EnvFilter, Layer};
+use tracing_subscriber::EnvFilter;
 use trimgate_mock::{MockConfig, MockState};
 
 // glibc's malloc contends across the runtime's threads; mimalloc keeps per-thread heaps.
@@ -258,23 +258,8 @@ fn init_logging(
     log_file: &logs::Destination,
     telemetry: Option<&Telemetry>,
 ) -> Option<traces::Traces> {
-    let colours = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let fmt = tracing_subscriber::fmt::layer()
-        .with_ansi(colours)
-        .with_writer(std::io::stderr);
-    let fmt: traces::BoxedLayer = if json {
-        fmt.json().with_filter(log_filter()).boxed()
-    } else if colours {
-        fmt.with_filter(log_filter()).boxed()
-    } else {
-        fmt.fmt_fields(logs::plain_fields())
-            .with_timer(logs::LineTime)
-            .with_filter(log_filter())
-            .boxed()
-    };
-    let (file_layers, logging) = logs::layers(log_file, log_filter(), json);
-    let mut layers = vec![fmt];
-    layers.extend(file_layers);
+    let (mut layers, logging) =
+        logs::layers(log_file, log_filter, json, logs::Stderr::detect(json));
     let mut exporting = None;
     let mut failed = None;
     if let Some((endpoint, telemetry)) =

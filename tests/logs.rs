@@ -108,6 +108,41 @@ async fn the_log_file_is_written_without_keys_or_prompts() {
         stderr.contains(&format!("log: {}", path.display())),
         "{stderr}"
     );
+    // Each request's line, written after its ledger row, reaches both, byte for byte.
+    let request_lines = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.contains(" request request_id="))
+            .map(str::to_owned)
+            .collect()
+    };
+    // (The failed request's last row, after its retries' rows, is the last line.)
+    let mut in_file = Vec::new();
+    for _ in 0..100 {
+        in_file = request_lines(&std::fs::read_to_string(&path).unwrap());
+        if in_file
+            .iter()
+            .any(|l| l.contains("outcome=\"gateway_error\""))
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let file_text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        in_file.iter().any(|l| l.contains("status=200")),
+        "{file_text}"
+    );
+    assert!(
+        in_file.iter().any(|l| l.contains("status=400")),
+        "{file_text}"
+    );
+    assert!(
+        in_file
+            .iter()
+            .any(|l| l.contains("outcome=\"gateway_error\"")),
+        "{file_text}"
+    );
+    assert_eq!(request_lines(&gw.stderr()), in_file);
 
     let (report, raw) = diagnostics(&gw).await;
     assert!(

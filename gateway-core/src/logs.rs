@@ -8,6 +8,9 @@
 //!
 //! The file gets exactly what stderr gets, through the same filter: the gateway logs
 //! names, counts and statuses, never a key and never the text of a prompt or an answer.
+//! Each line is formatted once and written to both ([`Sinks`]), unless stderr is a
+//! terminal (it gets colours); lines logged together ([`coalesced`]: the ledger's writer
+//! logging a batch of requests) are written together.
 //!
 //! The last [`RECENT_ERRORS`] warnings and errors are kept in memory, as the log prints
 //! them, for `GET /admin/api/diagnostics`. What the shell installed is one per process,
@@ -15,6 +18,7 @@
 
 use std::collections::VecDeque;
 use std::ffi::OsStr;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
@@ -156,14 +160,35 @@ static CURRENT: OnceLock<Arc<Logs>> = OnceLock::new();
 /// A layer for the shell's subscriber (over the registry).
 pub type BoxedLayer = Box<dyn Layer<Registry> + Send + Sync>;
 
-/// Opens the log file at `destination` and returns the layers to put beside the shell's
-/// stderr layer: the file's (through `filter`, the same as stderr's, in JSON when `json`)
-/// and the keeper of the last warnings and errors. The first call in a process is the
-/// one [`current`] reports.
+/// How the shell's stderr shows lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stderr {
+    /// The same lines as the file, in the same format: each line is formatted once and
+    /// written to both.
+    Plain,
+    /// A terminal: text with colours, formatted apart from the file's.
+    Colours,
+}
+
+impl Stderr {
+    /// Colours when stderr is a terminal and the lines are text.
+    pub fn detect(json: bool) -> Stderr {
+        if !json && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            Stderr::Colours
+        } else {
+            Stderr::Plain
+        }
+    }
+}
+
+/// Opens the log file at `destination` and returns the shell's layers: stderr and the
+/// file (each through a `filter()` of its own, in JSON when `json`), and the keeper of the
+/// last warnings and errors. The first call in a process is the one [`current`] reports.
 pub fn layers(
     destination: &Destination,
-    filter: EnvFilter,
+    filter: impl Fn() -> EnvFilter,
     json: bool,
+    stderr: Stderr,
 ) -> (Vec<BoxedLayer>, Arc<Logs>) {
     let (file, status) = open(destination);
     let logs = Arc::new(Logs {
@@ -174,20 +199,153 @@ pub fn layers(
     let mut layers = vec![RecentLayer(logs.clone())
         .with_filter(LevelFilter::WARN)
         .boxed()];
+    let mut sinks: Vec<Sink> = Vec::new();
+    match stderr {
+        Stderr::Plain => sinks.push(Box::new(|line: &[u8]| {
+            std::io::stderr().lock().write_all(line)
+        })),
+        Stderr::Colours => layers.push(
+            tracing_subscriber::fmt::layer()
+                .with_ansi(true)
+                .with_writer(std::io::stderr)
+                .with_filter(filter())
+                .boxed(),
+        ),
+    }
     if let Some(file) = file {
-        let fmt = tracing_subscriber::fmt::layer()
-            .with_ansi(false)
-            .with_writer(Mutex::new(file));
-        layers.push(if json {
-            fmt.json().with_filter(filter).boxed()
-        } else {
-            fmt.fmt_fields(plain_fields())
-                .with_timer(LineTime)
-                .with_filter(filter)
-                .boxed()
-        });
+        let file = Mutex::new(file);
+        sinks.push(Box::new(move |line: &[u8]| {
+            file.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .write_all(line)
+        }));
+    }
+    if !sinks.is_empty() {
+        layers.push(
+            text_or_json(Sinks::new(sinks), json)
+                .with_filter(filter())
+                .boxed(),
+        );
     }
     (layers, logs)
+}
+
+/// A layer writing lines without colours to `sinks`: JSON, or text as the default writes
+/// it (with [`plain_fields`] and [`LineTime`]).
+fn text_or_json(sinks: Sinks, json: bool) -> BoxedLayer {
+    let fmt = tracing_subscriber::fmt::layer()
+        .with_ansi(false)
+        .with_writer(sinks);
+    if json {
+        Box::new(fmt.json())
+    } else {
+        Box::new(fmt.fmt_fields(plain_fields()).with_timer(LineTime))
+    }
+}
+
+/// One destination of the log's lines: stderr, or the file.
+type Sink = Box<dyn Fn(&[u8]) -> std::io::Result<()> + Send + Sync>;
+
+/// Where a layer's lines go: each line, formatted once, is written to every sink in turn.
+/// Inside [`coalesced`], a thread's lines are held instead and written with one write per
+/// sink when it ends.
+#[derive(Clone)]
+pub struct Sinks(Arc<Vec<Sink>>);
+
+impl Sinks {
+    fn new(sinks: Vec<Sink>) -> Sinks {
+        Sinks(Arc::new(sinks))
+    }
+
+    fn write_now(&self, lines: &[u8]) -> std::io::Result<()> {
+        // Every sink is written, whichever fails: the first failure is reported.
+        let mut failed = Ok(());
+        for sink in self.0.iter() {
+            if let Err(e) = sink(lines) {
+                failed = failed.and(Err(e));
+            }
+        }
+        failed
+    }
+}
+
+/// Lines held for one [`Sinks`].
+type Held = (Sinks, Vec<u8>);
+
+thread_local! {
+    /// Inside [`coalesced`]: the lines held on this thread, by the sinks they go to.
+    static HELD: std::cell::RefCell<Option<Vec<Held>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with the lines it logs on this thread held, and writes them when it ends
+/// (returns or unwinds): one write per sink for all of them, in the order they were
+/// logged. For a batch of lines logged at once (the ledger's writer logs the requests it
+/// stored: a line each, two system calls each written one by one); nothing is held
+/// longer than `f` runs.
+pub fn coalesced<T>(f: impl FnOnce() -> T) -> T {
+    struct Release(bool);
+    impl Drop for Release {
+        fn drop(&mut self) {
+            if !self.0 {
+                return;
+            }
+            let held = HELD
+                .with(|held| held.borrow_mut().take())
+                .unwrap_or_default();
+            for (sinks, lines) in held {
+                let _ = sinks.write_now(&lines);
+            }
+        }
+    }
+    // Nested: the outermost call writes.
+    let outermost = HELD.with(|held| {
+        let mut held = held.borrow_mut();
+        if held.is_some() {
+            return false;
+        }
+        *held = Some(Vec::new());
+        true
+    });
+    let _release = Release(outermost);
+    f()
+}
+
+/// A line's way to its [`Sinks`]: held when the thread is inside [`coalesced`].
+pub struct SinksWriter<'a>(&'a Sinks);
+
+impl std::io::Write for SinksWriter<'_> {
+    fn write(&mut self, line: &[u8]) -> std::io::Result<usize> {
+        let held = HELD.with(|held| {
+            let mut held = held.borrow_mut();
+            let Some(held) = held.as_mut() else {
+                return false;
+            };
+            match held
+                .iter_mut()
+                .find(|(sinks, _)| Arc::ptr_eq(&sinks.0, &self.0 .0))
+            {
+                Some((_, lines)) => lines.extend_from_slice(line),
+                None => held.push((self.0.clone(), line.to_vec())),
+            }
+            true
+        });
+        if !held {
+            self.0.write_now(line)?;
+        }
+        Ok(line.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Sinks {
+    type Writer = SinksWriter<'a>;
+
+    fn make_writer(&'a self) -> SinksWriter<'a> {
+        SinksWriter(self)
+    }
 }
 
 /// A text line's fields as `tracing_subscriber`'s default writes them without colours
@@ -519,6 +677,83 @@ mod tests {
             recent[0].message,
             "provider cooling down provider=\"p\" n=6"
         );
+    }
+
+    /// A sink that keeps what it is given, write by write.
+    fn kept() -> (Sink, Arc<Mutex<Vec<Vec<u8>>>>) {
+        let writes = Arc::new(Mutex::new(Vec::new()));
+        let keep = writes.clone();
+        let sink: Sink = Box::new(move |bytes: &[u8]| {
+            keep.lock().unwrap().push(bytes.to_vec());
+            Ok(())
+        });
+        (sink, writes)
+    }
+
+    /// Each line is formatted once and reaches every sink as it is logged; inside
+    /// `coalesced` (nested or not, returning or unwinding) a thread's lines reach them
+    /// together when the outermost call ends, one write per sink, in the order logged.
+    #[test]
+    fn lines_reach_every_sink_and_coalesced_ones_in_one_write() {
+        let (first, first_writes) = kept();
+        let (second, second_writes) = kept();
+        let subscriber = tracing_subscriber::registry()
+            .with(text_or_json(Sinks::new(vec![first, second]), false));
+        let writes = |w: &Arc<Mutex<Vec<Vec<u8>>>>| std::mem::take(&mut *w.lock().unwrap());
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::info!(n = 1, "one");
+            tracing::info!(n = 2, "two");
+            let apart = writes(&first_writes);
+            assert_eq!(apart.len(), 2);
+            assert!(String::from_utf8_lossy(&apart[0])
+                .ends_with(" INFO gateway_core::logs::tests: one n=1\n"));
+            assert_eq!(writes(&second_writes), apart, "the same bytes to both");
+
+            coalesced(|| {
+                tracing::info!(n = 3, "three");
+                coalesced(|| tracing::info!(n = 4, "four"));
+                tracing::info!(n = 5, "five");
+                assert!(
+                    first_writes.lock().unwrap().is_empty(),
+                    "held until the end"
+                );
+                assert!(second_writes.lock().unwrap().is_empty());
+            });
+            let together = writes(&first_writes);
+            assert_eq!(together.len(), 1, "one write");
+            let text = String::from_utf8(together[0].clone()).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines.len(), 3, "{text}");
+            for (line, end) in lines.iter().zip(["three n=3", "four n=4", "five n=5"]) {
+                assert!(line.ends_with(end), "{line}");
+            }
+            assert_eq!(writes(&second_writes), together);
+
+            let unwound = std::panic::catch_unwind(|| {
+                coalesced(|| {
+                    tracing::info!(n = 6, "six");
+                    panic!("in the batch");
+                })
+            });
+            assert!(unwound.is_err());
+            let after = writes(&first_writes);
+            assert_eq!(after.len(), 1);
+            assert!(String::from_utf8_lossy(&after[0]).ends_with("six n=6\n"));
+            // Nothing is held once it has ended.
+            tracing::info!(n = 7, "seven");
+            assert_eq!(writes(&first_writes).len(), 1);
+        });
+    }
+
+    /// A sink that fails does not keep the line from the others, and the failure is told.
+    #[test]
+    fn a_failing_sink_does_not_stop_the_others() {
+        let (ok, writes) = kept();
+        let failing: Sink = Box::new(|_: &[u8]| Err(std::io::Error::other("disk full")));
+        let sinks = Sinks::new(vec![failing, ok]);
+        let failed = sinks.write_now(b"line\n");
+        assert_eq!(failed.unwrap_err().to_string(), "disk full");
+        assert_eq!(*writes.lock().unwrap(), vec![b"line\n".to_vec()]);
     }
 
     /// A fresh dir under the system's temp dir.

@@ -27,7 +27,7 @@ use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 use tauri_plugin_dialog::{DialogExt as _, MessageDialogKind};
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
-use tracing_subscriber::{EnvFilter, Layer as _};
+use tracing_subscriber::EnvFilter;
 
 use crate::core::Core;
 
@@ -183,16 +183,9 @@ fn init_logging() {
             Err(_) => filter,
         }
     };
-    let stderr = tracing_subscriber::fmt::layer()
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr)
-        .with_filter(filter())
-        .boxed();
     let destination =
         logs::Destination::from_setting(std::env::var_os(logs::ENV_LOG_DIR).as_deref());
-    let (file, logging) = logs::layers(&destination, filter(), false);
-    let mut layers = vec![stderr];
-    layers.extend(file);
+    let (layers, logging) = logs::layers(&destination, filter, false, logs::Stderr::detect(false));
     let _ = tracing_subscriber::registry().with(layers).try_init();
     if let Some(problem) = logging.status().problem() {
         say_err(&problem);

@@ -390,9 +390,13 @@ async fn write_loop(
             batch.extend(rows);
             pending = rest;
         }
-        for r in batch.drain(..) {
-            inner.record(r);
-        }
+        // The batch's log lines reach stderr and the file together: a write each per
+        // batch, not per request.
+        crate::logs::coalesced(|| {
+            for r in batch.drain(..) {
+                inner.record(r);
+            }
+        });
         if stopping {
             let pool = store.pool().clone();
             // The SQLite thread ends with its handle, after the batch written above.
