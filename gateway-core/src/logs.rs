@@ -349,20 +349,108 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Sinks {
 }
 
 /// A text line's fields as `tracing_subscriber`'s default writes them without colours
-/// (`name=value`, values as `Debug` shows them, the message bare), at a fraction of its
-/// cost: the default styles every field's name even with colours off, which was most of
-/// the formatting of a request's line, the dearest part of a request at `info`
+/// (`name=value`, values as `Debug` shows them, the message bare, `log.*` fields left
+/// out), at a fraction of its cost: the default styles every field's name even with
+/// colours off, and goes through the formatting machinery for every name, number and
+/// string. At the default `info`, a request's line is the dearest part of a request
 /// (BENCHMARKS.md). Where colours are on (a terminal), the default is kept.
-pub fn plain_fields() -> impl for<'w> FormatFields<'w> + Send + Sync + 'static {
-    use tracing_subscriber::field::MakeExt;
-    tracing_subscriber::fmt::format::debug_fn(|w, field, value| {
-        if field.name() == "message" {
-            write!(w, "{value:?}")
-        } else {
-            write!(w, "{field}={value:?}")
+pub fn plain_fields() -> PlainFields {
+    PlainFields
+}
+
+/// See [`plain_fields`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlainFields;
+
+impl<'w> FormatFields<'w> for PlainFields {
+    fn format_fields<R: tracing_subscriber::field::RecordFields>(
+        &self,
+        writer: Writer<'w>,
+        fields: R,
+    ) -> std::fmt::Result {
+        let mut visitor = PlainVisitor {
+            writer,
+            first: true,
+            result: Ok(()),
+        };
+        fields.record(&mut visitor);
+        visitor.result
+    }
+}
+
+struct PlainVisitor<'w> {
+    writer: Writer<'w>,
+    first: bool,
+    result: std::fmt::Result,
+}
+
+impl PlainVisitor<'_> {
+    /// Writes the separator and `name=` (nothing for the message); false for a field the
+    /// default leaves out.
+    fn name(&mut self, field: &tracing::field::Field) -> bool {
+        let name = field.name();
+        if self.result.is_err() || name.starts_with("log.") {
+            return false;
         }
-    })
-    .delimited(" ")
+        if !self.first {
+            self.result = self.writer.write_char(' ');
+        }
+        self.first = false;
+        if name != "message" {
+            let name = name.strip_prefix("r#").unwrap_or(name);
+            self.result = self
+                .result
+                .and_then(|()| self.writer.write_str(name))
+                .and_then(|()| self.writer.write_char('='));
+        }
+        self.result.is_ok()
+    }
+}
+
+impl tracing::field::Visit for PlainVisitor<'_> {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if !self.name(field) {
+            return;
+        }
+        self.result = if field.name() == "message" {
+            self.writer.write_str(value)
+        } else if value
+            .bytes()
+            .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\')
+        {
+            // What `Debug` writes for a string with nothing to escape.
+            self.writer
+                .write_char('"')
+                .and_then(|()| self.writer.write_str(value))
+                .and_then(|()| self.writer.write_char('"'))
+        } else {
+            write!(self.writer, "{value:?}")
+        };
+    }
+
+    fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
+        if self.name(field) {
+            self.result = self.writer.write_str(itoa::Buffer::new().format(value));
+        }
+    }
+
+    fn record_i64(&mut self, field: &tracing::field::Field, value: i64) {
+        if self.name(field) {
+            self.result = self.writer.write_str(itoa::Buffer::new().format(value));
+        }
+    }
+
+    fn record_bool(&mut self, field: &tracing::field::Field, value: bool) {
+        if self.name(field) {
+            self.result = self.writer.write_str(if value { "true" } else { "false" });
+        }
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if self.name(field) {
+            self.result = write!(self.writer, "{value:?}");
+        }
+    }
 }
 
 /// A line's time as `tracing_subscriber`'s default writes it (RFC 3339 in UTC, with
@@ -551,6 +639,12 @@ mod tests {
                 absent,
                 present = Some(7u64),
                 outcome = ?Level::INFO,
+                model = "café\tau",
+                r#type = "kind",
+                big = u64::MAX,
+                small = i64::MIN,
+                ratio = 0.25f64,
+                empty = "",
                 "request {}",
                 1
             );
