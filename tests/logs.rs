@@ -116,18 +116,14 @@ async fn the_log_file_is_written_without_keys_or_prompts() {
             .collect()
     };
     // (The failed request's last row, after its retries' rows, is the last line.)
-    let mut in_file = Vec::new();
-    for _ in 0..100 {
-        in_file = request_lines(&std::fs::read_to_string(&path).unwrap());
-        if in_file
-            .iter()
-            .any(|l| l.contains("outcome=\"gateway_error\""))
-        {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let last_row = |text: &str| text.contains(" outcome=\"gateway_error\"");
+    let logged = eventually(std::time::Duration::from_secs(5), || {
+        last_row(&std::fs::read_to_string(&path).unwrap())
+    })
+    .await;
     let file_text = std::fs::read_to_string(&path).unwrap();
+    assert!(logged, "{file_text}");
+    let in_file = request_lines(&file_text);
     assert!(
         in_file.iter().any(|l| l.contains("status=200")),
         "{file_text}"
@@ -136,12 +132,7 @@ async fn the_log_file_is_written_without_keys_or_prompts() {
         in_file.iter().any(|l| l.contains("status=400")),
         "{file_text}"
     );
-    assert!(
-        in_file
-            .iter()
-            .any(|l| l.contains("outcome=\"gateway_error\"")),
-        "{file_text}"
-    );
+    assert!(in_file.iter().any(|l| last_row(l)), "{file_text}");
     assert_eq!(request_lines(&gw.stderr()), in_file);
 
     let (report, raw) = diagnostics(&gw).await;
