@@ -37,9 +37,9 @@ REEXPORT = re.compile(r"^pub use ([a-z_][a-z0-9_]*)::(?:\{([^}]*)\}|([a-z_][a-z0
 # Bottom to top. The wire (dialects, scanning, translation) is crate `trimgate-wire`, which
 # gateway-core re-exports; it is listed so that an arrow into it reads as downward.
 LAYERS = [
-    ("wire", {"trimgate_wire", "dialect", "scan", "sniff", "usage", "sse", "translate", "tokenizer"}),
+    ("wire", {"trimgate_wire", "dialect", "scan", "sniff", "usage", "sse", "translate", "tokenizer", "answer_text"}),
     ("base", {"clock", "files", "running", "workers", "idle", "db", "headers", "error"}),
-    ("policy", {"optimize", "routing", "pricing", "retry", "health", "keys", "sessions"}),
+    ("policy", {"optimize", "routing", "pricing", "retry", "health", "keys", "sessions", "estimate"}),
     ("record", {"record"}),
     ("stores", {"secrets", "local_key", "cache", "ledger", "telemetry", "logs", "bodies", "virtual_keys"}),
     ("config", {"config", "import"}),

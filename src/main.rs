@@ -578,10 +578,11 @@ async fn stats(args: StatsArgs) -> Result<(), String> {
         return Ok(());
     }
     println!(
-        "{:<28} {:>8} {:>6} {:>12} {:>10} {:>7} {:>12} {:>10} {:>10} {:>7}",
+        "{:<28} {:>8} {:>6} {:>9} {:>12} {:>10} {:>7} {:>12} {:>10} {:>10} {:>7}",
         args.by,
         "requests",
         "errors",
+        "cancelled",
         "input tok",
         "output tok",
         "cached",
@@ -609,10 +610,11 @@ async fn stats(args: StatsArgs) -> Result<(), String> {
 
 fn print_row(key: &str, t: &Totals) {
     println!(
-        "{:<28} {:>8} {:>6} {:>12} {:>10} {:>6.1}% {:>12} {:>10.4} {:>10.4} {:>7}",
+        "{:<28} {:>8} {:>6} {:>9} {:>12} {:>10} {:>6.1}% {:>12} {:>10.4} {:>10.4} {:>7}",
         key,
         t.requests,
         t.errors,
+        t.cancelled,
         t.input_tokens,
         t.output_tokens,
         t.cache_hit_rate() * 100.0,

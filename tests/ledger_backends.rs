@@ -17,7 +17,7 @@ use gateway_core::ledger::{self, stats, Ledger};
 use gateway_core::mock::MockConfig;
 use gateway_core::optimize::PassTokens;
 use gateway_core::pricing::Pricing;
-use gateway_core::record::{MemoryRecorder, Outcome, Recorder, RequestRecord};
+use gateway_core::record::{Estimated, Kind, MemoryRecorder, Outcome, Recorder, RequestRecord};
 use gateway_core::usage::Usage;
 use serde_json::json;
 use sqlx::Row;
@@ -77,6 +77,8 @@ fn record(i: u64, model: &str, at: SystemTime) -> RequestRecord {
             cache_write: 200,
             reasoning: 0,
         }),
+        estimated: Estimated::default(),
+        kind: Kind::Generation,
         applied: if i % 2 == 0 {
             "tool_output=auto".into()
         } else {
@@ -157,15 +159,65 @@ async fn rows_prices_and_totals(url: &str) {
         }
         recorder.record(std::sync::Arc::new(answered));
     }
+    // A request the client left midway, charged for what it used (its output the
+    // gateway's count), and a token count, which is no model call.
+    let mut left = record(40, "claude-sonnet-4-5", base);
+    left.outcome = Outcome::ClientCancelled;
+    left.error = Some("client_cancelled");
+    left.usage = Some(Usage {
+        input: 1000,
+        output: 40,
+        ..Usage::default()
+    });
+    left.estimated = Estimated {
+        input: false,
+        output: true,
+    };
+    left.saved_tokens = 0;
+    left.passes = Vec::new();
+    recorder.record(std::sync::Arc::new(left));
+    let mut count = record(41, "claude-sonnet-4-5", base);
+    count.kind = Kind::CountTokens;
+    count.usage = None;
+    count.status = 500;
+    recorder.record(std::sync::Arc::new(count));
     ledger.close().await;
 
     // Reopened: the migrations are recorded and not run again.
     let pool = ledger::open(url).await.unwrap();
+    let marks: Vec<(String, Option<String>)> =
+        sqlx::query("SELECT kind, tokens_estimated FROM requests WHERE request_id IN ('r40', 'r41') ORDER BY request_id")
+            .fetch_all(&pool)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (r.get("kind"), r.get("tokens_estimated")))
+            .collect();
+    assert_eq!(
+        marks,
+        [
+            ("generation".to_owned(), Some("output".to_owned())),
+            ("count_tokens".to_owned(), None)
+        ]
+    );
     let by_model = stats::totals(&pool, 0, stats::By::Model).await.unwrap();
     assert_eq!(by_model.len(), 2);
     let sonnet = &by_model[0];
     assert_eq!(sonnet.key, "claude-sonnet-4-5", "largest cost first");
-    assert_eq!((sonnet.requests, sonnet.errors), (30, 6));
+    // The cancelled request is counted, not as an error; the token count not at all.
+    assert_eq!(
+        (sonnet.requests, sonnet.errors, sonnet.cancelled),
+        (31, 6, 1)
+    );
+    let left_cost = (1000.0 * 3.0 + 40.0 * 15.0) / 1e6;
+    let sonnet = stats::Totals {
+        requests: 30,
+        input_tokens: sonnet.input_tokens - 1000,
+        output_tokens: sonnet.output_tokens - 40,
+        cost_usd: sonnet.cost_usd - left_cost,
+        ..sonnet.clone()
+    };
+    let sonnet = &sonnet;
     assert_eq!(
         (
             sonnet.input_tokens,
@@ -220,7 +272,10 @@ async fn rows_prices_and_totals(url: &str) {
         by_hour.iter().map(|t| t.key.as_str()).collect::<Vec<_>>(),
         ["1796130000000", "1796133600000"]
     );
-    assert_eq!(by_hour[0].requests, 20);
+    assert_eq!(
+        by_hour[0].requests, 21,
+        "the cancelled request, not the token count"
+    );
     let late = stats::totals(&pool, 1_796_133_600_000, stats::By::Provider)
         .await
         .unwrap();

@@ -265,3 +265,74 @@ async fn refuse_mode_answers_503_in_the_clients_shape_while_redis_is_out() {
         a.stderr()
     );
 }
+
+/// A client that hangs up, after its answer's last event or midway, is charged for what it
+/// used through Redis: the other replica then refuses the key for its tokens per minute.
+#[tokio::test]
+async fn a_hang_up_on_one_replica_counts_against_the_key_on_the_other() {
+    let mock = start_mock(MockConfig::default()).await;
+    let redis = Redis::start(free_port());
+    let (a, b, config) = two_gateways(&mock, redis.port, "");
+    let roomy = keys_create(&config, &["--name", "roomy", "--rpm", "1000"]);
+    for gw in [&a, &b] {
+        assert_eq!(send(gw, &roomy).await.status(), 200);
+        assert!(metric_becomes(gw, &roomy, "trimgate_limits_shared", 1.0).await);
+    }
+    let ledger = config.with_file_name("ledger.sqlite");
+    for (name, headers, at) in [
+        (
+            "after-end",
+            [
+                ("x-mock-linger-ms", "3000"),
+                ("x-mock-reply", "one two three four five six"),
+            ],
+            HangUp::After("[DONE]"),
+        ),
+        (
+            "midway",
+            [
+                ("x-mock-frame-interval-ms", "400"),
+                ("x-mock-reply", "one two three four five six"),
+            ],
+            HangUp::After("three"),
+        ),
+    ] {
+        let key = keys_create(&config, &["--name", name, "--tpm", "5"]);
+        let bearer = format!("Bearer {key}");
+        let id = format!("shared-{name}");
+        let mut sent: Vec<(&str, &str)> = headers.to_vec();
+        sent.push(("authorization", &bearer));
+        sent.push(("x-request-id", &id));
+        let body = r#"{"model":"gpt-5","stream":true,"messages":[{"role":"user","content":"hello limits"}]}"#;
+        hang_up(&format!("{}/v1/chat/completions", a.url), body, &sent, at).await;
+        // The charge is counted before the row is written.
+        let pool = gateway_core::ledger::open(&gateway_core::ledger::sqlite_url(&ledger))
+            .await
+            .unwrap();
+        let mut written = false;
+        for _ in 0..60 {
+            written = sqlx::query("SELECT 1 FROM requests WHERE request_id = $1")
+                .bind(id.clone())
+                .fetch_optional(&pool)
+                .await
+                .unwrap()
+                .is_some();
+            if written {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        pool.close().await;
+        assert!(written, "{name}: no row: {}", a.stderr());
+        let r = send(&b, &key).await;
+        assert_eq!(r.status(), 429, "{name}: charged through Redis");
+        let body: Value = r.json().await.unwrap();
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("tokens per minute"),
+            "{name}: {body}"
+        );
+    }
+}

@@ -49,6 +49,9 @@ pub struct Row {
     pub cache_break: Option<&'static str>,
     /// How many blocks the optimizer rewrote (their ids are in the request's detail).
     pub rewrites: usize,
+    pub kind: &'static str,
+    /// Which token counts are the gateway's own (`input`, `output`, `input,output`).
+    pub tokens_estimated: Option<&'static str>,
 }
 
 impl Row {
@@ -89,6 +92,8 @@ impl Row {
             dropped: r.dropped.clone(),
             cache_break: r.cache_break.map(crate::sessions::Cause::as_str),
             rewrites: r.rewrites.len(),
+            kind: r.kind.as_str(),
+            tokens_estimated: r.estimated.as_str(),
         }
     }
 }

@@ -18,6 +18,7 @@
 //! - [`sessions`] — a session for every request, and the per-turn cache-break detector.
 //! - [`upstream`] — the pooled HTTP client and the provider's URL, auth and headers.
 //! - [`relay`]    — SSE frames relayed as they arrive, with usage captured on the way.
+//! - [`estimate`] — the tokens a request used when its provider did not say (left midway, no usage).
 //! - [`record`]   — the record stage: one [`record::RequestRecord`] per request, success or failure (plain data).
 //! - [`feed`]     — the last requests in memory, for the window's live feed (a recorder in front of the others).
 //! - [`pending`]  — a request on its way to its record: closes its span and hands the record over once.
@@ -45,7 +46,8 @@
 //!
 //! - [`dialect`]  — the closed set of wire dialects (OpenAI Chat, OpenAI Responses, Anthropic Messages).
 //! - [`sniff`]    — reads `model` and `stream` from the inbound bytes and splices the few edits passthrough needs.
-//! - [`usage`]    — provider-reported token usage, per dialect.
+//! - [`usage`]    — provider-reported token usage, per dialect, and where a stream's answer ends.
+//! - [`answer_text`] — the text a streamed answer has said so far, for counting when the provider does not.
 //! - [`sse`]      — server-sent events: where a frame ends, and the data it carries (once in `relay`).
 //! - [`translate`] — the canonical IR and a codec per dialect, for requests across dialects.
 //!
@@ -61,6 +63,7 @@ pub mod config;
 pub mod db;
 pub mod endpoints;
 pub mod error;
+pub mod estimate;
 pub mod feed;
 pub mod files;
 pub mod headers;
@@ -93,7 +96,7 @@ pub mod virtual_keys;
 pub mod workers;
 
 // The wire layer (crate `trimgate-wire`), at the paths it had when it lived in this crate.
-pub use trimgate_wire::{dialect, sniff, sse, translate, usage};
+pub use trimgate_wire::{answer_text, dialect, sniff, sse, translate, usage};
 
 #[cfg(feature = "test-util")]
 pub use trimgate_mock as mock;

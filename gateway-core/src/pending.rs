@@ -3,10 +3,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use tracing::Span;
 
-use crate::record::{Outcome, Recorder, RequestRecord};
+use crate::dialect::Dialect;
+use crate::estimate::{Evidence, Said};
+use crate::record::{Kind, Outcome, Recorder, RequestRecord};
 use crate::sessions::{Sessions, Turn};
+
+/// Past this many bytes to count, a record's estimate is made on a blocking thread.
+const COUNT_INLINE: usize = 64 * 1024;
 
 /// A request on its way: stages fill in its record, and the record goes to the recorder
 /// exactly once — by [`Pending::finish`], or on drop when the client went away first
@@ -22,6 +28,8 @@ pub struct Pending {
     /// The turn the cache-break detector compares with the session's previous one, once
     /// the provider's usage is in the record.
     turn: Option<(Arc<Sessions>, Turn)>,
+    /// What the request and its answer said, to count them by when the provider did not.
+    evidence: Evidence,
 }
 
 impl Pending {
@@ -37,7 +45,18 @@ impl Pending {
             span: Span::current(),
             done: false,
             turn: None,
+            evidence: Evidence::default(),
         }
+    }
+
+    /// The request as it goes to a provider (each attempt's, the last one standing).
+    pub fn sent(&mut self, dialect: Dialect, body: Bytes) {
+        self.evidence.sent = Some((dialect, body));
+    }
+
+    /// What the answer said, for a request whose usage the provider did not (fully) give.
+    pub fn said(&mut self, said: Said) {
+        self.evidence.said = said;
     }
 
     /// The record so far, for stages that fill in fields.
@@ -71,6 +90,7 @@ impl Pending {
             span: std::mem::replace(&mut self.span, Span::none()),
             done: false,
             turn: self.turn.take(),
+            evidence: std::mem::take(&mut self.evidence),
         }
     }
 
@@ -88,17 +108,42 @@ impl Pending {
         record.outcome = outcome;
         record.error = record.error.or(error);
         record.latency = self.started.elapsed();
+        let served = outcome == Outcome::Completed && (200..300).contains(&record.status);
         if let Some((sessions, turn)) = self.turn.take() {
-            let served = outcome == Outcome::Completed && (200..300).contains(&record.status);
             if let (true, Some(usage)) = (served, record.usage.as_ref()) {
                 record.cache_break = sessions.observe(turn, usage);
             }
         }
-        crate::telemetry::end_request_span(
-            std::mem::replace(&mut self.span, Span::none()),
-            &record,
-        );
-        self.recorder.record(Arc::new(record));
+        let span = std::mem::replace(&mut self.span, Span::none());
+        let recorder = self.recorder.clone();
+        let finish = move |record: RequestRecord| {
+            crate::telemetry::end_request_span(span, &record);
+            recorder.record(Arc::new(record));
+        };
+        // A request that reached a provider and was left midway, broke off, or was answered
+        // without usage is counted by what the gateway holds (see `estimate`).
+        let unreported = served && record.usage.is_none_or(|u| u.input == 0 && u.output == 0);
+        let counts = record.kind == Kind::Generation
+            && self.evidence.sent.is_some()
+            && (unreported
+                || matches!(outcome, Outcome::ClientCancelled | Outcome::UpstreamFailed));
+        if !counts {
+            return finish(record);
+        }
+        let evidence = std::mem::take(&mut self.evidence);
+        let weight = evidence.weight();
+        let estimate = move |mut record: RequestRecord| {
+            let (usage, estimated) = evidence.fill(record.usage, served);
+            record.usage = usage;
+            record.estimated = estimated;
+            finish(record);
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) if weight > COUNT_INLINE => {
+                rt.spawn_blocking(move || estimate(record));
+            }
+            _ => estimate(record),
+        }
     }
 }
 

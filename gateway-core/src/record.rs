@@ -64,6 +64,29 @@ impl Outcome {
     }
 }
 
+/// What a request asked for. Only a model's answer uses tokens; the other calls are
+/// kept in the ledger (they reach providers, take time and can fail) but stay out of the
+/// token, cost and error figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Kind {
+    /// A model's answer (Chat, Responses, Messages, Gemini's `generateContent`).
+    #[default]
+    Generation,
+    /// A count of a request's input tokens (Anthropic's and Gemini's).
+    CountTokens,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Generation => "generation",
+            Kind::CountTokens => "count_tokens",
+        }
+    }
+}
+
+pub use crate::estimate::Estimated;
+
 #[derive(Clone, Debug)]
 pub struct RequestRecord {
     pub request_id: String,
@@ -81,6 +104,9 @@ pub struct RequestRecord {
     /// Time spent in the gateway itself, upstream wait excluded.
     pub overhead: Duration,
     pub usage: Option<Usage>,
+    /// The counts of `usage` the gateway made itself.
+    pub estimated: Estimated,
+    pub kind: Kind,
     /// What the optimizer did: `pass=mode` of each pass that changed the request.
     pub applied: String,
     /// Exact o200k tokens and wire bytes the passes removed (negative if they added).
@@ -135,6 +161,8 @@ impl RequestRecord {
             latency: Duration::ZERO,
             overhead: Duration::ZERO,
             usage: None,
+            estimated: Estimated::default(),
+            kind: Kind::Generation,
             applied: String::new(),
             saved_tokens: 0,
             saved_bytes: 0,

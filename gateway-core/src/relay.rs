@@ -17,8 +17,10 @@ use hyper::body::Incoming;
 use memchr::memmem;
 use tokio::sync::watch;
 
+use crate::answer_text::AnswerText;
 use crate::dialect::Dialect;
 use crate::error::{GatewayError, ResponsesPosition};
+use crate::estimate::Said;
 use crate::pending::Pending;
 use crate::record::Outcome;
 use crate::translate::ir::ProviderError;
@@ -159,7 +161,15 @@ struct Relay {
     scanned: usize,
     /// Bytes the provider has sent so far.
     received: usize,
+    /// The provider's usage and where its answer ends, read from its own frames.
     usage: StreamUsage,
+    /// What the answer has said, while it has not ended.
+    text: AnswerText,
+    /// The provider's dialect (the client's, unless translated).
+    upstream: Dialect,
+    /// The client has been handed the event that ends its answer: the request is complete,
+    /// whatever the client does next.
+    answered: bool,
     params: RelayParams,
     pending: Option<Pending>,
     done: bool,
@@ -247,6 +257,10 @@ impl Relay {
         while start < complete.len() {
             let end = frame_end(complete, start).unwrap_or(complete.len());
             if let Some(data) = frame_data(&complete[start..end]) {
+                self.usage.observe(self.upstream, &data);
+                if !self.usage.ended {
+                    self.text.observe(self.upstream, &data);
+                }
                 t.decoder.decode(&data, &mut events);
                 for event in events.drain(..) {
                     t.encoder.encode(event, &mut out);
@@ -254,7 +268,30 @@ impl Relay {
             }
             start = end;
         }
+        // A provider whose stream has no closing event (Gemini) has sent its last frame:
+        // the client's stream is closed now, not when the body ends.
+        if self.usage.closed && !t.encoder.is_finished() {
+            t.encoder.finish(&mut out);
+        }
         Bytes::from(out)
+    }
+
+    /// Whether what has been handed to the client holds its answer's last event.
+    fn holds_the_end(&self) -> bool {
+        match &self.params.translate {
+            Some(t) => t.encoder.answered(),
+            // A Chat client whose usage chunk the gateway hides ends with `[DONE]`.
+            None => self.usage.closed || (self.usage.ended && !self.params.hide_usage),
+        }
+    }
+
+    /// Nothing is left for the client: its stream may end without waiting for the
+    /// provider's body to.
+    fn nothing_due(&self) -> bool {
+        match &self.params.translate {
+            Some(t) => t.encoder.is_finished(),
+            None => self.usage.closed,
+        }
     }
 
     /// Reads usage from each frame and, when asked, hides what the gateway added.
@@ -269,10 +306,11 @@ impl Relay {
             let frame = &complete[start..end];
             let mut drop_frame = false;
             if let Some(data) = frame_data(frame) {
-                if data.as_ref() != b"[DONE]" {
-                    let usage_only = self.usage.observe(self.params.dialect, &data);
-                    drop_frame = self.params.hide_usage && usage_only;
+                if !self.usage.ended {
+                    self.text.observe(self.upstream, &data);
                 }
+                let usage_only = self.usage.observe(self.params.dialect, &data);
+                drop_frame = self.params.hide_usage && usage_only;
             }
             let strip =
                 self.params.hide_usage && !drop_frame && memmem::find(frame, USAGE_NULL).is_some();
@@ -353,8 +391,10 @@ impl Relay {
 
     fn finish(&mut self, outcome: Outcome, error: Option<&'static str>) {
         if let Some(t) = &self.params.translate {
-            self.usage.usage = Some(t.encoder.usage());
-            if !t.encoder.model().is_empty() {
+            if self.usage.usage.is_none() && t.encoder.usage() != crate::usage::Usage::default() {
+                self.usage.usage = Some(t.encoder.usage());
+            }
+            if self.usage.model.is_none() && !t.encoder.model().is_empty() {
                 self.usage.model = Some(t.encoder.model().to_owned());
             }
         }
@@ -368,17 +408,30 @@ impl Relay {
             }
         }
         if let Some(mut pending) = self.pending.take() {
-            let record = pending.record();
-            record.usage = self.usage.usage;
-            if self.usage.model.is_some() {
-                record.model_served = self.usage.model.take();
-            }
+            self.keep_in(&mut pending);
             pending.finish(outcome, error);
         }
         self.done = true;
     }
 
+    /// Puts what the stream told into the record: the provider's usage and model, and
+    /// the text relayed, counted only if the usage stopped short or never came.
+    fn keep_in(&mut self, pending: &mut Pending) {
+        let record = pending.record();
+        record.usage = self.usage.usage;
+        if self.usage.model.is_some() {
+            record.model_served = self.usage.model.take();
+        }
+        pending.said(Said::Streamed(std::mem::take(&mut self.text)));
+    }
+
     fn fail(&mut self, err: GatewayError) -> Bytes {
+        if self.answered {
+            // The client has its whole answer: what the provider does after is not its
+            // concern, and no error event follows the end.
+            self.finish(Outcome::Completed, None);
+            return Bytes::new();
+        }
         // A partial frame cannot be completed; the error event replaces it.
         self.buf.clear();
         self.scanned = 0;
@@ -435,9 +488,13 @@ fn last_sequence_number(frames: &[u8]) -> Option<u64> {
 
 impl Drop for Relay {
     fn drop(&mut self) {
-        // The body was dropped before the end: the client went away. Record what we saw.
-        if let Some(pending) = self.pending.as_mut() {
-            pending.record().usage = self.usage.usage;
+        // The body was dropped before the end: the client went away. With its answer's
+        // last event in hand, the request is complete; before it, the client cancelled
+        // (recorded as the `Pending` drops), with what was seen so far.
+        if self.answered {
+            self.finish(Outcome::Completed, None);
+        } else if let Some(mut pending) = self.pending.take() {
+            self.keep_in(&mut pending);
         }
     }
 }
@@ -450,12 +507,19 @@ enum Next {
 
 /// Relays an event stream; `pending` is finished when the stream ends, however it ends.
 pub fn relay_stream(body: Incoming, params: RelayParams, pending: Pending) -> Body {
+    let upstream = params
+        .translate
+        .as_ref()
+        .map_or(params.dialect, |t| t.decoder.dialect());
     let relay = Relay {
         chunks: Box::pin(BodyDataStream::new(body)),
         buf: BytesMut::new(),
         scanned: 0,
         received: 0,
         usage: StreamUsage::default(),
+        text: AnswerText::default(),
+        upstream,
+        answered: false,
         params,
         pending: Some(pending),
         done: false,
@@ -468,8 +532,22 @@ pub fn relay_stream(body: Incoming, params: RelayParams, pending: Pending) -> Bo
             if relay.done {
                 return None;
             }
+            if relay.answered && relay.nothing_due() && relay.failed.is_none() {
+                // The client's stream ends with its answer. What is left of the provider's
+                // body (usually just its end, already read) is not waited for.
+                if relay.stashed.is_none() {
+                    relay.stashed = relay.chunks.next().now_or_never();
+                }
+                if !matches!(relay.stashed, Some(None)) {
+                    relay.finish(Outcome::Completed, None);
+                    return None;
+                }
+            }
             if let Some(err) = relay.failed.take() {
                 let out = relay.fail(err);
+                if out.is_empty() {
+                    continue;
+                }
                 return Some((Ok(out), relay));
             }
             let idle = relay.params.idle;
@@ -532,6 +610,9 @@ pub fn relay_stream(body: Incoming, params: RelayParams, pending: Pending) -> Bo
                         Ok(out) => out,
                         Err(err) => {
                             let out = relay.fail(err);
+                            if out.is_empty() {
+                                continue;
+                            }
                             return Some((Ok(out), relay));
                         }
                     };
@@ -548,6 +629,7 @@ pub fn relay_stream(body: Incoming, params: RelayParams, pending: Pending) -> Bo
                 }
             };
             if !out.is_empty() {
+                relay.answered = relay.answered || relay.holds_the_end();
                 return Some((Ok::<Bytes, std::convert::Infallible>(out), relay));
             }
         }

@@ -60,6 +60,9 @@ pub struct MetricsRecorder {
     series: Mutex<Series>,
 }
 
+/// `trimgate_requests_total`'s labels besides the provider: dialect, status, outcome, kind.
+type RequestLabels = (&'static str, u16, &'static str, &'static str);
+
 /// Handles by label set. Providers, dialects, statuses, outcomes and error kinds are few.
 #[derive(Default)]
 struct Series {
@@ -71,7 +74,7 @@ struct Series {
 /// One provider's handles (`-` for requests refused before a provider was chosen).
 #[derive(Default)]
 struct ProviderSeries {
-    requests: Vec<((&'static str, u16, &'static str), Counter)>,
+    requests: Vec<(RequestLabels, Counter)>,
     durations: Vec<(&'static str, Histogram)>,
     errors: Vec<(&'static str, Counter)>,
     /// input, output, cache_read, cache_write.
@@ -123,10 +126,11 @@ impl MetricsRecorder {
             None => providers.entry(provider.to_owned()).or_default(),
         };
         let outcome = r.outcome.as_str();
-        find_or(&mut p.requests, (dialect, r.status, outcome), || {
+        let kind = r.kind.as_str();
+        find_or(&mut p.requests, (dialect, r.status, outcome, kind), || {
             counter!("trimgate_requests_total",
                 "dialect" => dialect, "provider" => provider.to_owned(),
-                "status" => r.status.to_string(), "outcome" => outcome)
+                "status" => r.status.to_string(), "outcome" => outcome, "kind" => kind)
         })
         .increment(1);
         find_or(&mut p.durations, dialect, || {
@@ -134,7 +138,11 @@ impl MetricsRecorder {
                 "dialect" => dialect, "provider" => provider.to_owned())
         })
         .record(r.latency.as_secs_f64());
-        if let Some(error) = r.error {
+        if r.kind != crate::record::Kind::Generation {
+            // Counted as requests, by outcome; they use no tokens and are no model's error.
+            return;
+        }
+        if let Some(error) = r.error.filter(|_| r.outcome != Outcome::ClientCancelled) {
             find_or(&mut p.errors, error, || {
                 counter!("trimgate_errors_total", "kind" => error, "provider" => provider.to_owned())
             })

@@ -381,3 +381,51 @@ pub fn chat_body(log: &str) -> serde_json::Value {
         ],
     })
 }
+
+/// Where a client hangs up on a streamed answer.
+#[derive(Clone, Copy, Debug)]
+pub enum HangUp {
+    /// Once the body has shown this text (the answer's last event), before the
+    /// provider's body ends.
+    After(&'static str),
+    /// Before the response headers: the request is given up after this long.
+    Before(Duration),
+}
+
+/// Sends `body` to `url` and leaves as `at` says, the connection closed: what an agent
+/// does that stops reading once it has its answer (or gives up). Returns the body read.
+pub async fn hang_up(url: &str, body: &str, headers: &[(&str, &str)], at: HangUp) -> String {
+    let mut request = client()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_owned());
+    if url.contains("/messages") {
+        request = request.header("anthropic-version", "2023-06-01");
+    }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    match at {
+        HangUp::Before(after) => {
+            let gave_up = tokio::time::timeout(after, request.send()).await;
+            assert!(gave_up.is_err(), "the answer came before the client left");
+            String::new()
+        }
+        HangUp::After(text) => {
+            let mut res = request.send().await.unwrap();
+            assert_eq!(res.status(), 200, "{url}");
+            let mut seen = Vec::new();
+            while let Some(chunk) = res.chunk().await.unwrap() {
+                seen.extend_from_slice(&chunk);
+                if seen.windows(text.len()).any(|w| w == text.as_bytes()) {
+                    break;
+                }
+            }
+            let seen = String::from_utf8_lossy(&seen).into_owned();
+            assert!(seen.contains(text), "{text} never came: {seen}");
+            // Dropping an unfinished body closes its connection.
+            drop(res);
+            seen
+        }
+    }
+}

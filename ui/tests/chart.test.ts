@@ -80,6 +80,14 @@ describe('headline', () => {
     expect(h.savedUsd).toBe(0.5);
   });
 
+  it('counts errors apart from requests the client left', () => {
+    const h = headline(t('', { requests: 10, errors: 1, cancelled: 3 }));
+    expect(h.errorRate).toBe(0.1);
+    expect(h.cancelled).toBe(3);
+    expect(headline(emptyTotals()).errorRate).toBeNull();
+    expect(addTotals(t('', { cancelled: 2 }), t('', { cancelled: 1 })).cancelled).toBe(3);
+  });
+
   it('has no shares without traffic', () => {
     const h = headline(emptyTotals());
     expect(h.savedShare).toBeNull();

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   baseUrlFromListen,
+  formatInOut,
+  requestCancelled,
   effectiveListen,
   formatAgo,
   formatBucket,
@@ -190,5 +192,20 @@ describe('routeSteps', () => {
       'openai/gpt-5',
       'local/qwen3',
     ]);
+  });
+});
+
+describe('formatInOut and requestCancelled', () => {
+  it('marks the counts the gateway made itself', () => {
+    expect(formatInOut({ input_tokens: 1200, output_tokens: 40, tokens_estimated: null })).not.toContain('≈');
+    expect(formatInOut({ input_tokens: 1200, output_tokens: 40, tokens_estimated: 'output' })).toMatch(/^[^≈]+ \/ ≈/);
+    expect(formatInOut({ input_tokens: 1200, output_tokens: 0, tokens_estimated: 'input,output' }).match(/≈/g)?.length).toBe(2);
+    expect(formatInOut({ input_tokens: null, output_tokens: null })).toBe('–');
+  });
+
+  it('tells a request the client left from a failure', () => {
+    expect(requestCancelled({ status: 200, outcome: 'client_cancelled' })).toBe(true);
+    expect(requestCancelled({ status: 502, outcome: 'client_cancelled' })).toBe(false);
+    expect(requestCancelled({ status: 200, outcome: 'upstream_failed' })).toBe(false);
   });
 });

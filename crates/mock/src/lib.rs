@@ -29,6 +29,7 @@
 //! | `x-mock-retry-after: <secs>` | with an injected error: `retry-after`; on a 429 also the dialect's reset headers (Gemini: the body's `RetryInfo`) |
 //! | `x-mock-delay-ms: <ms>` | hold the response headers back |
 //! | `x-mock-frame-interval-ms: <ms>` | pause between SSE frames |
+//! | `x-mock-linger-ms: <ms>` | keep a stream's body open that long after its last frame, as a provider may before it ends the response |
 //! | `x-mock-stream-error-after: <n>` | `n` frames, then the dialect's in-stream error, then the end |
 //! | `x-mock-stall-after: <n>` | `n` frames, then silence with the connection open |
 //! | `x-mock-reset-after: <n>` | `n` frames, then the connection is cut (no final chunk) |
@@ -406,6 +407,8 @@ pub async fn serve(
 pub(crate) struct Controls {
     delay: Duration,
     frame_interval: Duration,
+    /// How long a stream's body stays open after its last frame.
+    linger: Duration,
     error_status: Option<StatusCode>,
     /// Seconds for `retry-after` (and the dialect's reset headers on a 429) on an injected error.
     retry_after: Option<u64>,
@@ -436,6 +439,8 @@ impl Controls {
                 .map_or(config.delay, Duration::from_millis),
             frame_interval: header_u64(headers, "x-mock-frame-interval-ms")
                 .map_or(config.frame_interval, Duration::from_millis),
+            linger: header_u64(headers, "x-mock-linger-ms")
+                .map_or(Duration::ZERO, Duration::from_millis),
             error_status: header_u64(headers, fault::ERROR_STATUS).and_then(error_status),
             retry_after: header_u64(headers, fault::RETRY_AFTER),
             stream_error_after: count(fault::STREAM_ERROR_AFTER),

@@ -85,13 +85,14 @@ pub(super) fn response(state: &MockState, mut frames: Vec<Bytes>, controls: &Con
         let broken = malformed(&frames[n]);
         frames.insert(n, broken);
     }
-    let body = SseBody::new(
+    let mut body = SseBody::new(
         state.clone(),
         frames,
         controls.frame_interval,
         ending,
         malformed_at,
     );
+    body.linger = controls.linger;
     let mut response = Response::new(Body::from_stream(body));
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();
@@ -148,6 +149,8 @@ struct SseBody {
     stalled: bool,
     flushed: bool,
     finished: bool,
+    /// How long the body stays open after the last frame of a complete stream.
+    linger: Duration,
     state: MockState,
 }
 
@@ -170,13 +173,26 @@ impl SseBody {
             stalled: false,
             flushed: false,
             finished: false,
+            linger: Duration::ZERO,
             state,
         }
     }
 
     /// The frames are out: end the way the stream was asked to.
-    fn end(&mut self, cx: &Context<'_>) -> Poll<Option<Result<Bytes, io::Error>>> {
+    fn end(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, io::Error>>> {
         match self.ending {
+            Ending::Complete if !self.linger.is_zero() => {
+                let linger = self.linger;
+                let pause = self
+                    .pause
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(linger)));
+                if pause.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                self.pause = None;
+                self.linger = Duration::ZERO;
+                self.end(cx)
+            }
             Ending::Complete => {
                 self.finished = true;
                 self.state.stream_completed();
@@ -236,7 +252,10 @@ impl Stream for SseBody {
                     this.state.record(|stats| stats.malformed += 1);
                 }
                 this.sent += 1;
-                if this.frames.len() == 0 && this.ending == Ending::Complete {
+                if this.frames.len() == 0
+                    && this.ending == Ending::Complete
+                    && this.linger.is_zero()
+                {
                     this.finished = true;
                     this.state.stream_completed();
                 }

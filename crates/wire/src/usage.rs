@@ -131,6 +131,14 @@ struct GeminiHead<'a> {
     model_version: Option<Cow<'a, str>>,
     #[serde(rename = "usageMetadata")]
     usage_metadata: Option<GeminiUsageWire>,
+    /// Only whether a candidate names why it finished.
+    candidates: Option<Vec<GeminiCandidate>>,
+}
+
+#[derive(Deserialize)]
+struct GeminiCandidate {
+    #[serde(rename = "finishReason")]
+    finish_reason: Option<IgnoredAny>,
 }
 
 /// The parts of a response object, or of one stream event, that carry model and usage.
@@ -273,36 +281,82 @@ fn details_or_null(s: &mut Scanner<'_>) -> Result<Option<Details>, Unsure> {
     })
 }
 
-/// Collects usage from a stream, one frame's `data` at a time.
+/// Collects usage from a stream, one frame's `data` at a time, and notes where the
+/// answer ends.
 #[derive(Debug, Default)]
 pub struct StreamUsage {
     pub usage: Option<Usage>,
     pub model: Option<String>,
     /// A Responses stream's response id, for an error event that ends it early.
     pub response_id: Option<String>,
+    /// The answer is whole: the event that ends it has been seen, and with it the
+    /// provider's final usage (OpenAI Chat: the chunk with `finish_reason` and the usage
+    /// chunk after it; Responses: `response.completed`, `.incomplete` or `.failed`;
+    /// Messages: `message_stop`; Gemini: the frame with `finishReason` and
+    /// `usageMetadata`).
+    pub ended: bool,
+    /// Nothing more is due: the answer has ended, and so has its stream (OpenAI Chat:
+    /// `[DONE]`; the others end with the event that ends the answer).
+    pub closed: bool,
+    /// OpenAI Chat: a chunk named why a choice finished.
+    finished: bool,
 }
+
+/// Whether `data` has `"<key>"` followed by a value other than `null`.
+fn carries(data: &[u8], key: &[u8]) -> bool {
+    memmem::find_iter(data, key).any(|at| {
+        let rest = data[at + key.len()..].trim_ascii_start();
+        let value = rest.strip_prefix(b":").map(<[u8]>::trim_ascii_start);
+        !value.is_some_and(|v| v.starts_with(b"null"))
+    })
+}
+
+/// The Responses events that end an answer.
+const RESPONSES_ENDS: [&str; 3] = [
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+];
 
 /// Whether a frame has a `"usage"` field that is not `null`: an OpenAI Chat stream asked
 /// for usage sends `"usage":null` in every chunk but the last, and parsing each of those
 /// would cost more than relaying it.
 fn carries_usage(data: &[u8]) -> bool {
-    memmem::find_iter(data, b"\"usage\"").any(|at| {
-        let rest = data[at + 7..].trim_ascii_start();
-        let value = rest.strip_prefix(b":").map(<[u8]>::trim_ascii_start);
-        !value.is_some_and(|v| v.starts_with(b"null"))
-    })
+    carries(data, b"\"usage\"")
 }
 
 impl StreamUsage {
     /// Looks at one frame's data. Returns true when it is an OpenAI Chat usage-only chunk
     /// (`"choices":[]` with a usage object), which the relay may need to hide.
     pub fn observe(&mut self, dialect: Dialect, data: &[u8]) -> bool {
-        if dialect == Dialect::Gemini {
-            self.observe_gemini(data);
-            return false;
+        match dialect {
+            Dialect::Gemini => {
+                self.observe_gemini(data);
+                return false;
+            }
+            Dialect::OpenAiChat => {
+                if data == b"[DONE]" {
+                    self.ended = true;
+                    self.closed = true;
+                    return false;
+                }
+                if !self.finished && carries(data, b"\"finish_reason\"") {
+                    self.finished = true;
+                }
+            }
+            _ => {}
         }
+        // Events that may end an answer are read whole, usage or not (a failed response
+        // may have none); the names are searched for only in frames that could be one.
+        let may_end = match dialect {
+            Dialect::OpenAiResponses => RESPONSES_ENDS
+                .iter()
+                .any(|end| memmem::find(data, end.as_bytes()).is_some()),
+            Dialect::AnthropicMessages => memmem::find(data, b"\"message_stop\"").is_some(),
+            _ => false,
+        };
         let has_usage = carries_usage(data);
-        if !has_usage && self.model.is_some() {
+        if !has_usage && !may_end && self.model.is_some() {
             return false;
         }
         let Ok(head) = serde_json::from_slice::<Head<'_>>(data) else {
@@ -313,10 +367,21 @@ impl StreamUsage {
                 self.take_model(head.model);
                 if let Some(u) = head.usage {
                     self.usage = Some(u.to_usage(dialect));
+                    // Sent after the finish (or with it, by some servers): the answer's
+                    // usage is final.
+                    self.ended |= self.finished;
                     return head.choices.is_some_and(|c| c.is_empty());
                 }
             }
             Dialect::OpenAiResponses => {
+                if head
+                    .kind
+                    .as_deref()
+                    .is_some_and(|kind| RESPONSES_ENDS.contains(&kind))
+                {
+                    self.ended = true;
+                    self.closed = true;
+                }
                 if let Some(response) = head.response {
                     self.take_model(response.model);
                     if self.response_id.is_none() {
@@ -328,6 +393,10 @@ impl StreamUsage {
                 }
             }
             Dialect::AnthropicMessages => match head.kind.as_deref() {
+                Some("message_stop") => {
+                    self.ended = true;
+                    self.closed = true;
+                }
                 Some("message_start") => {
                     if let Some(message) = head.message {
                         self.take_model(message.model);
@@ -366,12 +435,28 @@ impl StreamUsage {
         if self.model.is_some() && memmem::find(data, b"\"usageMetadata\"").is_none() {
             return;
         }
-        let Ok(head) = serde_json::from_slice::<GeminiHead<'_>>(data) else {
-            return;
+        // A stream asked without `alt=sse` is one JSON array of responses.
+        let heads = if data.trim_ascii_start().starts_with(b"[") {
+            serde_json::from_slice::<Vec<GeminiHead<'_>>>(data).ok()
+        } else {
+            serde_json::from_slice::<GeminiHead<'_>>(data)
+                .ok()
+                .map(|h| vec![h])
         };
-        self.take_model(head.model_version);
-        if let Some(u) = head.usage_metadata {
-            self.usage = Some(u.to_usage());
+        for head in heads.into_iter().flatten() {
+            self.take_model(head.model_version);
+            let finished = head
+                .candidates
+                .iter()
+                .flatten()
+                .any(|c| c.finish_reason.is_some());
+            if let Some(u) = head.usage_metadata {
+                self.usage = Some(u.to_usage());
+                if finished {
+                    self.ended = true;
+                    self.closed = true;
+                }
+            }
         }
     }
 

@@ -103,7 +103,10 @@ fn feed_row_matches(r: &crate::feed::Row, f: &Filter) -> bool {
         && match f.status {
             None => true,
             Some(search::Status::Ok) => r.status < 400 && r.outcome == "completed",
-            Some(search::Status::Failed) => r.status >= 400 || r.outcome != "completed",
+            Some(search::Status::Failed) => {
+                r.status >= 400 || matches!(r.outcome, "gateway_error" | "upstream_failed")
+            }
+            Some(search::Status::Cancelled) => r.outcome == "client_cancelled",
             Some(search::Status::Code(c)) => r.status == c,
         }
 }

@@ -411,13 +411,13 @@ const COLUMNS: &str = "INSERT INTO requests (ts_ms, request_id, dialect, provide
     model_requested, model_served, gateway_key, streamed, status, outcome, error, latency_ms, \
     overhead_ms, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, \
     reasoning_tokens, applied, saved_tokens, saved_bytes, cost_usd, saved_usd, cache, dropped, \
-    session, attempt, api_key, cache_break, first_byte_ms) VALUES ";
-const PER_ROW: usize = 30;
+    session, attempt, api_key, cache_break, first_byte_ms, kind, tokens_estimated) VALUES ";
+const PER_ROW: usize = 32;
 const PASS_COLUMNS: &str = "INSERT INTO request_passes (ts_ms, request_id, pass, \
     tokens_before, tokens_after, saved_usd) VALUES ";
 const PER_PASS_ROW: usize = 6;
 /// Rows per INSERT: one statement for many rows costs far less than one per row, and
-/// 64 × 30 parameters stay under every backend's limit.
+/// 64 × 32 parameters stay under every backend's limit.
 const ROWS_PER_INSERT: usize = 64;
 
 /// How a statement's parameters are written.
@@ -564,6 +564,8 @@ fn request_values<'a>(r: &'a RequestRecord, memo: &mut PriceMemo<'a>) -> [Value<
         Text(r.api_key.as_deref()),
         Text(r.cache_break.map(crate::sessions::Cause::as_str)),
         Real(r.first_byte.map(|d| d.as_secs_f64() * 1e3)),
+        Text(Some(r.kind.as_str())),
+        Text(r.estimated.as_str()),
     ]
 }
 
@@ -703,6 +705,8 @@ mod tests {
                 cache_write: 0,
                 reasoning: 5,
             }),
+            estimated: crate::record::Estimated::default(),
+            kind: crate::record::Kind::Generation,
             applied: "tool_output=auto".into(),
             saved_tokens: 1234,
             saved_bytes: 5678,

@@ -23,8 +23,10 @@ pub struct Filter {
 pub enum Status {
     /// Completed with a status below 400.
     Ok,
-    /// A status of 400 or more, or not completed.
+    /// A status of 400 or more, or failed on the way (not a request the client left).
     Failed,
+    /// Left by the client before its answer was whole.
+    Cancelled,
     /// Exactly this status.
     Code(u16),
 }
@@ -34,13 +36,16 @@ impl Status {
         match text.trim() {
             "ok" => Ok(Status::Ok),
             "error" | "failed" => Ok(Status::Failed),
+            "cancelled" => Ok(Status::Cancelled),
             code => code
                 .parse::<u16>()
                 .ok()
                 .filter(|c| (100..600).contains(c))
                 .map(Status::Code)
                 .ok_or_else(|| {
-                    format!("status {text:?} is not ok, error or an HTTP status (100 to 599)")
+                    format!(
+                        "status {text:?} is not ok, error, cancelled or an HTTP status (100 to 599)"
+                    )
                 }),
         }
     }
@@ -76,6 +81,10 @@ pub struct Attempt {
     pub attempt: Option<i64>,
     pub api_key: Option<String>,
     pub cache_break: Option<String>,
+    /// `generation`, or `count_tokens` for a count of a request's tokens.
+    pub kind: String,
+    /// Which token counts are the gateway's own (`input`, `output`, `input,output`).
+    pub tokens_estimated: Option<String>,
 }
 
 /// One pass of a request, exact tokens before and after.
@@ -89,7 +98,7 @@ pub struct Pass {
 const SELECT: &str = "SELECT ts_ms, request_id, dialect, provider, model_requested, model_served, \
     gateway_key, streamed, status, outcome, error, latency_ms, overhead_ms, first_byte_ms, \
     input_tokens, output_tokens, cache_read_tokens, applied, saved_tokens, cost_usd, saved_usd, \
-    cache, dropped, session, attempt, api_key, cache_break FROM requests";
+    cache, dropped, session, attempt, api_key, cache_break, kind, tokens_estimated FROM requests";
 
 /// The requests `filter` lets through, newest first: a request retried is one row, its
 /// last attempt's.
@@ -118,7 +127,10 @@ pub async fn search(pool: &AnyPool, filter: &Filter) -> Result<Vec<Attempt>, sql
     }
     match filter.status {
         Some(Status::Ok) => sql += " AND status < 400 AND outcome = 'completed'",
-        Some(Status::Failed) => sql += " AND (status >= 400 OR outcome <> 'completed')",
+        Some(Status::Failed) => {
+            sql += " AND (status >= 400 OR outcome IN ('gateway_error', 'upstream_failed'))"
+        }
+        Some(Status::Cancelled) => sql += " AND outcome = 'client_cancelled'",
         Some(Status::Code(_)) => sql += &format!(" AND status = ${}", next()),
         None => {}
     }
@@ -213,6 +225,8 @@ fn attempt(r: &sqlx::any::AnyRow) -> Result<Attempt, sqlx::Error> {
         attempt: r.try_get("attempt")?,
         api_key: r.try_get("api_key")?,
         cache_break: r.try_get("cache_break")?,
+        kind: r.try_get("kind")?,
+        tokens_estimated: r.try_get("tokens_estimated")?,
     })
 }
 

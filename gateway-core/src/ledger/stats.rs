@@ -54,7 +54,11 @@ pub struct Totals {
     /// The model, provider, passes, or the bucket's start in Unix milliseconds.
     pub key: String,
     pub requests: i64,
+    /// Requests that failed: the provider's or the gateway's error, or a stream that broke
+    /// off. A request the client left is not one.
     pub errors: i64,
+    /// Requests the client left before their answer was whole (charged for what they used).
+    pub cancelled: i64,
     pub input_tokens: i64,
     pub output_tokens: i64,
     pub cache_read_tokens: i64,
@@ -88,7 +92,8 @@ impl Totals {
 }
 
 /// Totals of rows since `since_ms` (Unix milliseconds), grouped `by`, largest cost first
-/// (time buckets in time order). Grouped by pass, a request counts once under each pass
+/// (time buckets in time order). Only model calls count: `count_tokens` calls (kind
+/// `count_tokens`) use no tokens and stay out. Grouped by pass, a request counts once under each pass
 /// that changed it, with that pass's own tokens and dollars saved.
 pub async fn totals(pool: &AnyPool, since_ms: i64, by: By) -> Result<Vec<Totals>, sqlx::Error> {
     let key = by.key_sql();
@@ -99,13 +104,13 @@ pub async fn totals(pool: &AnyPool, since_ms: i64, by: By) -> Result<Vec<Totals>
     let (from, saved, saved_usd) = match by {
         By::Pass => (
             "request_passes p JOIN requests r ON r.request_id = p.request_id AND r.ts_ms = p.ts_ms \
-             WHERE p.ts_ms >= $1 AND r.outcome <> 'retried'",
+             WHERE p.ts_ms >= $1 AND r.outcome <> 'retried' AND r.kind = 'generation'",
             "SUM(p.tokens_before - p.tokens_after)",
             "SUM(p.saved_usd)",
         ),
         // A request's failed attempts have rows of their own ('retried'): it counts once.
         _ => (
-            "requests r WHERE r.ts_ms >= $1 AND r.outcome <> 'retried'",
+            "requests r WHERE r.ts_ms >= $1 AND r.outcome <> 'retried' AND r.kind = 'generation'",
             "SUM(r.saved_tokens)",
             "SUM(r.saved_usd)",
         ),
@@ -113,7 +118,8 @@ pub async fn totals(pool: &AnyPool, since_ms: i64, by: By) -> Result<Vec<Totals>
     let sql = format!(
         // PostgreSQL sums BIGINT into NUMERIC: cast back, so both backends return integers.
         "SELECT {key} AS k, COUNT(*) AS requests, \
-         CAST(SUM(CASE WHEN r.status >= 400 OR r.outcome <> 'completed' THEN 1 ELSE 0 END) AS BIGINT) AS errors, \
+         CAST(SUM(CASE WHEN r.status >= 400 OR r.outcome IN ('gateway_error', 'upstream_failed') THEN 1 ELSE 0 END) AS BIGINT) AS errors, \
+         CAST(SUM(CASE WHEN r.outcome = 'client_cancelled' AND r.status < 400 THEN 1 ELSE 0 END) AS BIGINT) AS cancelled, \
          CAST(COALESCE(SUM(r.input_tokens), 0) AS BIGINT) AS input, \
          CAST(COALESCE(SUM(r.output_tokens), 0) AS BIGINT) AS output, \
          CAST(COALESCE(SUM(r.cache_read_tokens), 0) AS BIGINT) AS cache_read, \
@@ -131,6 +137,7 @@ pub async fn totals(pool: &AnyPool, since_ms: i64, by: By) -> Result<Vec<Totals>
                 key: r.try_get("k")?,
                 requests: r.try_get("requests")?,
                 errors: r.try_get("errors")?,
+                cancelled: r.try_get("cancelled")?,
                 input_tokens: r.try_get("input")?,
                 output_tokens: r.try_get("output")?,
                 cache_read_tokens: r.try_get("cache_read")?,
@@ -154,6 +161,7 @@ pub fn sum(rows: &[Totals]) -> Totals {
     for t in rows {
         all.requests += t.requests;
         all.errors += t.errors;
+        all.cancelled += t.cancelled;
         all.input_tokens += t.input_tokens;
         all.output_tokens += t.output_tokens;
         all.cache_read_tokens += t.cache_read_tokens;
@@ -362,7 +370,7 @@ pub async fn sessions(
          COALESCE(SUM(r.cost_usd), 0.0) AS cost, COALESCE(SUM(r.saved_usd), 0.0) AS saved_usd, \
          {} AS b_gateway, {} AS b_client, {} AS b_provider, \
          CAST(SUM(CASE WHEN r.applied = 'holdout' THEN 1 ELSE 0 END) AS BIGINT) AS held \
-         FROM requests r WHERE r.ts_ms >= $1 AND r.outcome <> 'retried' AND r.session IS NOT NULL \
+         FROM requests r WHERE r.ts_ms >= $1 AND r.outcome <> 'retried' AND r.kind = 'generation' AND r.session IS NOT NULL \
          GROUP BY r.session ORDER BY last_ms DESC, k LIMIT $2",
         count_of("gateway"),
         count_of("client"),
@@ -400,7 +408,7 @@ pub async fn sessions(
 
     let sql = format!(
         "SELECT COUNT(DISTINCT r.session) AS sessions, {} AS b_gateway, {} AS b_client, \
-         {} AS b_provider FROM requests r WHERE r.ts_ms >= $1 AND r.outcome <> 'retried'",
+         {} AS b_provider FROM requests r WHERE r.ts_ms >= $1 AND r.outcome <> 'retried' AND r.kind = 'generation'",
         count_of("gateway"),
         count_of("client"),
         count_of("provider"),
@@ -418,7 +426,7 @@ pub async fn sessions(
          COUNT(DISTINCT r.session) AS sessions, COUNT(*) AS requests, \
          CAST(SUM(r.input_tokens + r.saved_tokens) AS BIGINT) AS tokens, \
          COALESCE(SUM(r.cost_usd), 0.0) AS cost \
-         FROM requests r WHERE r.ts_ms >= $1 AND r.outcome = 'completed' AND r.status < 400 \
+         FROM requests r WHERE r.ts_ms >= $1 AND r.outcome = 'completed' AND r.status < 400 AND r.kind = 'generation' \
          AND r.input_tokens IS NOT NULL AND r.cost_usd IS NOT NULL \
          GROUP BY m, held ORDER BY m, held";
     let rows = sqlx::query(sql).bind(since_ms).fetch_all(pool).await?;

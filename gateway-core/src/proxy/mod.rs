@@ -597,6 +597,9 @@ async fn run(
     let stream = sniffed.stream && ctx.endpoint.can_stream();
     pending.record().model_requested = Some(sniffed.model.clone());
     pending.record().streamed = stream;
+    if ctx.endpoint.counts_tokens() {
+        pending.record().kind = crate::record::Kind::CountTokens;
+    }
     if !ctx.endpoint.counts_tokens() {
         // A session for every request: an SDK script's turns group by their first message.
         if header_session.is_none() {
@@ -759,6 +762,7 @@ async fn run(
             unreachable!("prepared just above");
         };
         let last_try = ctx.attempts >= max_attempts;
+        pending.sent(outgoing.endpoint.dialect(), outgoing.body.clone());
         let attempt_started = Instant::now();
         if ctx.attempts == 1 {
             ctx.overhead += ctx.started.elapsed();

@@ -14,6 +14,7 @@ use super::{cached, relayed_headers, stamp, Cached, Ctx, Outgoing, Via, Whole};
 use crate::cache;
 use crate::config::Provider;
 use crate::dialect::{Dialect, Endpoint};
+use crate::estimate::Said;
 use crate::pending::Pending;
 use crate::sniff::{Edits, Sniffed};
 use crate::state::AppState;
@@ -104,6 +105,10 @@ pub(super) async fn answer(
         if let (Some(store), http::StatusCode::OK) = (&store, status) {
             let entry = cache::whole_entry(bytes.clone(), served.clone(), usage, store.ttl);
             state.cache.put(store, entry);
+        }
+        if usage.is_none() {
+            // Counted by the gateway when the record is made (see `estimate`).
+            pending.said(Said::Whole(ctx.dialect(), bytes.clone()));
         }
         pending.record().usage = usage;
         pending.record().model_served = served;

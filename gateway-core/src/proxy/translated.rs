@@ -144,6 +144,7 @@ pub(super) async fn answer(
     } = whole;
     let body_at = Instant::now();
     let out_body = if status.is_success() {
+        let sent_whole = bytes.clone();
         let (decoded, mut out) = translate_answer(
             &provider.name,
             how.provider_dialect,
@@ -152,11 +153,19 @@ pub(super) async fn answer(
             how.freeform_tools,
         )
         .await?;
+        if decoded.usage == crate::usage::Usage::default() {
+            // No usage in the answer: counted by the gateway when the record is made.
+            pending.said(crate::estimate::Said::Whole(
+                how.provider_dialect,
+                sent_whole,
+            ));
+        }
         if ctx.json_array {
             out.insert(0, b'[');
             out.push(b']');
         }
-        pending.record().usage = Some(decoded.usage);
+        pending.record().usage =
+            Some(decoded.usage).filter(|u| *u != crate::usage::Usage::default());
         pending.record().model_served = Some(decoded.model.clone());
         if let (Some(store), http::StatusCode::OK) = (&store, status) {
             let entry = cache::whole_entry(

@@ -182,7 +182,10 @@ export interface Totals {
   /** The group's name; for `hour`/`day`, the bucket's start in Unix ms. */
   key: string;
   requests: number;
+  /** Failed requests (status 400 or more, a gateway error, a stream broken off); not those the client left. */
   errors: number;
+  /** Requests the client left before the answer was whole; their tokens are in the totals. */
+  cancelled: number;
   input_tokens: number;
   output_tokens: number;
   cache_read_tokens: number;
@@ -318,7 +321,7 @@ export interface RequestAttempt {
   overhead_ms: number;
   /** From arrival to the provider's response headers; null when no provider answered. */
   first_byte_ms?: number | null;
-  /** Provider-reported; null when the provider reported none (a cache hit, an error). */
+  /** Provider-reported, or the gateway's own count where `tokens_estimated` says so; null when none (a cache hit, an error). */
   input_tokens: number | null;
   output_tokens: number | null;
   cache_read_tokens: number | null;
@@ -328,6 +331,10 @@ export interface RequestAttempt {
   cost_usd?: number | null;
   saved_usd?: number | null;
   cache: string | null;
+  /** Which token counts are the gateway's own (`input`, `output`, `input,output`): the client left, or the provider gave none. */
+  tokens_estimated?: string | null;
+  /** `generation`, or `count_tokens` for a count of a request's tokens (not a model call). */
+  kind?: string;
   dropped?: string | null;
   session?: string | null;
   attempt?: number | null;

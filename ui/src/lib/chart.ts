@@ -88,6 +88,10 @@ export function bars(rows: Totals[], value: (t: Totals) => number, top = 8): Bar
 
 export interface Headline {
   requests: number;
+  /** Share of requests that failed (the provider's or the gateway's error); a request the client left is not one. */
+  errorRate: number | null;
+  /** Requests the client left before the answer was whole, charged for what they used. */
+  cancelled: number;
   savedTokens: number;
   savedUsd: number;
   costUsd: number;
@@ -103,6 +107,8 @@ export function headline(t: Totals): Headline {
   const asked = t.input_tokens + t.saved_tokens;
   return {
     requests: t.requests,
+    errorRate: t.requests > 0 ? t.errors / t.requests : null,
+    cancelled: t.cancelled,
     savedTokens: t.saved_tokens,
     savedUsd: t.saved_usd,
     costUsd: t.cost_usd,
@@ -126,6 +132,7 @@ export function emptyTotals(key = ''): Totals {
     key,
     requests: 0,
     errors: 0,
+    cancelled: 0,
     input_tokens: 0,
     output_tokens: 0,
     cache_read_tokens: 0,
@@ -145,6 +152,7 @@ export function addTotals(a: Totals, b: Totals): Totals {
     key: a.key,
     requests,
     errors: a.errors + b.errors,
+    cancelled: a.cancelled + b.cancelled,
     input_tokens: a.input_tokens + b.input_tokens,
     output_tokens: a.output_tokens + b.output_tokens,
     cache_read_tokens: a.cache_read_tokens + b.cache_read_tokens,

@@ -148,6 +148,19 @@ export function requestSucceeded(r: { status: number; outcome: string }): boolea
   return r.status < 400 && r.outcome === 'completed';
 }
 
+/** Left by the client before its answer was whole: not a failure, and charged for what it used. */
+export function requestCancelled(r: { status: number; outcome: string }): boolean {
+  return r.status < 400 && r.outcome === 'client_cancelled';
+}
+
+/** `12 / 40`, with `≈` before a count the gateway made itself (`tokens_estimated`). */
+export function formatInOut(r: { input_tokens: number | null; output_tokens: number | null; tokens_estimated?: string | null }): string {
+  if (r.input_tokens == null && r.output_tokens == null) return '–';
+  const est = (r.tokens_estimated ?? '').split(',');
+  const mark = (which: string) => (est.includes(which) ? '≈' : '');
+  return `${mark('input')}${formatTokens(r.input_tokens)} / ${mark('output')}${formatTokens(r.output_tokens)}`;
+}
+
 /** `client_cancelled` → "client cancelled". */
 export function outcomeLabel(outcome: string): string {
   return outcome.replace(/_/g, ' ');

@@ -58,6 +58,27 @@ pub fn count_tokens(req: &Request) -> u64 {
     system + messages + tools + PER_MESSAGE
 }
 
+/// The output tokens of a whole answer: what its parts say.
+pub fn response_tokens(resp: &super::ir::Response) -> u64 {
+    resp.parts.iter().map(part_tokens).sum()
+}
+
+/// The gateway's own count of a request as it was sent to a provider in `dialect`, for a
+/// request the provider never reported usage for; `None` when the body cannot be read.
+/// A stand-in, not the provider's figure: the record says so.
+pub fn sent_tokens(dialect: crate::dialect::Dialect, body: &[u8]) -> Option<u64> {
+    let mut ignored = super::Report::new(dialect);
+    let req = super::decode_request(dialect, body, super::Policy::default(), &mut ignored).ok()?;
+    Some(count_tokens(&req))
+}
+
+/// The gateway's own count of an answer a provider sent whole in `dialect`.
+pub fn answer_tokens(dialect: crate::dialect::Dialect, body: &[u8]) -> Option<u64> {
+    super::decode_response(dialect, body)
+        .ok()
+        .map(|r| response_tokens(&r))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

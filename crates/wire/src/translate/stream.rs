@@ -93,6 +93,11 @@ impl Decoder {
         }
     }
 
+    /// The provider's dialect this decoder reads.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
     /// Decodes one frame's data into events.
     pub fn decode(&mut self, data: &[u8], out: &mut Vec<Event>) {
         if data == b"[DONE]" {
@@ -136,6 +141,8 @@ pub struct Encoder {
     pub(super) stop: Option<StopReason>,
     pub(super) usage: Usage,
     pub(super) finished: bool,
+    /// Finished by the provider's error rather than by the answer's end.
+    pub(super) failed: bool,
     /// Responses: the event counter, finished output items, and the item being written.
     pub(super) sequence: u64,
     pub(super) items: Vec<Value>,
@@ -176,6 +183,7 @@ impl Encoder {
             stop: None,
             usage: Usage::default(),
             finished: false,
+            failed: false,
             sequence: 0,
             items: Vec::new(),
             item: None,
@@ -210,6 +218,11 @@ impl Encoder {
         self.finished
     }
 
+    /// The client's stream has been closed with the answer's end (not with an error).
+    pub fn answered(&self) -> bool {
+        self.finished && !self.failed
+    }
+
     pub fn encode(&mut self, event: Event, out: &mut Vec<u8>) {
         if self.finished {
             return;
@@ -229,6 +242,7 @@ impl Encoder {
             Event::Done => self.finish(out),
             Event::Error(e) => {
                 self.finished = true;
+                self.failed = true;
                 match self.dialect {
                     Dialect::OpenAiResponses => self.fail_responses(e, out),
                     Dialect::AnthropicMessages => fail_anthropic(e, out),
