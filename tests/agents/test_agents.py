@@ -6,6 +6,12 @@ routing runs a plain streamed turn and a shell-tool round trip whose final answe
 the command's output. The same round trip also runs through a fallback chain whose first
 provider answers 529s and drops connections.
 
+Each gateway writes its own ledger, and every test reads back the rows of the requests its
+agent made (ledger.py): each model call the provider got is one completed row with the
+provider's token counts, none estimated, and its cost when the bundled price table knows
+the model. A summary of those rows per agent, routing and test is printed and, when
+AGENT_LEDGER_SUMMARY names a file, written there as JSON.
+
 Every outcome is written to results.json; matrix.py renders README's agent × provider
 table from it, and the last test checks that README shows what this run found.
 """
@@ -21,6 +27,7 @@ import uuid
 import pytest
 
 import agents
+import ledger
 import matrix
 
 ROOT = os.path.abspath(os.path.join(agents.HERE, "..", ".."))
@@ -66,6 +73,8 @@ ROUTINGS = {
 CASES = [(agent, routing) for agent, routings in ROUTINGS.items() for routing in routings]
 
 RESULTS = {}
+# Each gateway's URL → its ledger file.
+LEDGERS = {}
 
 
 def _serving(args, prefix, env=None):
@@ -196,12 +205,17 @@ model = "claude-sonnet-4-6"
 """
     d = tempfile.mkdtemp(prefix="trimgate-agents-")
     path = os.path.join(d, "config.toml")
+    section, ledger_path = ledger.ledger_config(d)
     with open(path, "w") as f:
-        f.write(config)
-    yield from _serving(
+        f.write(config + section)
+    serving = _serving(
         ["serve", "--config", path, "--listen", "127.0.0.1:0"], "Trimgate listening on ",
         env={"AGENT_TEST_PROVIDER_KEY": PROVIDER_KEY, "ANTHROPIC_API_KEY": "", "GEMINI_API_KEY": "",
              "TRIMGATE_LOG": "warn", "XDG_DATA_HOME": d})
+    url = next(serving)
+    LEDGERS[url] = ledger_path
+    yield url
+    next(serving, None)
 
 
 class Mock:
@@ -268,15 +282,45 @@ def _check_upstream(mock, path, streamed=True):
     return sent
 
 
+# The paths of token counts: calls to a provider, but not model calls.
+COUNT_PATHS = (":countTokens", "/count_tokens")
+
+
+def _model_calls(*mocks):
+    """How many model calls reached these mocks (token counts left out)."""
+    return sum(not r["path"].endswith(COUNT_PATHS) for m in mocks for r in _posted(m))
+
+
+def _ledger(gateway, since, key, calls=None, until=None):
+    """The ledger rows of the requests `gateway` got from `since` (ms) on, once the `calls`
+    model calls the provider got are recorded; added to the summary under `key` (agent,
+    routing, test) before anything is asserted on them."""
+    rows = ledger.wait(LEDGERS[gateway], since, calls, until)
+    ledger.record(key, rows, calls)
+    return rows
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ledger_summary():
+    """Prints the ledger summary of the whole run at its end (shown with -s)."""
+    yield
+    if ledger.SUMMARY:
+        print("\n\nledger rows per agent, routing and test:\n" + ledger.table())
+
+
 @pytest.mark.parametrize("agent,routing", CASES)
 def test_plain_streamed_turn(agent, routing, gateway, mock):
     model, path = ROUTINGS[agent][routing]
     reply = f"plain-{uuid.uuid4().hex[:12]}"
     RESULTS[(agent, routing, "plain")] = False
+    since = ledger.now_ms()
     ok, text, log = _run(agent, gateway, model, "Say hello.", agents.plain_headers(reply))
+    rows = _ledger(gateway, since, (agent, routing, "plain"), _model_calls(mock))
     assert ok, log
     assert reply in text, text
     _check_upstream(mock, path)
+    # Every model call is in the ledger as answered, with the provider's counts and its cost.
+    ledger.check(rows, _model_calls(mock))
     RESULTS[(agent, routing, "plain")] = True
 
 
@@ -287,14 +331,17 @@ def test_shell_tool_round_trip(agent, routing, gateway, mock):
     model, path = ROUTINGS[agent][routing]
     marker = f"marker-{uuid.uuid4().hex[:12]}"
     RESULTS[(agent, routing, "tool")] = False
+    since = ledger.now_ms()
     ok, text, log = _run(agent, gateway, model, "Run the command, then tell me its output.",
                          agents.shell_call_headers(agent, marker))
+    rows = _ledger(gateway, since, (agent, routing, "tool"), _model_calls(mock))
     assert ok, log
     # The answer quotes what the command printed, not the command.
     assert "tool result:" in text and marker in text and f"echo {marker}" not in text, text
     sent = _check_upstream(mock, path)
     assert len(sent) >= 2, "the tool result never went back to the provider"
     assert marker in sent[-1]["body"], "the last request does not carry the command's output"
+    ledger.check(rows, _model_calls(mock))
     RESULTS[(agent, routing, "tool")] = True
 
 
@@ -305,14 +352,17 @@ def test_a_tool_round_trip_to_gemini_3_sends_the_call_back_signed(agent, gateway
     with the call signed, so the round trip finishes."""
     model = {"claude": "claude-sonnet-4-6-via-gemini-3", "codex": "gpt-5.5-via-gemini-3"}[agent]
     marker = f"marker-{uuid.uuid4().hex[:12]}"
+    since = ledger.now_ms()
     ok, text, log = _run(agent, gateway, model, "Run the command, then tell me its output.",
                          agents.shell_call_headers(agent, marker))
+    rows = _ledger(gateway, since, (agent, "gemini-3", "tool"), _model_calls(mock))
     assert ok, log
     assert "tool result:" in text and marker in text, text
     sent = _check_upstream(mock, "/v1beta/models/gemini-3-pro-preview:streamGenerateContent")
     parts = [p for c in json.loads(sent[-1]["body"])["contents"] for p in c.get("parts", [])]
     calls = [p for p in parts if "functionCall" in p]
     assert calls and all(p.get("thoughtSignature") for p in calls), calls
+    ledger.check(rows, _model_calls(mock))
 
 
 def test_gemini_cli_with_its_default_model_asks_a_classifier_then_streams(gateway, mock):
@@ -321,7 +371,9 @@ def test_gemini_cli_with_its_default_model_asks_a_classifier_then_streams(gatewa
     the one picked (the mock answers JSON of the classifier's schema, its first choice):
     both reach the Gemini provider as sent, each to the model in its path."""
     reply = f"auto-{uuid.uuid4().hex[:12]}"
+    since = ledger.now_ms()
     ok, text, log = _run("gemini", gateway, "auto", "Say hello.", agents.plain_headers(reply))
+    rows = _ledger(gateway, since, ("gemini", "gemini", "auto"), _model_calls(mock))
     assert ok, log
     assert reply in text, text
     sent = _posted(mock)
@@ -334,6 +386,8 @@ def test_gemini_cli_with_its_default_model_asks_a_classifier_then_streams(gatewa
     assert turn["path_and_query"].startswith("/v1beta/models/gemini-"), paths
     assert turn["path_and_query"].endswith(":streamGenerateContent?alt=sse"), paths
     assert agents.PLACEHOLDER_KEY not in json.dumps([r["headers"] for r in sent])
+    # The classifier's call (not streamed) and the turn's: two model calls, both answered.
+    ledger.check(rows, 2)
 
 
 @pytest.mark.parametrize("routing", ["gemini", "anthropic", "openai"])
@@ -344,8 +398,10 @@ def test_gemini_cli_sends_an_image_and_counts_its_tokens_first(routing, gateway,
     (the gateway answers the count itself)."""
     model, path = ROUTINGS["gemini"][routing]
     reply = f"image-{uuid.uuid4().hex[:12]}"
+    since = ledger.now_ms()
     ok, text, log = _run("gemini", gateway, model, "Describe @pixel.png", agents.plain_headers(reply),
                          work=agents.work_dir_with_pixel())
+    rows = _ledger(gateway, since, ("gemini", routing, "image"), _model_calls(mock))
     assert ok, log
     assert reply in text, text
     sent = _posted(mock)
@@ -355,6 +411,9 @@ def test_gemini_cli_sends_an_image_and_counts_its_tokens_first(routing, gateway,
         assert len(counted) == 1 and agents.PIXEL_PNG in counted[0]["body"], [r["path"] for r in sent]
     assert [r["path"] for r in turns] == [path], [r["path"] for r in sent]
     assert agents.PIXEL_PNG in turns[0]["body"], "the image did not reach the provider"
+    # The count is a row of its own kind, whoever answered it (the provider, or the
+    # gateway for another dialect); the turn is the one model call.
+    ledger.check(rows, 1, count_tokens=1)
 
 
 # A test run long enough for the gateway to elide its passing tests.
@@ -379,7 +438,9 @@ def test_the_agent_fetches_an_elided_output_back_whole(agent, routing, gateway, 
     arguments = agents.shell_arguments(agent, LONG_TEST_RUN, "Run the tests")
     headers = {"x-mock-tool": agents.SHELL_TOOL[agent], "x-mock-tool-arguments": json.dumps(arguments),
                "x-mock-fetch-originals": "1"}
+    since = ledger.now_ms()
     ok, text, log = _run(agent, gateway, model, "Run the tests; fetch anything elided.", headers)
+    rows = _ledger(gateway, since, (agent, routing, "elided"), _model_calls(mock))
     assert ok, log
     bodies = [json.dumps(json.loads(r["body"]), ensure_ascii=False) for r in _check_upstream(mock, path)]
     marked = [b for b in bodies if "passing tests elided" in b and "/originals/" in b]
@@ -388,6 +449,7 @@ def test_the_agent_fetches_an_elided_output_back_whole(agent, routing, gateway, 
     last = bodies[-1]
     assert "[… original " in last, "the fetched output went back to the provider"
     assert last.count("... ok") >= 300 and "case_299 ... ok" in last, "all of it"
+    ledger.check(rows, _model_calls(mock))
 
 
 @pytest.mark.parametrize("routing", ["anthropic", "chat-only", "deepseek", "gemini"])
@@ -399,13 +461,16 @@ def test_codex_edits_a_file_with_its_freeform_apply_patch_tool(routing, gateway,
     line = f"patched-{uuid.uuid4().hex[:12]}"
     work = tempfile.mkdtemp(prefix="trimgate-codex-work-")
     RESULTS[("codex", routing, "apply_patch")] = False
+    since = ledger.now_ms()
     code, events, log = agents.run_codex(gateway, model, "Add the file.",
                                          agents.apply_patch_headers("hello.txt", line), work=work)
+    rows = _ledger(gateway, since, ("codex", routing, "apply_patch"), _model_calls(mock))
     assert code == 0, log
     with open(os.path.join(work, "hello.txt")) as f:
         assert f.read().strip() == line
     sent = _check_upstream(mock, path)
     assert "hello.txt" in sent[-1]["body"], "the patch's result went back to the provider"
+    ledger.check(rows, _model_calls(mock))
     RESULTS[("codex", routing, "apply_patch")] = True
 
 
@@ -414,22 +479,29 @@ def test_claude_code_subscription_login_reaches_its_provider_and_no_other(gatewa
     the Anthropic provider that has no key of its own, which the mock checks; routed to any
     other provider, the login is never sent."""
     reply = f"login-{uuid.uuid4().hex[:12]}"
+    since = ledger.now_ms()
     ok, text, log = _run("claude", gateway, "claude-sonnet-4-6-login", "Say hello.",
                          agents.plain_headers(reply), oauth_token=OAUTH_TOKEN)
+    rows = _ledger(gateway, since, ("claude", "subscription", "plain"), _model_calls(mock))
     assert ok, log
     assert reply in text
     sent = [r for r in mock.requests() if r["path"] == "/v1/messages"]
     assert sent and all(r["headers"].get("authorization") == f"Bearer {OAUTH_TOKEN}" for r in sent)
     assert all("oauth-" in r["headers"].get("anthropic-beta", "") for r in sent)
+    ledger.check(rows, _model_calls(mock))
     RESULTS[("claude", "subscription", "plain")] = True
 
     for routing in ("anthropic", "openai", "chat-only", "deepseek", "gemini"):
         mock.clear()
         model, _ = ROUTINGS["claude"][routing]
+        since = ledger.now_ms()
         _run("claude", gateway, model, "Say hello.", agents.plain_headers(reply), oauth_token=OAUTH_TOKEN)
+        rows = _ledger(gateway, since, ("claude", routing, "login-elsewhere"), _model_calls(mock))
         seen = json.dumps([r["headers"] for r in mock.requests()])
         assert mock.requests(), routing
         assert OAUTH_TOKEN not in seen, f"the login reached the {routing} provider"
+        # Answered with the provider's own key, and recorded as any other call.
+        ledger.check(rows, _model_calls(mock))
 
 
 def test_codex_chatgpt_login_reaches_its_backend_and_no_other(gateway, mock, chatgpt_url):
@@ -439,23 +511,31 @@ def test_codex_chatgpt_login_reaches_its_backend_and_no_other(gateway, mock, cha
     backend = Mock(chatgpt_url)
     backend.clear()
     reply = f"chatgpt-{uuid.uuid4().hex[:12]}"
+    since = ledger.now_ms()
     ok, text, log = _run("codex", gateway, "gpt-5.5-chatgpt", "Say hello.", agents.plain_headers(reply),
                          chatgpt_token=CHATGPT_TOKEN)
+    # The model calls went to the backend, none to the other mock.
+    calls = _model_calls(backend, mock)
+    rows = _ledger(gateway, since, ("codex", "subscription", "plain"), calls)
     assert ok, log
     assert reply in text
     sent = backend.requests()
     assert sent and all(r["headers"].get("authorization") == f"Bearer {CHATGPT_TOKEN}" for r in sent)
     assert all(r["headers"].get("chatgpt-account-id") == agents.CHATGPT_ACCOUNT for r in sent)
+    ledger.check(rows, calls)
     RESULTS[("codex", "subscription", "plain")] = True
 
     for routing in ("openai", "anthropic", "chat-only", "deepseek", "gemini"):
         mock.clear()
         model, _ = ROUTINGS["codex"][routing]
+        since = ledger.now_ms()
         ok, _, log = _run("codex", gateway, model, "Say hello.", agents.plain_headers(reply),
                           chatgpt_token=CHATGPT_TOKEN)
+        rows = _ledger(gateway, since, ("codex", routing, "chatgpt-elsewhere"), _model_calls(mock))
         assert ok, log
         seen = json.dumps([r["headers"] for r in mock.requests()])
         assert CHATGPT_TOKEN not in seen and agents.CHATGPT_ACCOUNT not in seen, routing
+        ledger.check(rows, _model_calls(mock))
 
 
 @pytest.fixture(scope="module")
@@ -463,8 +543,9 @@ def locked_gateway(mock_url):
     """A gateway with `[server] local_key = true`: (its URL, its config path, the key)."""
     d = tempfile.mkdtemp(prefix="trimgate-agents-locked-")
     path = os.path.join(d, "config.toml")
+    section, ledger_path = ledger.ledger_config(d)
     with open(path, "w") as f:
-        f.write(f"""
+        f.write(section + f"""
 [server]
 local_key = true
 
@@ -488,6 +569,7 @@ api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
         env={"AGENT_TEST_PROVIDER_KEY": PROVIDER_KEY, "ANTHROPIC_API_KEY": "", "GEMINI_API_KEY": "",
              "TRIMGATE_LOG": "warn", "XDG_DATA_HOME": d})
     url = next(serving)
+    LEDGERS[url] = ledger_path
     with open(os.path.join(d, "local-key")) as f:
         key = f.read().strip()
     yield url, path, key
@@ -502,20 +584,28 @@ def test_with_a_local_key_only_agents_started_by_wrap_get_through(agent, locked_
     url, config, key = locked_gateway
     model = {"claude": "claude-sonnet-4-6", "codex": "gpt-5.5", "gemini": GEMINI_MODEL}[agent]
     reply = f"locked-{uuid.uuid4().hex[:12]}"
+    refused_since = ledger.now_ms()
     try:
         ok, _, _ = _run(agent, url, model, "Say hello.", agents.plain_headers(reply), timeout=20)
     except subprocess.TimeoutExpired:
         ok = False  # Claude Code retries a 401 for minutes before it gives up.
+    since = ledger.now_ms()
+    # The refused requests' rows, if it keeps any (none reached the provider).
+    refused = _ledger(url, refused_since, (agent, "local-key", "refused"), 0, until=since)
     assert not ok, "an agent without the local key got an answer"
     assert not mock.requests(), "a request without the local key reached the provider"
 
     wrap = [BIN, "wrap", "--config", config, "--gateway", url]
     ok, text, log = _run(agent, url, model, "Say hello.", agents.plain_headers(reply), wrap=wrap)
+    rows = _ledger(url, since, (agent, "local-key", "wrap"), _model_calls(mock))
     assert ok, log
     assert reply in text, text
     sent = mock.requests()
     assert sent, "nothing reached the provider"
     assert key not in json.dumps(sent), "the local key reached the provider"
+    # A refused request is never recorded as answered; the wrapped agent's calls are.
+    assert not [r for r in refused if r["outcome"] == "completed"], [ledger.show(r) for r in refused]
+    ledger.check(rows, _model_calls(mock))
 
 
 # agent → what the fallback speaks → (model the agent asks for, the fallback's provider path).
@@ -557,8 +647,9 @@ def chain_gateway(mock_url, overloaded_url):
     """A gateway whose chain routes start at the overloaded mock: (its URL, its admin token)."""
     d = tempfile.mkdtemp(prefix="trimgate-agents-chain-")
     path = os.path.join(d, "config.toml")
+    section, ledger_path = ledger.ledger_config(d)
     with open(path, "w") as f:
-        f.write(f"""
+        f.write(section + f"""
 # Two tries of the first provider, then the fallback: with the overloaded mock's numbering
 # reset before each run, the agent's first request passes, its second meets a 529 (request 2),
 # then a dropped connection (request 3), then goes to the fallback, so both faults and the
@@ -645,6 +736,7 @@ fallbacks = ["anthropic/claude-sonnet-4-6"]
         env={"AGENT_TEST_PROVIDER_KEY": PROVIDER_KEY, "ANTHROPIC_API_KEY": "", "GEMINI_API_KEY": "",
              "TRIMGATE_LOG": "warn", "XDG_DATA_HOME": d})
     url = next(serving)
+    LEDGERS[url] = ledger_path
     # stdout is a pipe, so the admin token goes to the data dir (just after the line read).
     token_file = os.path.join(d, "trimgate", "admin-token")
     for _ in range(50):
@@ -682,8 +774,12 @@ def test_agent_finishes_a_tool_round_trip_while_its_first_provider_is_overloaded
     overloaded.clear_faults()
     marker = f"marker-{uuid.uuid4().hex[:12]}"
     RESULTS[(agent, "chain", fallback)] = False
+    since = ledger.now_ms()
     ok, text, log = _run(agent, url, model, "Run the command, then tell me its output.",
                          agents.shell_call_headers(agent, marker), timeout=90)
+    # One answered row per model call either mock answered (the overloaded one's 200s).
+    served = overloaded.faults()["statuses"].get("200", 0) + _model_calls(mock)
+    ledger_rows = _ledger(url, since, (agent, "chain", fallback), served)
     assert ok, log
     assert "tool result:" in text and marker in text and f"echo {marker}" not in text, text
 
@@ -717,6 +813,20 @@ def test_agent_finishes_a_tool_round_trip_while_its_first_provider_is_overloaded
     # by the fallback.
     assert first_served >= 1, faults
     assert marker in rescued[-1]["body"], "the command's output did not reach the fallback"
+
+    # The ledger tells the same: a row per failed attempt, then every request answered once,
+    # completed with the provider's counts and cost, whichever provider answered it.
+    ledger.check(ledger_rows, first_served + len(rescued))
+    retried = [r for r in ledger_rows if r["outcome"] == "retried"]
+    assert sorted(r["status"] for r in retried) == [502] * dropped + [529] * injected, \
+        [ledger.show(r) for r in retried]
+    answers = {}
+    for r in ledger.answered(ledger_rows):
+        answers.setdefault(r["request_id"], []).append(r)
+    assert all(len(a) == 1 for a in answers.values()), [ledger.show(r) for r in ledger_rows]
+    assert {r["request_id"] for r in retried} <= set(answers), [ledger.show(r) for r in ledger_rows]
+    assert sum(a[0]["provider"] == fallback_provider for a in answers.values()) == len(rescued), \
+        [ledger.show(r) for r in ledger_rows]
     RESULTS[(agent, "chain", fallback)] = True
 
 

@@ -1,8 +1,9 @@
 // The official openai and @anthropic-ai/sdk npm packages through the real gateway binary,
-// with the project's mock provider behind it: streaming and not, tool calls, typed errors.
-import { test, before, after } from 'node:test';
+// with the project's mock provider behind it: streaming and not, tool calls, typed errors,
+// and the row each request leaves in the gateway's ledger.
+import { test, before, beforeEach, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { mkdtempSync, writeFileSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,7 @@ const children = [];
 let dir;
 let gateway;
 let mockUrl;
+let ledgerDb;
 
 const dataHome = mkdtempSync(join(tmpdir(), 'trimgate-node-data-'));
 
@@ -34,7 +36,11 @@ before(async () => {
   mockUrl = mock;
   dir = mkdtempSync(join(tmpdir(), 'trimgate-node-'));
   const config = join(dir, 'config.toml');
+  ledgerDb = join(dir, 'ledger.sqlite');
   writeFileSync(config, `
+[ledger]
+url = "sqlite://${ledgerDb}"
+
 [providers.mock-openai]
 kind = "openai"
 base_url = "${mock}/v1"
@@ -70,8 +76,97 @@ after(() => {
   rmSync(dataHome, { recursive: true, force: true });
 });
 
-const openai = () => new OpenAI({ baseURL: `${gateway}/v1`, apiKey: 'placeholder', maxRetries: 0 });
-const anthropic = () => new Anthropic({ baseURL: gateway, apiKey: 'placeholder', maxRetries: 0 });
+// Each model call goes out with an x-request-id of its own, which the gateway keeps as the
+// row's request_id, so a test finds its calls' rows exactly.
+const calls = [];
+let checked = 0;
+
+async function tagged(url, init = {}) {
+  if ((init.method ?? 'GET').toUpperCase() !== 'POST') return fetch(url, init);
+  const headers = new Headers(init.headers);
+  if (!headers.has('x-request-id')) headers.set('x-request-id', `node-${process.pid}-${calls.length + 1}`);
+  const call = { id: headers.get('x-request-id'), path: new URL(String(url)).pathname, status: null };
+  calls.push(call);
+  const response = await fetch(url, { ...init, headers });
+  call.status = response.status;
+  return response;
+}
+
+const openai = () => new OpenAI({ baseURL: `${gateway}/v1`, apiKey: 'placeholder', maxRetries: 0, fetch: tagged });
+const anthropic = () => new Anthropic({ baseURL: gateway, apiKey: 'placeholder', maxRetries: 0, fetch: tagged });
+
+// A failed test's calls are not the next one's.
+beforeEach(() => { checked = calls.length; });
+
+// Node 20 has no SQLite module: python3's reads the ledger.
+const SELECT_ROWS = `
+import json, sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True, timeout=5)
+db.row_factory = sqlite3.Row
+ids = sys.argv[2:]
+rows = db.execute(f"SELECT * FROM requests WHERE request_id IN ({', '.join('?' * len(ids))})", ids)
+print(json.dumps([dict(r) for r in rows]))
+`;
+
+/** The calls made since the last look, each with its rows (written in batches a little after
+ * each answer: polled for, up to 10 s). */
+async function newRows() {
+  const made = calls.slice(checked);
+  checked = calls.length;
+  assert.ok(made.length > 0, 'no model call to check');
+  const ids = made.map((c) => c.id);
+  for (const deadline = Date.now() + 10_000; ;) {
+    const byId = new Map();
+    for (const row of JSON.parse(execFileSync('python3', ['-c', SELECT_ROWS, ledgerDb, ...ids], { encoding: 'utf8' }))) {
+      byId.set(row.request_id, [...(byId.get(row.request_id) ?? []), row]);
+    }
+    if (ids.every((id) => byId.has(id)) || Date.now() > deadline) return made.map((call) => [call, byId.get(call.id) ?? []]);
+    await new Promise((ok) => setTimeout(ok, 50));
+  }
+}
+
+// Served models the bundled price table (gateway-core/pricing.toml) prices; the routes' own
+// names (claude-on-chat-*, gpt-on-messages-*) are in no table, and their rows carry no cost.
+const PRICED = /^(gpt-5|claude-sonnet-5-5|claude-haiku-4-5)$/;
+
+/** Each model call since the last check: one answered is one row, answered whole, with the
+ * provider's token counts (none estimated) and a cost where the served model is priced; one
+ * refused has the client's status on its last row, any attempts before it `retried`.
+ * Returns each call's last row. */
+async function checkLedger() {
+  const last = [];
+  for (const [call, rows] of await newRows()) {
+    rows.sort((a, b) => a.attempt - b.attempt);
+    const seen = `${call.path} ${call.id}: ${JSON.stringify(rows)}`;
+    if (call.status === 200) {
+      assert.equal(rows.length, 1, seen);
+      checkRow(rows[0], seen);
+    } else {
+      assert.equal(rows.at(-1)?.status, call.status, seen);
+      assert.ok(rows.slice(0, -1).every((r) => r.outcome === 'retried'), seen);
+      assert.ok(rows.every((r) => r.cost_usd === null && r.tokens_estimated === null), seen);
+    }
+    last.push(rows.at(-1));
+  }
+  return last;
+}
+
+function checkRow(row, seen) {
+  assert.deepEqual([row.status, row.outcome, row.kind], [200, 'completed', 'generation'], seen);
+  assert.equal(row.tokens_estimated, null, seen);
+  assert.notEqual(row.saved_tokens, null, seen);
+  const priced = PRICED.test(row.model_served);
+  if (row.cache === 'hit') {
+    // Replayed by the response cache: no tokens used, nothing spent, and its cost saved.
+    assert.deepEqual([row.input_tokens, row.output_tokens], [null, null], seen);
+    if (priced) assert.ok(row.cost_usd === 0 && row.saved_usd > 0, seen);
+    else assert.equal(row.cost_usd, null, seen);
+  } else {
+    assert.ok(row.input_tokens > 0 && row.output_tokens > 0, seen);
+    if (priced) assert.ok(row.cost_usd > 0, seen);
+    else assert.equal(row.cost_usd, null, seen);
+  }
+}
 
 const tool = {
   type: 'function',
@@ -93,6 +188,8 @@ test('openai chat completion and stream', async () => {
   }
   assert.match(text, /node streams/);
   assert.ok(usage.completion_tokens > 0);
+  const [, streamed] = await checkLedger();
+  assert.deepEqual([streamed.input_tokens, streamed.output_tokens], [usage.prompt_tokens, usage.completion_tokens]);
 });
 
 test('openai chat tool call round trip', async () => {
@@ -104,6 +201,7 @@ test('openai chat tool call round trip', async () => {
   messages.push(first.choices[0].message, { role: 'tool', tool_call_id: call.id, content: 'found: 42' });
   const second = await openai().chat.completions.create({ model: 'gpt-5', messages, tools: [tool] });
   assert.match(second.choices[0].message.content, /found: 42/);
+  await checkLedger();
 });
 
 test('openai responses stream', async () => {
@@ -113,6 +211,8 @@ test('openai responses stream', async () => {
   const final = await stream.finalResponse();
   assert.match(text, /node responses/);
   assert.ok(final.usage.output_tokens > 0);
+  const [row] = await checkLedger();
+  assert.equal(row.output_tokens, final.usage.output_tokens);
 });
 
 test('anthropic message, stream and tool use', async () => {
@@ -135,6 +235,7 @@ test('anthropic message, stream and tool use', async () => {
     ],
   });
   assert.match(second.content[0].text, /the answer is 7/);
+  await checkLedger();
 });
 
 test('errors are the SDKs typed errors', async () => {
@@ -146,6 +247,7 @@ test('errors are the SDKs typed errors', async () => {
     anthropic().messages.create({ model: 'nope-model', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }),
     (e) => e instanceof Anthropic.NotFoundError,
   );
+  await checkLedger();
 });
 
 test('anthropic SDK streams a tool round trip from a Chat provider', async () => {
@@ -164,6 +266,7 @@ test('anthropic SDK streams a tool round trip from a Chat provider', async () =>
     ],
   }).finalMessage();
   assert.match(second.content[0].text, /seven/);
+  await checkLedger();
 });
 
 test('openai SDK streams a tool round trip from an Anthropic provider', async () => {
@@ -177,6 +280,7 @@ test('openai SDK streams a tool round trip from an Anthropic provider', async ()
   messages.push(first.choices[0].message, { role: 'tool', tool_call_id: call.id, content: 'found: 9' });
   const second = await openai().chat.completions.stream({ model, messages, tools: [tool] }).finalChatCompletion();
   assert.match(second.choices[0].message.content, /found: 9/);
+  await checkLedger();
 });
 
 // A real `cargo test` log (captured for the savings corpus) as a tool result: the provider
@@ -221,6 +325,7 @@ test('tool results are compacted for openai clients, natively and across dialect
     assert.equal(data.choices[0].finish_reason, 'stop');
     await checkOptimized(response);
   }
+  await checkLedger();
 });
 
 test('tool results are compacted for anthropic clients, natively and across dialects', async () => {
@@ -237,6 +342,7 @@ test('tool results are compacted for anthropic clients, natively and across dial
     assert.equal(data.stop_reason, 'end_turn');
     await checkOptimized(response);
   }
+  await checkLedger();
 });
 
 test('the response cache answers the SDKs again, whole and streamed', async () => {
@@ -271,5 +377,23 @@ test('the response cache answers the SDKs again, whole and streamed', async () =
     assert.ok(text.length > 0, name);
     assert.equal(await textOf(second.data), text, name);
     assert.equal(await requests(), 1, `${name}: one upstream call`);
+    const rows = await checkLedger();
+    assert.deepEqual(rows.map((r) => r.cache), ['miss', 'hit'], name);
   }
+});
+
+test('an openai stream left midway is cancelled, charged for its input and the output relayed', async () => {
+  // Ten words a frame at a time, 400 ms apart: the client leaves after the first.
+  const headers = { 'x-mock-frame-interval-ms': '400', 'x-mock-reply': 'one two three four five six seven eight nine ten' };
+  const stream = await openai().chat.completions.create(
+    { model: 'gpt-5', stream: true, messages: [{ role: 'user', content: 'leave midway' }] }, { headers });
+  for await (const chunk of stream) if (chunk.choices[0]?.delta?.content) break;
+  stream.controller.abort();
+  const [[call, [row, ...more]]] = await newRows();
+  assert.equal(more.length, 0, call.id);
+  assert.equal(row.outcome, 'client_cancelled', JSON.stringify(row));
+  // An OpenAI provider reports usage only at the end: both counts are the gateway's.
+  assert.equal(row.tokens_estimated, 'input,output', JSON.stringify(row));
+  assert.ok(row.input_tokens > 0 && row.output_tokens > 0 && row.output_tokens < 10, JSON.stringify(row));
+  assert.ok(row.cost_usd > 0, JSON.stringify(row));
 });

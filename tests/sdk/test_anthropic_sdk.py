@@ -6,7 +6,7 @@ import json
 import anthropic
 import pytest
 
-from conftest import ANTHROPIC_KEY, PLACEHOLDER
+from conftest import ANTHROPIC_KEY, PLACEHOLDER, check_broken
 
 TOOL = {
     "name": "get_weather",
@@ -15,7 +15,7 @@ TOOL = {
 }
 
 
-def test_message_returns_content_and_usage(anthropic_client, mock):
+def test_message_returns_content_and_usage(anthropic_client, mock, ledger):
     m = anthropic_client.messages.create(
         model="claude-sonnet-5-5", max_tokens=100, messages=[{"role": "user", "content": "hello claude"}]
     )
@@ -25,17 +25,21 @@ def test_message_returns_content_and_usage(anthropic_client, mock):
     sent = mock.requests()[-1]
     assert sent["headers"]["x-api-key"] == ANTHROPIC_KEY
     assert PLACEHOLDER not in json.dumps(sent["headers"])
+    [row] = ledger.check()
+    assert (row["input_tokens"], row["output_tokens"]) == (m.usage.input_tokens, m.usage.output_tokens)
 
 
-def test_bearer_auth_token_clients_work_too(gateway_url, mock):
-    client = anthropic.Anthropic(base_url=gateway_url, auth_token=PLACEHOLDER, max_retries=0)
+def test_bearer_auth_token_clients_work_too(gateway_url, mock, ledger):
+    client = anthropic.Anthropic(base_url=gateway_url, auth_token=PLACEHOLDER, max_retries=0,
+                                 http_client=ledger.http_client(anthropic))
     m = client.messages.create(model="claude-sonnet-5-5", max_tokens=10, messages=[{"role": "user", "content": "x"}])
     assert m.content
     headers = mock.requests()[-1]["headers"]
     assert headers["x-api-key"] == ANTHROPIC_KEY and "authorization" not in headers
+    ledger.check()
 
 
-def test_stream_text_and_usage(anthropic_client):
+def test_stream_text_and_usage(anthropic_client, ledger):
     with anthropic_client.messages.stream(
         model="claude-sonnet-5-5", max_tokens=100, messages=[{"role": "user", "content": "stream to me"}]
     ) as stream:
@@ -43,10 +47,12 @@ def test_stream_text_and_usage(anthropic_client):
         final = stream.get_final_message()
     assert "stream to me" in text
     assert final.usage.output_tokens > 0 and final.usage.input_tokens > 0
+    [row] = ledger.check()
+    assert (row["input_tokens"], row["output_tokens"]) == (final.usage.input_tokens, final.usage.output_tokens)
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_tool_use_round_trip(anthropic_client, stream):
+def test_tool_use_round_trip(anthropic_client, ledger, stream):
     messages = [{"role": "user", "content": "weather in Oslo?"}]
     if stream:
         with anthropic_client.messages.stream(model="claude-sonnet-5-5", max_tokens=100, messages=messages, tools=[TOOL]) as s:
@@ -62,14 +68,16 @@ def test_tool_use_round_trip(anthropic_client, stream):
     ]
     second = anthropic_client.messages.create(model="claude-sonnet-5-5", max_tokens=100, messages=messages, tools=[TOOL])
     assert "snow, -3C" in second.content[0].text
+    ledger.check()
 
 
-def test_count_tokens(anthropic_client):
+def test_count_tokens(anthropic_client, ledger):
     r = anthropic_client.messages.count_tokens(model="claude-sonnet-5-5", messages=[{"role": "user", "content": "count me"}])
     assert r.input_tokens > 0
+    ledger.check()
 
 
-def test_beta_messages_with_query_string(anthropic_client, mock):
+def test_beta_messages_with_query_string(anthropic_client, mock, ledger):
     # Claude Code posts to /v1/messages?beta=true; the query must reach the provider.
     m = anthropic_client.beta.messages.create(
         model="claude-sonnet-5-5", max_tokens=10, messages=[{"role": "user", "content": "x"}],
@@ -79,9 +87,10 @@ def test_beta_messages_with_query_string(anthropic_client, mock):
     sent = mock.requests()[-1]
     assert sent["path_and_query"] == "/v1/messages?beta=true"
     assert sent["headers"]["anthropic-beta"] == "interleaved-thinking-2025-05-14"
+    ledger.check()
 
 
-def test_errors_arrive_as_the_sdks_typed_exceptions(anthropic_client):
+def test_errors_arrive_as_the_sdks_typed_exceptions(anthropic_client, ledger):
     with pytest.raises(anthropic.NotFoundError) as e:
         anthropic_client.messages.create(model="no-such-model", max_tokens=5, messages=[{"role": "user", "content": "x"}])
     assert "no-such-model" in str(e.value)
@@ -90,9 +99,10 @@ def test_errors_arrive_as_the_sdks_typed_exceptions(anthropic_client):
             model="claude-sonnet-5-5", max_tokens=5, messages=[{"role": "user", "content": "x"}],
             extra_headers={"x-mock-error-status": "429"},
         )
+    ledger.check()
 
 
-def test_an_error_mid_stream_raises(anthropic_client):
+def test_an_error_mid_stream_raises(anthropic_client, ledger):
     with pytest.raises(anthropic.APIStatusError) as e:
         with anthropic_client.messages.stream(
             model="claude-sonnet-5-5", max_tokens=100, messages=[{"role": "user", "content": "a b c d e f"}],
@@ -101,3 +111,4 @@ def test_an_error_mid_stream_raises(anthropic_client):
             for _ in s:
                 pass
     assert "Overloaded" in str(e.value)
+    check_broken(ledger.row(), "completed")

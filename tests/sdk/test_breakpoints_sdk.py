@@ -10,7 +10,7 @@ import tempfile
 
 import pytest
 
-from conftest import ANTHROPIC_KEY, PLACEHOLDER, MockInspector, _start
+from conftest import ANTHROPIC_KEY, PLACEHOLDER, Ledger, MockInspector, _start, ledger_config
 
 # Long enough to pass Anthropic's minimum cacheable prompt (1,024 tokens for Sonnet).
 SYSTEM = "Follow the repository's conventions, keep answers short, cite file:line. " * 120
@@ -37,18 +37,25 @@ match = "gpt-on-messages-*"
 provider = "anthropic"
 """
     with tempfile.TemporaryDirectory() as d:
+        db = os.path.join(d, "ledger.sqlite")
         path = os.path.join(d, "config.toml")
         with open(path, "w") as f:
-            f.write(config)
+            f.write(ledger_config(db) + config)
         gw_proc, gw_url = _start(["serve", "--config", path, "--listen", "127.0.0.1:0"], "Trimgate listening on ",
                                  env={"SDK_TEST_ANTHROPIC_KEY": ANTHROPIC_KEY, "TRIMGATE_LOG": "warn"})
         inspector = MockInspector(mock_url)
         inspector.clear()
-        yield gw_url, inspector
+        yield gw_url, inspector, db
         gw_proc.terminate()
         gw_proc.wait(timeout=10)
     mock_proc.terminate()
     mock_proc.wait(timeout=10)
+
+
+@pytest.fixture()
+def ledger(cached, request):
+    """This module's gateway's ledger (the session gateway's is conftest's `ledger`)."""
+    return Ledger(cached[2], request.node.name)
 
 
 def _marks(value):
@@ -70,12 +77,12 @@ def _check_forwarded(mock, turns, system_text=SYSTEM):
         assert "".join(b["text"] for b in system) == system_text
 
 
-def test_anthropic_sdk_session_reads_the_cache_the_marks_earned(cached):
+def test_anthropic_sdk_session_reads_the_cache_the_marks_earned(cached, ledger):
     import anthropic
 
-    url, mock = cached
+    url, mock, _ = cached
     mock.clear()
-    client = anthropic.Anthropic(base_url=url, api_key=PLACEHOLDER, max_retries=0)
+    client = anthropic.Anthropic(base_url=url, api_key=PLACEHOLDER, max_retries=0, http_client=ledger.http_client(anthropic))
     messages, reads, writes = [], [], []
     for q in QUESTIONS:
         messages.append({"role": "user", "content": q})
@@ -88,14 +95,15 @@ def test_anthropic_sdk_session_reads_the_cache_the_marks_earned(cached):
     assert reads[0] == 0 and writes[0] > 1000, (reads, writes)
     # Every later turn reads at least the system prompt and tools from the cache.
     assert all(r >= writes[0] for r in reads[1:]), (reads, writes)
+    assert [row["cache_read_tokens"] or 0 for row in ledger.check()] == reads
 
 
-def test_openai_sdk_routed_to_anthropic_reads_the_cache_too(cached):
+def test_openai_sdk_routed_to_anthropic_reads_the_cache_too(cached, ledger):
     import openai
 
-    url, mock = cached
+    url, mock, _ = cached
     mock.clear()
-    client = openai.OpenAI(base_url=f"{url}/v1", api_key=PLACEHOLDER, max_retries=0)
+    client = openai.OpenAI(base_url=f"{url}/v1", api_key=PLACEHOLDER, max_retries=0, http_client=ledger.http_client(openai))
     # Its own system prompt, so nothing the other sessions cached can be read.
     system = "Answer as the chat client's assistant. " + SYSTEM
     messages, cached_tokens = [{"role": "system", "content": system}], []
@@ -109,17 +117,19 @@ def test_openai_sdk_routed_to_anthropic_reads_the_cache_too(cached):
     _check_forwarded(mock, len(QUESTIONS), system)
     assert cached_tokens[0] == 0, cached_tokens
     assert all(c > 1000 for c in cached_tokens[1:]), cached_tokens
+    assert [row["cache_read_tokens"] or 0 for row in ledger.check()] == cached_tokens
 
 
-def test_a_session_with_its_own_marks_is_forwarded_as_sent(cached):
+def test_a_session_with_its_own_marks_is_forwarded_as_sent(cached, ledger):
     import anthropic
 
-    url, mock = cached
+    url, mock, _ = cached
     mock.clear()
-    client = anthropic.Anthropic(base_url=url, api_key=PLACEHOLDER, max_retries=0)
+    client = anthropic.Anthropic(base_url=url, api_key=PLACEHOLDER, max_retries=0, http_client=ledger.http_client(anthropic))
     system = [{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}]
     client.messages.create(model="claude-sonnet-5-5", max_tokens=64, system=system, tools=[TOOL],
                            messages=[{"role": "user", "content": QUESTIONS[0]}])
     body = json.loads(mock.requests()[-1]["body"])
     assert _marks(body) == 1
     assert body["system"] == system
+    ledger.check()

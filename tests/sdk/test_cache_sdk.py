@@ -15,6 +15,15 @@ def _text_of_messages_stream(stream):
     return "".join(e.delta.text for e in stream if e.type == "content_block_delta" and e.delta.type == "text_delta")
 
 
+def _check_misses_then_hits(ledger):
+    """Calls made by `_twice`: each hit saved what its miss cost (nothing known for a model
+    without prices)."""
+    rows = ledger.check()
+    assert [row["cache"] for row in rows] == ["miss", "hit"] * (len(rows) // 2), rows
+    for miss, hit in zip(rows[::2], rows[1::2]):
+        assert hit["saved_usd"] == pytest.approx(miss["cost_usd"]), (miss, hit)
+
+
 def _twice(create, read):
     """Calls `create` twice, reading the first answer whole before the second call (an
     answer is stored once it is complete); returns what `read` made of each."""
@@ -26,7 +35,7 @@ def _twice(create, read):
     return a, read(second.parse())
 
 
-def test_openai_chat_whole_and_streamed(openai_client, mock):
+def test_openai_chat_whole_and_streamed(openai_client, mock, ledger):
     messages = [{"role": "user", "content": f"cached question {uuid.uuid4()}"}]
     a, b = _twice(lambda: openai_client.chat.completions.with_raw_response.create(
         model="gpt-5", messages=messages, temperature=0), lambda r: r)
@@ -38,20 +47,22 @@ def test_openai_chat_whole_and_streamed(openai_client, mock):
         model="gpt-5", messages=messages, temperature=0, stream=True), _text_of_chat_stream)
     assert text and again == text
     assert len(mock.requests()) == 1
+    _check_misses_then_hits(ledger)
 
 
-def test_openai_responses(openai_client, mock):
+def test_openai_responses(openai_client, mock, ledger):
     prompt = f"cached responses question {uuid.uuid4()}"
     a, b = _twice(lambda: openai_client.responses.with_raw_response.create(
         model="gpt-5", input=prompt, temperature=0), lambda r: r.output_text)
     assert b == a != ""
     assert len(mock.requests()) == 1
+    _check_misses_then_hits(ledger)
 
 
 # Current Anthropic models take no temperature: the gateway's config caches every request
 # to its side-call models (`*haiku*`, exact = "always").
 @pytest.mark.parametrize("model", ["claude-haiku-4-5", "claude-on-chat-haiku"])
-def test_anthropic_whole_and_streamed_native_and_translated(anthropic_client, mock, model):
+def test_anthropic_whole_and_streamed_native_and_translated(anthropic_client, mock, ledger, model):
     messages = [{"role": "user", "content": f"cached question {uuid.uuid4()}"}]
     a, b = _twice(lambda: anthropic_client.messages.with_raw_response.create(
         model=model, max_tokens=64, messages=messages), lambda r: r)
@@ -63,9 +74,10 @@ def test_anthropic_whole_and_streamed_native_and_translated(anthropic_client, mo
         model=model, max_tokens=64, messages=messages, stream=True), _text_of_messages_stream)
     assert text and again == text
     assert len(mock.requests()) == 1
+    _check_misses_then_hits(ledger)
 
 
-def test_no_cache_goes_to_the_provider(anthropic_client, mock):
+def test_no_cache_goes_to_the_provider(anthropic_client, mock, ledger):
     messages = [{"role": "user", "content": f"fresh question {uuid.uuid4()}"}]
     for expected in ["miss", "miss"]:
         raw = anthropic_client.messages.with_raw_response.create(
@@ -73,3 +85,4 @@ def test_no_cache_goes_to_the_provider(anthropic_client, mock):
             extra_headers={"cache-control": "no-cache"})
         assert raw.headers.get("x-trimgate-cache") == expected
     assert len(mock.requests()) == 2
+    assert [row["cache"] for row in ledger.check()] == ["miss", "miss"]

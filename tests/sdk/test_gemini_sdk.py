@@ -9,7 +9,7 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
-from conftest import GEMINI_KEY, PLACEHOLDER
+from conftest import GEMINI_KEY, PLACEHOLDER, check_broken
 
 # The model the client asks for → the path the mock's side is sent it at, unstreamed.
 ROUTES = {
@@ -39,6 +39,11 @@ TOOLS = {
 MANUAL = types.AutomaticFunctionCallingConfig(disable=True)
 
 
+def _counts(usage):
+    """A ledger row's input and output for the SDK's usage: output counts the thoughts too."""
+    return usage.prompt_token_count, usage.candidates_token_count + (usage.thoughts_token_count or 0)
+
+
 def _check_sent(sent, model, streamed=False):
     """The request reached the route's side in its dialect, with the provider's key for the
     client's placeholder."""
@@ -56,26 +61,28 @@ def _check_sent(sent, model, streamed=False):
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_generate_content_returns_text_and_usage(gemini_client, mock, model):
+def test_generate_content_returns_text_and_usage(gemini_client, mock, ledger, model):
     r = gemini_client.models.generate_content(model=model, contents="hello gemini")
     assert "hello gemini" in r.text
     assert r.candidates[0].finish_reason == types.FinishReason.STOP
     assert r.usage_metadata.prompt_token_count > 0 and r.usage_metadata.candidates_token_count > 0
     _check_sent(mock.requests()[-1], model)
+    [row] = ledger.check()
+    assert (row["input_tokens"], row["output_tokens"]) == _counts(r.usage_metadata)
 
 
 @pytest.mark.parametrize("api_version", ["v1", "v1beta"])
-def test_both_api_versions_reach_the_gemini_provider(gateway_url, mock, api_version):
+def test_both_api_versions_reach_the_gemini_provider(gateway_url, mock, ledger, api_version):
     """google-genai calls `/v1/…` by default; Gemini CLI and older SDKs call `/v1beta/…`."""
-    client = genai.Client(api_key=PLACEHOLDER,
-                          http_options=types.HttpOptions(base_url=gateway_url, api_version=api_version))
+    client = genai.Client(api_key=PLACEHOLDER, http_options=ledger.genai_options(gateway_url, api_version=api_version))
     r = client.models.generate_content(model=NATIVE, contents="which version")
     assert "which version" in r.text
     _check_sent(mock.requests()[-1], NATIVE)
+    ledger.check()
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_stream_text_and_usage(gemini_client, mock, model):
+def test_stream_text_and_usage(gemini_client, mock, ledger, model):
     chunks = list(gemini_client.models.generate_content_stream(model=model, contents="stream to me please"))
     assert len(chunks) > 1, "the answer came in one piece"
     text = "".join(c.text or "" for c in chunks)
@@ -84,12 +91,14 @@ def test_stream_text_and_usage(gemini_client, mock, model):
     assert last.candidates[0].finish_reason == types.FinishReason.STOP
     assert last.usage_metadata.prompt_token_count > 0 and last.usage_metadata.candidates_token_count > 0
     _check_sent(mock.requests()[-1], model, streamed=True)
+    [row] = ledger.check()
+    assert (row["input_tokens"], row["output_tokens"]) == _counts(last.usage_metadata)
 
 
 @pytest.mark.parametrize("declared", list(TOOLS))
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 @pytest.mark.parametrize("model", MODELS)
-def test_function_calling_round_trip(gemini_client, mock, model, stream, declared):
+def test_function_calling_round_trip(gemini_client, mock, ledger, model, stream, declared):
     """The model calls the declared function; its result goes back as a functionResponse
     part (named, as Google's examples write it, without the call's id) and the answer
     quotes it."""
@@ -115,10 +124,11 @@ def test_function_calling_round_trip(gemini_client, mock, model, stream, declare
     assert not second.function_calls
     assert second.candidates[0].finish_reason == types.FinishReason.STOP
     _check_sent(mock.requests()[-1], model)
+    ledger.check()
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_system_instruction_and_generation_config_reach_the_provider(gemini_client, mock, model):
+def test_system_instruction_and_generation_config_reach_the_provider(gemini_client, mock, ledger, model):
     """The SDK writes `thinkingConfig.thinking_budget` in snake case inside camel-case
     `generationConfig`; the instruction, the output limit and "no thinking" all arrive."""
     config = types.GenerateContentConfig(system_instruction="be brief, please", max_output_tokens=100,
@@ -137,10 +147,11 @@ def test_system_instruction_and_generation_config_reach_the_provider(gemini_clie
     else:
         assert body["max_tokens"] == 100, body
         assert body.get("thinking", {"type": "disabled"})["type"] == "disabled", body
+    ledger.check()
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_count_tokens(gemini_client, mock, model):
+def test_count_tokens(gemini_client, mock, ledger, model):
     """Counted by a Gemini provider; for a provider of another dialect, by the gateway."""
     r = gemini_client.models.count_tokens(model=model, contents="count me, please")
     assert r.total_tokens > 0
@@ -148,6 +159,7 @@ def test_count_tokens(gemini_client, mock, model):
         sent = mock.requests()[-1]
         assert sent["path"] == "/v1beta/models/gemini-2.5-pro:countTokens"
         assert sent["headers"]["x-goog-api-key"] == GEMINI_KEY
+    ledger.check()
 
 
 @pytest.mark.parametrize("api_version", ["v1", "v1beta"])
@@ -161,16 +173,17 @@ def test_models_list_and_get(gateway_url, api_version):
     assert one.name == "models/gemini-2.5-pro"
 
 
-def test_an_unknown_model_is_a_client_error_404(gemini_client, mock):
+def test_an_unknown_model_is_a_client_error_404(gemini_client, mock, ledger):
     with pytest.raises(errors.ClientError) as e:
         gemini_client.models.generate_content(model="no-such-model", contents="x")
     assert e.value.code == 404 and e.value.status == "NOT_FOUND", e.value
     assert "no-such-model" in e.value.message
     assert not mock.requests(), "an unknown model reached a provider"
+    ledger.check()
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_a_providers_429_is_a_client_error_with_googles_status(gemini_client, model):
+def test_a_providers_429_is_a_client_error_with_googles_status(gemini_client, ledger, model):
     """The provider's rate limit, in its own dialect, comes back as Google's
     RESOURCE_EXHAUSTED, whole or streamed."""
     config = types.GenerateContentConfig(http_options=types.HttpOptions(headers={"x-mock-error-status": "429"}))
@@ -180,10 +193,11 @@ def test_a_providers_429_is_a_client_error_with_googles_status(gemini_client, mo
     with pytest.raises(errors.ClientError) as e:
         list(gemini_client.models.generate_content_stream(model=model, contents="x", config=config))
     assert e.value.code == 429 and e.value.status == "RESOURCE_EXHAUSTED", e.value
+    ledger.check()
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_an_error_mid_stream_raises_after_the_text_before_it(gemini_client, model):
+def test_an_error_mid_stream_raises_after_the_text_before_it(gemini_client, ledger, model):
     """The provider's stream breaks off with an error event after its first text: the SDK
     yields what came before, then raises a server error. (Anthropic's stream opens with
     three frames of no text: message_start, content_block_start, ping.)"""
@@ -196,3 +210,4 @@ def test_an_error_mid_stream_raises_after_the_text_before_it(gemini_client, mode
             received.append(chunk)
     assert received, "nothing came before the error"
     assert e.value.code >= 500, e.value
+    check_broken(ledger.row(), "completed")

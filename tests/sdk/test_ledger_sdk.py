@@ -76,6 +76,9 @@ def test_every_sdk_request_is_a_row_with_the_providers_usage(ledgered):
     assert [(s, i, o) for s, i, o, *_ in rows] == seen
     assert all(status == 200 and outcome == "completed" for *_, status, outcome, _ in rows[:4])
     assert [d for *_, d in rows] == ["openai_chat", "openai_chat", "anthropic_messages", "anthropic_messages"]
+    # The provider's own counts, none estimated, and a cost: gpt-5 and Sonnet are priced.
+    priced = sqlite3.connect(db).execute("SELECT kind, tokens_estimated, cost_usd > 0 FROM requests").fetchall()
+    assert priced == [("generation", None, 1)] * 4, priced
 
     out = subprocess.run([BIN, "stats", "--config", config, "--since", "1h", "--by", "provider", "--json"],
                          capture_output=True, text=True, check=True, env={**os.environ, "TRIMGATE_LOG": "warn"})

@@ -6,7 +6,7 @@ import json
 import openai
 import pytest
 
-from conftest import OPENAI_KEY, PLACEHOLDER
+from conftest import OPENAI_KEY, PLACEHOLDER, check_broken
 
 WEATHER_TOOL = {
     "type": "function",
@@ -23,7 +23,7 @@ WEATHER_TOOL = {
 RESPONSES_TOOL = {"type": "function", "name": "get_weather", **{k: v for k, v in WEATHER_TOOL["function"].items() if k != "name"}}
 
 
-def test_chat_completion_returns_content_and_usage(openai_client, mock):
+def test_chat_completion_returns_content_and_usage(openai_client, mock, ledger):
     r = openai_client.chat.completions.create(
         model="gpt-5", messages=[{"role": "user", "content": "hello gateway"}]
     )
@@ -33,9 +33,11 @@ def test_chat_completion_returns_content_and_usage(openai_client, mock):
     sent = mock.requests()[-1]
     assert sent["headers"]["authorization"] == f"Bearer {OPENAI_KEY}"
     assert PLACEHOLDER not in json.dumps(sent["headers"])
+    [row] = ledger.check()
+    assert (row["input_tokens"], row["output_tokens"]) == (r.usage.prompt_tokens, r.usage.completion_tokens)
 
 
-def test_chat_stream_with_usage(openai_client):
+def test_chat_stream_with_usage(openai_client, ledger):
     stream = openai_client.chat.completions.create(
         model="gpt-5",
         messages=[{"role": "user", "content": "stream me please"}],
@@ -50,9 +52,11 @@ def test_chat_stream_with_usage(openai_client):
             usage = chunk.usage
     assert "stream me please" in text
     assert usage is not None and usage.completion_tokens > 0
+    [row] = ledger.check()
+    assert (row["input_tokens"], row["output_tokens"]) == (usage.prompt_tokens, usage.completion_tokens)
 
 
-def test_chat_stream_without_usage_request_has_no_usage_chunk(openai_client):
+def test_chat_stream_without_usage_request_has_no_usage_chunk(openai_client, ledger):
     chunks = list(
         openai_client.chat.completions.create(
             model="gpt-5", messages=[{"role": "user", "content": "x"}], stream=True
@@ -60,10 +64,12 @@ def test_chat_stream_without_usage_request_has_no_usage_chunk(openai_client):
     )
     assert chunks and all(c.choices for c in chunks)
     assert all(c.usage is None for c in chunks)
+    # The client asked for no usage; the row has the provider's all the same.
+    ledger.check()
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_chat_tool_call_round_trip(openai_client, stream):
+def test_chat_tool_call_round_trip(openai_client, ledger, stream):
     messages = [{"role": "user", "content": "weather in Paris?"}]
     if stream:
         calls = {}
@@ -94,9 +100,10 @@ def test_chat_tool_call_round_trip(openai_client, stream):
     r = openai_client.chat.completions.create(model="gpt-5", messages=messages, tools=[WEATHER_TOOL])
     assert r.choices[0].finish_reason == "stop"
     assert "sunny, 21C" in r.choices[0].message.content
+    ledger.check()
 
 
-def test_responses_create_and_stream(openai_client):
+def test_responses_create_and_stream(openai_client, ledger):
     r = openai_client.responses.create(model="gpt-5", input="hello responses")
     assert "hello responses" in r.output_text
     assert r.usage.input_tokens > 0 and r.usage.output_tokens > 0
@@ -109,10 +116,12 @@ def test_responses_create_and_stream(openai_client):
         final = stream.get_final_response()
     assert "streaming responses" in "".join(deltas)
     assert final.usage.output_tokens > 0
+    rows = ledger.check()
+    assert [row["output_tokens"] for row in rows] == [r.usage.output_tokens, final.usage.output_tokens]
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_responses_tool_call_round_trip(openai_client, stream):
+def test_responses_tool_call_round_trip(openai_client, ledger, stream):
     if stream:
         with openai_client.responses.stream(model="gpt-5", input="weather?", tools=[RESPONSES_TOOL]) as s:
             for _ in s:
@@ -133,9 +142,10 @@ def test_responses_tool_call_round_trip(openai_client, stream):
         ],
     )
     assert "rain all week" in second.output_text
+    ledger.check()
 
 
-def test_errors_arrive_as_the_sdks_typed_exceptions(openai_client):
+def test_errors_arrive_as_the_sdks_typed_exceptions(openai_client, ledger):
     with pytest.raises(openai.NotFoundError) as e:
         openai_client.chat.completions.create(model="no-such-model", messages=[{"role": "user", "content": "x"}])
     assert "no-such-model" in str(e.value)
@@ -146,6 +156,7 @@ def test_errors_arrive_as_the_sdks_typed_exceptions(openai_client):
     # The provider's own 400, relayed with its status and body.
     with pytest.raises(openai.BadRequestError):
         openai_client.chat.completions.create(model="gpt-5", messages="not a list")
+    ledger.check()
 
 
 def test_models_list(openai_client):
@@ -154,7 +165,7 @@ def test_models_list(openai_client):
 
 
 @pytest.mark.parametrize("model", ["gpt-5", "claude-sonnet-5-5"])
-def test_a_responses_stream_cut_mid_way_ends_with_error_then_response_failed(openai_client, model):
+def test_a_responses_stream_cut_mid_way_ends_with_error_then_response_failed(openai_client, ledger, model):
     # The provider resets the connection after three frames: relayed as it comes (gpt-5)
     # or translated from Anthropic's stream (claude-sonnet-5-5).
     stream = openai_client.responses.create(
@@ -169,3 +180,4 @@ def test_a_responses_stream_cut_mid_way_ends_with_error_then_response_failed(ope
     assert failed.status == "failed"
     assert failed.id == events[0].response.id
     assert failed.error.code == events[-2].code == "upstream_broken"
+    check_broken(ledger.row(), "upstream_failed")

@@ -41,7 +41,7 @@ def _tool_text(sent):
     raise AssertionError("no tool result in what the provider got")
 
 
-def _check(headers, mock):
+def _check(headers, mock, ledger):
     assert headers["x-trimgate-applied"] == "tool_output=auto"
     assert int(headers["x-trimgate-saved-tokens"]) > 200
     assert int(headers["x-trimgate-saved-bytes"]) > 1000
@@ -49,13 +49,16 @@ def _check(headers, mock):
     assert len(text) < len(LOG) * 0.8
     for fact in FACTS:
         assert fact in text, f"{fact!r} lost"
+    # The row keeps what the header told the client.
+    [row] = ledger.check()
+    assert row["saved_tokens"] == int(headers["x-trimgate-saved-tokens"])
 
 
 def test_facts_present():
     assert len(FACTS) >= 6, FACTS
 
 
-def test_openai_chat_tool_result_is_compacted(openai_client, mock):
+def test_openai_chat_tool_result_is_compacted(openai_client, mock, ledger):
     messages = [
         {"role": "user", "content": "run the tests"},
         {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "run", "arguments": "{\"cmd\": \"cargo test\"}"}}]},
@@ -63,11 +66,11 @@ def test_openai_chat_tool_result_is_compacted(openai_client, mock):
     ]
     raw = openai_client.chat.completions.with_raw_response.create(model="gpt-5", messages=messages, tools=[FUNCTION])
     assert raw.parse().choices[0].finish_reason == "stop"
-    _check(raw.headers, mock)
+    _check(raw.headers, mock, ledger)
 
 
 @pytest.mark.parametrize("model", ["claude-sonnet-5-5", "claude-on-chat-1"])
-def test_anthropic_streamed_tool_result_is_compacted_natively_and_translated(anthropic_client, mock, model):
+def test_anthropic_streamed_tool_result_is_compacted_natively_and_translated(anthropic_client, mock, ledger, model):
     messages = [
         {"role": "user", "content": "run the tests"},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "run", "input": {"cmd": "cargo test"}}]},
@@ -78,10 +81,10 @@ def test_anthropic_streamed_tool_result_is_compacted_natively_and_translated(ant
     ) as response:
         events = [line for line in response.iter_lines() if line.startswith("event: ")]
         assert "event: message_stop" in events
-        _check(response.headers, mock)
+    _check(response.headers, mock, ledger)
 
 
-def test_responses_function_output_is_compacted(openai_client, mock):
+def test_responses_function_output_is_compacted(openai_client, mock, ledger):
     raw = openai_client.responses.with_raw_response.create(
         model="gpt-5",
         input=[
@@ -92,10 +95,10 @@ def test_responses_function_output_is_compacted(openai_client, mock):
         tools=[{"type": "function", "name": "run", "parameters": TOOL["input_schema"]}],
     )
     assert raw.parse().status == "completed"
-    _check(raw.headers, mock)
+    _check(raw.headers, mock, ledger)
 
 
-def test_the_header_turns_it_off(openai_client, mock):
+def test_the_header_turns_it_off(openai_client, mock, ledger):
     messages = [
         {"role": "user", "content": "run the tests"},
         {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "run", "arguments": "{}"}}]},
@@ -105,3 +108,5 @@ def test_the_header_turns_it_off(openai_client, mock):
         model="gpt-5", messages=messages, extra_headers={"x-trimgate-optimize": "off"})
     assert raw.headers["x-trimgate-applied"] == ""
     assert _tool_text(mock.requests()[-1]) == LOG
+    [row] = ledger.check()
+    assert row["saved_tokens"] == 0

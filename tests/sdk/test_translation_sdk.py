@@ -15,7 +15,7 @@ TOOL = {
 FUNCTION = {"type": "function", "function": {"name": TOOL["name"], "description": TOOL["description"], "parameters": TOOL["input_schema"]}}
 
 
-def test_anthropic_sdk_to_a_chat_provider_tool_round_trip(anthropic_client, mock):
+def test_anthropic_sdk_to_a_chat_provider_tool_round_trip(anthropic_client, mock, ledger):
     messages = [{"role": "user", "content": "list files"}]
     first = anthropic_client.messages.create(model="claude-on-chat-1", max_tokens=100, system="be brief", messages=messages, tools=[TOOL])
     assert first.stop_reason == "tool_use"
@@ -31,9 +31,10 @@ def test_anthropic_sdk_to_a_chat_provider_tool_round_trip(anthropic_client, mock
     second = anthropic_client.messages.create(model="claude-on-chat-1", max_tokens=100, messages=messages, tools=[TOOL])
     assert second.stop_reason == "end_turn"
     assert "a.txt b.txt" in second.content[0].text
+    ledger.check()
 
 
-def test_openai_sdk_to_an_anthropic_provider_tool_round_trip(openai_client, mock):
+def test_openai_sdk_to_an_anthropic_provider_tool_round_trip(openai_client, mock, ledger):
     messages = [{"role": "user", "content": "list files"}]
     first = openai_client.chat.completions.create(model="gpt-on-messages-1", messages=messages, tools=[FUNCTION])
     assert first.choices[0].finish_reason == "tool_calls"
@@ -49,9 +50,10 @@ def test_openai_sdk_to_an_anthropic_provider_tool_round_trip(openai_client, mock
     second = openai_client.chat.completions.create(model="gpt-on-messages-1", messages=messages, tools=[FUNCTION])
     assert second.choices[0].finish_reason == "stop"
     assert "a.txt b.txt" in second.choices[0].message.content
+    ledger.check()
 
 
-def test_errors_cross_in_the_clients_own_types(openai_client, anthropic_client):
+def test_errors_cross_in_the_clients_own_types(openai_client, anthropic_client, ledger):
     with pytest.raises(anthropic.RateLimitError):
         anthropic_client.messages.create(
             model="claude-on-chat-1", max_tokens=5, messages=[{"role": "user", "content": "x"}],
@@ -60,9 +62,10 @@ def test_errors_cross_in_the_clients_own_types(openai_client, anthropic_client):
     with pytest.raises(openai.BadRequestError) as e:
         openai_client.responses.create(model="claude-sonnet-5-5", input="x", previous_response_id="resp_1")
     assert "previous_response_id" in str(e.value)
+    ledger.check()
 
 
-def test_anthropic_sdk_streams_from_a_chat_provider_with_a_tool_round_trip(anthropic_client):
+def test_anthropic_sdk_streams_from_a_chat_provider_with_a_tool_round_trip(anthropic_client, ledger):
     messages = [{"role": "user", "content": "list files"}]
     with anthropic_client.messages.stream(model="claude-on-chat-1", max_tokens=100, messages=messages, tools=[TOOL]) as s:
         first = s.get_final_message()
@@ -77,9 +80,11 @@ def test_anthropic_sdk_streams_from_a_chat_provider_with_a_tool_round_trip(anthr
     with anthropic_client.messages.stream(model="claude-on-chat-1", max_tokens=100, messages=messages, tools=[TOOL]) as s:
         text = "".join(s.text_stream)
     assert "x.py" in text
+    rows = ledger.check()
+    assert rows[0]["output_tokens"] == first.usage.output_tokens
 
 
-def test_openai_sdk_streams_from_an_anthropic_provider_with_a_tool_round_trip(openai_client):
+def test_openai_sdk_streams_from_an_anthropic_provider_with_a_tool_round_trip(openai_client, ledger):
     messages = [{"role": "user", "content": "list files"}]
     calls, finish, usage = {}, None, None
     for chunk in openai_client.chat.completions.create(
@@ -107,6 +112,8 @@ def test_openai_sdk_streams_from_an_anthropic_provider_with_a_tool_round_trip(op
         if c.choices
     )
     assert "x.py" in text
+    rows = ledger.check()
+    assert (rows[0]["input_tokens"], rows[0]["output_tokens"]) == (usage.prompt_tokens, usage.completion_tokens)
 
 
 RESPONSES_TOOL = {"type": "function", "name": TOOL["name"], "description": TOOL["description"], "parameters": TOOL["input_schema"]}
@@ -114,7 +121,7 @@ RESPONSES_TOOL = {"type": "function", "name": TOOL["name"], "description": TOOL[
 
 @pytest.mark.parametrize("model", ["gpt-on-messages-1", "chat-only-1"])
 @pytest.mark.parametrize("stream", [False, True])
-def test_responses_clients_reach_other_dialects_with_a_tool_round_trip(openai_client, mock, model, stream):
+def test_responses_clients_reach_other_dialects_with_a_tool_round_trip(openai_client, mock, ledger, model, stream):
     def ask(**kwargs):
         if stream:
             with openai_client.responses.stream(model=model, tools=[RESPONSES_TOOL], **kwargs) as s:
@@ -138,10 +145,11 @@ def test_responses_clients_reach_other_dialects_with_a_tool_round_trip(openai_cl
         {"type": "function_call_output", "call_id": calls[0].call_id, "output": "a.txt"},
     ])
     assert "a.txt" in second.output_text
+    ledger.check()
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_chat_and_anthropic_clients_reach_a_responses_only_provider(openai_client, anthropic_client, stream):
+def test_chat_and_anthropic_clients_reach_a_responses_only_provider(openai_client, anthropic_client, ledger, stream):
     if stream:
         text = "".join(
             c.choices[0].delta.content or ""
@@ -154,9 +162,10 @@ def test_chat_and_anthropic_clients_reach_a_responses_only_provider(openai_clien
         text = openai_client.chat.completions.create(model="responses-only-1", messages=[{"role": "user", "content": "via responses"}]).choices[0].message.content
         atext = anthropic_client.messages.create(model="responses-only-1", max_tokens=50, messages=[{"role": "user", "content": "via responses"}]).content[0].text
     assert "via responses" in text and "via responses" in atext
+    ledger.check()
 
 
-def test_reasoning_crosses_to_anthropic_clients_as_thinking(anthropic_client):
+def test_reasoning_crosses_to_anthropic_clients_as_thinking(anthropic_client, ledger):
     """DeepSeek-style reasoning_content from a Chat provider reaches an Anthropic client as
     a thinking block ahead of the text, streamed and not."""
     kwargs = dict(model="claude-on-chat-1", max_tokens=2048, thinking={"type": "enabled", "budget_tokens": 1024},
@@ -168,9 +177,10 @@ def test_reasoning_crosses_to_anthropic_clients_as_thinking(anthropic_client):
         assert [b.type for b in m.content] == ["thinking", "text"]
         assert m.content[0].thinking.startswith("Thinking about: why is the sky blue")
         assert "why is the sky blue" in m.content[1].text
+    ledger.check()
 
 
-def test_reasoning_crosses_to_chat_clients_as_reasoning_content(openai_client):
+def test_reasoning_crosses_to_chat_clients_as_reasoning_content(openai_client, ledger):
     r = openai_client.chat.completions.create(model="gpt-on-messages-1", reasoning_effort="low",
                                               messages=[{"role": "user", "content": "plan the fix"}])
     extra = r.choices[0].message.model_dump()
@@ -179,10 +189,11 @@ def test_reasoning_crosses_to_chat_clients_as_reasoning_content(openai_client):
                                                    messages=[{"role": "user", "content": "plan the fix"}])
     reasoning = "".join((c.choices[0].delta.model_dump().get("reasoning_content") or "") for c in chunks if c.choices)
     assert reasoning.startswith("Thinking about: plan the fix")
+    ledger.check()
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_anthropic_signatures_survive_a_responses_client_round_trip(openai_client, stream):
+def test_anthropic_signatures_survive_a_responses_client_round_trip(openai_client, ledger, stream):
     """A Responses client talking to Claude gets thinking as a reasoning item carrying the
     signature; sending its items back, the provider sees the signature intact (the mock
     refuses a thinking block whose signature it did not issue)."""
@@ -209,3 +220,4 @@ def test_anthropic_signatures_survive_a_responses_client_round_trip(openai_clien
     bad["encrypted_content"] = "tampered"
     with pytest.raises(openai.BadRequestError):
         openai_client.responses.create(input=[{"role": "user", "content": "list files"}, bad, {"role": "user", "content": "go on"}], **kwargs)
+    ledger.check()

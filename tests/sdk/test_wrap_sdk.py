@@ -8,8 +8,9 @@ import stat
 import subprocess
 import sys
 import textwrap
+import time
 
-from conftest import BIN
+from conftest import BIN, check_row
 
 AGENTS = {
     "claude": """
@@ -49,7 +50,8 @@ def _run(tmp_path, gateway_url, *args):
                           capture_output=True, text=True, env=env, timeout=60)
 
 
-def test_agents_reach_the_gateway_through_their_own_variables(tmp_path, gateway_url, mock):
+def test_agents_reach_the_gateway_through_their_own_variables(tmp_path, gateway_url, mock, ledger):
+    started_ms = int(time.time() * 1000)
     for name in AGENTS:
         _install(tmp_path, name)
         out = _run(tmp_path, gateway_url, name, "--", f"hello from {name}")
@@ -58,6 +60,11 @@ def test_agents_reach_the_gateway_through_their_own_variables(tmp_path, gateway_
     sent = mock.requests()
     assert [r["path"] for r in sent] == ["/v1/messages", "/v1/chat/completions",
                                          "/v1beta/models/gemini-2.5-pro:generateContent"]
+    # The agents send no request id of their own: their rows are the ones since the start.
+    rows = ledger.rows_since(started_ms, len(AGENTS))
+    assert [row["model_requested"] for row in rows] == ["claude-sonnet-5-5", "gpt-5", "gemini-2.5-pro"], rows
+    for row in rows:
+        check_row(row)
 
 
 def test_exit_codes_pass_through_and_a_missing_gateway_is_explained(tmp_path, gateway_url):
