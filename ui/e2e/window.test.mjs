@@ -418,6 +418,8 @@ describe('the window against the real gateway', () => {
     if (!FAKE) {
       assert.match(await textOf(feed.locator('tbody tr').first()), /hit/);
       await until('a response cache hit rate', async () => (await textOf(page.getByTestId('cache-hit-rate'))) !== '0%', 20_000);
+      // Every request was answered: no error, none left by its client.
+      assert.equal(await textOf(page.getByTestId('error-rate')), '0%');
     }
     await screenshot('overview-more-traffic');
 
