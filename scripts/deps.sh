@@ -15,7 +15,7 @@ case "${1:-build}" in
   test) want+=(python3-venv gnome-keyring libsecret-tools dbus-x11 valgrind buildah umoci ca-certificates redis-server nginx systemd) ;;
   image) want=(pkg-config build-essential buildah ca-certificates) ;;
   desktop) want+=(python3-venv gnome-keyring libsecret-tools dbus-x11
-    xvfb xauth webkit2gtk-driver imagemagick x11-utils iproute2) ;;
+    xvfb xauth webkit2gtk-driver imagemagick x11-utils iproute2 rpm) ;;
 esac
 missing=()
 for p in "${want[@]}"; do

@@ -13,6 +13,7 @@ const COMMANDS: &[&str] = &[
     "set_autostart",
     "check_update",
     "install_update",
+    "update_status",
     "open_logs",
     "tray_figures",
 ];

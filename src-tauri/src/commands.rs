@@ -2,17 +2,17 @@
 //! start at login, updates, opening the log dir, and the tray's figures. Each is a few lines
 //! over a plugin or the core; errors reach the window as `{kind, message}`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::Serialize;
 use tauri::{AppHandle, Manager, Runtime, State};
 use tauri_plugin_autostart::ManagerExt as _;
 use tauri_plugin_opener::OpenerExt as _;
-use tauri_plugin_updater::{Update, UpdaterExt as _};
 
 use crate::core::Core;
 use crate::figures::{self, TrayFigures};
 use crate::lifecycle;
+use crate::updates::{LastCheck, Updates};
 
 /// A failed command, as the window receives it.
 #[derive(Debug, Serialize)]
@@ -53,27 +53,6 @@ pub struct Installed {
     pub restarting: bool,
 }
 
-/// The update `check_update` last found: `install_update` installs that one, not whatever
-/// the server announces by then.
-#[derive(Default)]
-pub struct PendingUpdate(Mutex<Option<Update>>);
-
-impl PendingUpdate {
-    fn replace(&self, update: Option<Update>) {
-        *self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = update;
-    }
-
-    fn take(&self) -> Option<Update> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-    }
-}
-
 /// Whether the app starts at login.
 #[tauri::command]
 pub fn get_autostart<R: Runtime>(app: AppHandle<R>) -> Result<Autostart, CommandError> {
@@ -105,13 +84,11 @@ pub fn set_autostart<R: Runtime>(
 #[tauri::command]
 pub async fn check_update<R: Runtime>(
     app: AppHandle<R>,
-    pending: State<'_, PendingUpdate>,
+    updates: State<'_, Updates>,
 ) -> Result<UpdateInfo, CommandError> {
     let current_version = app.package_info().version.to_string();
-    let update = app
-        .updater()
-        .map_err(|e| CommandError::new("update_check", e))?
-        .check()
+    let update = updates
+        .check(&app)
         .await
         .map_err(|e| CommandError::new("update_check", e))?;
     let info = UpdateInfo {
@@ -121,8 +98,23 @@ pub async fn check_update<R: Runtime>(
         notes: update.as_ref().and_then(|u| u.body.clone()),
     };
     tracing::info!(available = info.available, version = ?info.version, "update check");
-    pending.replace(update);
+    updates.keep(update);
     Ok(info)
+}
+
+/// The running version and the last update check (from the window or the daily one).
+#[derive(Debug, Serialize)]
+pub struct UpdateStatus {
+    pub current_version: String,
+    pub last_check: Option<LastCheck>,
+}
+
+#[tauri::command]
+pub fn update_status<R: Runtime>(app: AppHandle<R>, updates: State<'_, Updates>) -> UpdateStatus {
+    UpdateStatus {
+        current_version: app.package_info().version.to_string(),
+        last_check: updates.last(),
+    }
 }
 
 /// Downloads the update `check_update` found, checks its signature against the public key
@@ -130,9 +122,9 @@ pub async fn check_update<R: Runtime>(
 #[tauri::command]
 pub async fn install_update<R: Runtime>(
     app: AppHandle<R>,
-    pending: State<'_, PendingUpdate>,
+    updates: State<'_, Updates>,
 ) -> Result<Installed, CommandError> {
-    let Some(update) = pending.take() else {
+    let Some(update) = updates.take() else {
         return Err(CommandError::new(
             "no_update",
             "no update to install: check for one first",

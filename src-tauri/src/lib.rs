@@ -8,13 +8,17 @@
 //! - [`figures`]: today's tokens and dollars saved and spent, and the providers' health.
 //! - [`commands`]: what the window may call — start at login, updates, the tray's figures,
 //!   open the log dir.
+//! - [`updates`]: the update the last check found, when it ran, and the daily check.
 //! - [`lifecycle`]: quitting and restarting with the gateway stopped first.
+//! - [`platform`]: what differs per OS (the macOS menu bar icon and Dock), behind `cfg`.
 
 pub mod commands;
 pub mod core;
 pub mod figures;
 pub mod lifecycle;
+pub mod platform;
 pub mod tray;
+pub mod updates;
 pub mod window;
 
 use std::io::Write as _;
@@ -58,12 +62,13 @@ pub fn run() -> ExitCode {
         )
         .plugin(tauri_plugin_updater::Builder::new().build())
         .plugin(tauri_plugin_opener::init())
-        .manage(commands::PendingUpdate::default())
+        .manage(updates::Updates::default())
         .invoke_handler(tauri::generate_handler![
             commands::get_autostart,
             commands::set_autostart,
             commands::check_update,
             commands::install_update,
+            commands::update_status,
             commands::open_logs,
             commands::tray_figures,
         ])
@@ -74,6 +79,8 @@ pub fn run() -> ExitCode {
                 let _ = window.hide();
                 if window.label() == window::GLANCE {
                     tray::show_glance_checked(window.app_handle(), false);
+                } else {
+                    platform::main_window_shown(window.app_handle(), false);
                 }
             }
         })
@@ -108,6 +115,7 @@ fn setup<R: Runtime>(app: &AppHandle<R>) {
     app.manage(core.clone());
     lifecycle::quit_on_signals(app);
     let visible = !std::env::args().any(|a| a == HIDDEN_ARG);
+    platform::main_window_shown(app, visible);
     if let Err(e) = window::create(app, &core, visible) {
         return fail(app, &format!("cannot open the window: {e}"));
     }
@@ -121,6 +129,7 @@ fn setup<R: Runtime>(app: &AppHandle<R>) {
     if let Err(e) = tray::create(app, &core) {
         tracing::warn!(error = %e, "no tray icon");
     }
+    updates::check_daily(app);
 }
 
 /// Says what went wrong on stderr and in a dialog, and exits with 1 once it is closed.

@@ -15,7 +15,7 @@ use tauri::{AppHandle, Manager, Runtime};
 
 use crate::core::Core;
 use crate::figures::{self, Lines};
-use crate::{lifecycle, window};
+use crate::{lifecycle, platform, window};
 
 const TRAY: &str = "trimgate";
 const OPEN: &str = "open";
@@ -23,8 +23,8 @@ const GLANCE: &str = "glance";
 const PAUSE: &str = "pause";
 const QUIT: &str = "quit";
 
-const ICON: Image<'_> = tauri::include_image!("../icons/tray.png");
-const ICON_PAUSED: Image<'_> = tauri::include_image!("../icons/tray-paused.png");
+const ICON: Image<'_> = platform::TRAY_ICON;
+const ICON_PAUSED: Image<'_> = platform::TRAY_ICON_PAUSED;
 
 /// How often the tray looks at the pause, which the window can change too.
 const PAUSE_POLL: Duration = Duration::from_secs(1);
@@ -50,6 +50,7 @@ pub fn create<R: Runtime>(app: &AppHandle<R>, core: &Core) -> tauri::Result<()> 
     let (menu, items) = build_menu(app, core, &lines)?;
     TrayIconBuilder::with_id(TRAY)
         .icon(icon(paused))
+        .icon_as_template(platform::TRAY_ICON_IS_TEMPLATE)
         .tooltip(format!("Trimgate on {listen}"))
         .menu(&menu)
         .show_menu_on_left_click(true)

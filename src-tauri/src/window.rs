@@ -42,6 +42,7 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) {
     let Some(window) = app.get_webview_window(MAIN) else {
         return;
     };
+    crate::platform::main_window_shown(app, true);
     let _ = window.unminimize();
     let _ = window.show();
     let _ = window.set_focus();

@@ -13,7 +13,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 bash scripts/deps.sh desktop
-for tool in xvfb-run dbus-run-session gnome-keyring-daemon secret-tool import xwininfo WebKitWebDriver ss dpkg-deb npm; do
+for tool in xvfb-run dbus-run-session gnome-keyring-daemon secret-tool import xwininfo WebKitWebDriver ss dpkg-deb rpm npm; do
   command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
 done
 

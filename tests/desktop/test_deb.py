@@ -358,6 +358,47 @@ def test_the_glance_window_shows_todays_figures(env):
         assert glance.proc.wait(timeout=30) == 0, read(glance.err)
 
 
+# ---------------------------------------------------------------- the rest of the release
+
+
+RELEASE = DEB.parent
+
+
+def test_the_rpm_holds_the_app_the_command_and_the_menu_entry():
+    """The .rpm scripts/release.sh built beside the .deb (not installed here: Debian has no
+    rpm database to install into; rpm reads the package itself)."""
+    rpms = sorted(RELEASE.glob("Trimgate-*.rpm"))
+    assert len(rpms) == 1, list(RELEASE.iterdir())
+    info = subprocess.run(["rpm", "-qip", str(rpms[0])], capture_output=True, text=True, check=True).stdout
+    version = subprocess.run(["dpkg-deb", "-f", str(DEB), "Version"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+    assert re.search(rf"(?m)^Version\s*:\s*{re.escape(version)}$", info), info
+    files = subprocess.run(["rpm", "-qlp", str(rpms[0])], capture_output=True, text=True, check=True).stdout.split()
+    for path in (APP, CLI, "/usr/share/applications/Trimgate.desktop"):
+        assert path in files, files
+    assert any(f.startswith("/usr/share/icons/hicolor/") for f in files), files
+    requires = subprocess.run(["rpm", "-qRp", str(rpms[0])], capture_output=True, text=True, check=True).stdout
+    assert "webkit2gtk4.1" in requires, requires
+
+
+def test_the_release_folder_has_the_command_and_its_checksums():
+    sums = {}
+    for line in (RELEASE / "SHA256SUMS").read_text().splitlines():
+        digest, name = line.split(maxsplit=1)
+        sums[name.lstrip("*")] = digest
+    present = {p.name for p in RELEASE.iterdir() if p.name != "SHA256SUMS"}
+    assert set(sums) == present, (sums, present)
+    for name, digest in sums.items():
+        out = subprocess.run(["sha256sum", str(RELEASE / name)], capture_output=True, text=True, check=True)
+        assert out.stdout.split()[0] == digest, name
+    tarballs = [n for n in present if n.startswith("trimgate-") and n.endswith(".tar.gz")]
+    assert len(tarballs) == 1, present
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run(["tar", "-xzf", str(RELEASE / tarballs[0]), "-C", d], check=True)
+        out = subprocess.run([os.path.join(d, "trimgate"), "--version"], capture_output=True, text=True, check=True)
+        assert out.stdout.split()[-1] in tarballs[0], (out.stdout, tarballs)
+
+
 # ---------------------------------------------------------------- 3. the window under WebDriver
 
 
@@ -370,12 +411,17 @@ class UpdateServer:
         self.files = files  # path -> bytes
         self.manifest = None
         self.requests = []
+        # The update host cannot be reached: the proxy answers 502, as one does then.
+        self.down = False
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
                 server.requests.append(self.path)
                 url = urllib.parse.urlsplit(self.path)
+                if server.down:
+                    self.send_error(502, "the update host cannot be reached")
+                    return
                 if url.hostname != UPDATE_HOST:
                     self.send_error(502, "this proxy serves the test update host only")
                     return
@@ -404,10 +450,10 @@ class UpdateServer:
         self.httpd.shutdown()
 
 
-def sign(path, version):
-    """The updater signature of `path`, bound to `version`, made with the TEST key."""
+def sign(path, version, key=TEST_KEY):
+    """The updater signature of `path`, bound to `version`, made with the TEST key (or `key`)."""
     subprocess.run(
-        [TAURI_CLI, "signer", "sign", "-f", str(TEST_KEY), "-p", "", "--app-version", version, str(path)],
+        [TAURI_CLI, "signer", "sign", "-f", str(key), "-p", "", "--app-version", version, str(path)],
         check=True, capture_output=True,
     )
     return Path(f"{path}.sig").read_text().strip()
@@ -425,9 +471,20 @@ def update_files(tmp_path_factory):
     newer = work / "Trimgate_0.1.1_amd64.deb"
     subprocess.run(["dpkg-deb", "--root-owner-group", "-b", str(tree), str(newer)], check=True,
                    capture_output=True)
+    # Another key pair, as an attacker's or a lost old one would be: not the key the app trusts.
+    other_key = work / "other.key"
+    subprocess.run([TAURI_CLI, "signer", "generate", "--ci", "-p", "", "-w", str(other_key), "--force"],
+                   check=True, capture_output=True)
+    # The signed package with bytes changed on the way (the last byte of its data archive).
+    tampered = work / "Trimgate_0.1.1_amd64.tampered.deb"
+    data = bytearray(newer.read_bytes())
+    data[-1] ^= 0xFF
+    tampered.write_bytes(bytes(data))
     return {
         "newer": newer,
+        "tampered": tampered,
         "good_sig": sign(newer, "0.1.1"),
+        "other_key_sig": sign(newer, "0.1.1", key=other_key),
         # A valid signature, but of another file: the download must be refused.
         "other_file_sig": sign(DEB, "0.1.1"),
         # The right file, signed for another version than the manifest announces.
@@ -503,7 +560,8 @@ class WebDriver:
 
 @pytest.fixture(scope="module")
 def update_server(update_files):
-    server = UpdateServer({"/desktop/Trimgate_0.1.1_amd64.deb": update_files["newer"].read_bytes()})
+    server = UpdateServer({"/desktop/Trimgate_0.1.1_amd64.deb": update_files["newer"].read_bytes(),
+                           "/desktop/tampered/Trimgate_0.1.1_amd64.deb": update_files["tampered"].read_bytes()})
     yield server
     server.close()
 
@@ -767,19 +825,58 @@ def test_a_newer_version_is_found(driven, update_server, update_files):
                              "notes": "Test release"}}
 
 
-@pytest.mark.parametrize("bad_sig,expect", [
-    ("other_file_sig", "signature"),
-    ("other_version_sig", "0.1.2"),
+@pytest.mark.parametrize("bad_sig,path,expect", [
+    ("other_file_sig", "", "signature"),
+    ("other_version_sig", "", "0.1.2"),
+    # Signed by a key the app does not trust.
+    ("other_key_sig", "", "different key"),
+    # The right signature, but the package's bytes were changed after it was signed.
+    ("good_sig", "tampered/", "signature verification failed"),
 ])
 def test_a_package_whose_signature_does_not_match_is_not_installed(driven, update_server, update_files,
-                                                                   bad_sig, expect):
-    update_server.manifest = manifest("0.1.1", f"http://{UPDATE_HOST}/desktop/Trimgate_0.1.1_amd64.deb",
+                                                                   bad_sig, path, expect):
+    update_server.manifest = manifest("0.1.1", f"http://{UPDATE_HOST}/desktop/{path}Trimgate_0.1.1_amd64.deb",
                                       update_files[bad_sig])
     assert driven.invoke("check_update")["ok"]["available"] is True
     answer = driven.invoke("install_update")
     assert answer.get("err", {}).get("kind") == "update_install", answer
     assert expect in answer["err"]["message"].lower(), answer
     assert installed_version() == "0.1.0"
+    # The running version goes on serving.
+    assert http_get(f"{driven.url}/v1/models")[0] == 200
+
+
+def test_an_older_version_is_never_offered(driven, update_server, update_files):
+    update_server.manifest = manifest("0.0.9", f"http://{UPDATE_HOST}/desktop/Trimgate_0.1.1_amd64.deb",
+                                      update_files["good_sig"])
+    answer = driven.invoke("check_update")
+    assert answer["ok"]["available"] is False, answer
+    assert driven.invoke("install_update").get("err", {}).get("kind") == "no_update"
+
+
+def test_an_unreachable_update_server_is_a_clear_error_and_the_app_runs_on(driven, update_server):
+    update_server.down = True
+    try:
+        answer = driven.invoke("check_update")
+    finally:
+        update_server.down = False
+    assert answer.get("err", {}).get("kind") == "update_check", answer
+    assert answer["err"]["message"], answer
+    assert installed_version() == "0.1.0"
+    assert http_get(f"{driven.url}/v1/models")[0] == 200
+    status = driven.invoke("update_status")["ok"]
+    assert status["current_version"] == "0.1.0"
+    assert status["last_check"]["error"], status
+
+
+def test_the_last_check_is_remembered_for_the_settings_page(driven, update_server, update_files):
+    update_server.manifest = manifest("0.1.1", f"http://{UPDATE_HOST}/desktop/Trimgate_0.1.1_amd64.deb",
+                                      update_files["good_sig"])
+    before = int(time.time() * 1000)
+    assert driven.invoke("check_update")["ok"]["version"] == "0.1.1"
+    status = driven.invoke("update_status")["ok"]
+    last = status["last_check"]
+    assert last["at_ms"] >= before and last["version"] == "0.1.1" and last["error"] is None, status
 
 
 def test_install_without_a_check_is_refused(driven):
@@ -794,6 +891,13 @@ def test_a_signed_newer_package_is_installed_and_the_app_restarts_into_it(driven
     assert driven.invoke("check_update")["ok"]["version"] == "0.1.1"
     old_port = int(driven.url.rsplit(":", 1)[1])
     old_pid = listener_pid(old_port)
+    # What the user has: the config, the key the window put in the keychain, the ledger.
+    config = home / "config/trimgate/config.toml"
+    config_before = config.read_bytes()
+    ledgers = list(home.rglob("ledger.sqlite"))
+    assert len(ledgers) == 1, ledgers
+    rows_before = sqlite3.connect(ledgers[0]).execute("SELECT COUNT(*) FROM requests").fetchone()[0]
+    assert rows_before > 0
     try:
         answer = driven.invoke("install_update")
     except (AssertionError, OSError) as e:
@@ -832,5 +936,12 @@ def test_a_signed_newer_package_is_installed_and_the_app_restarts_into_it(driven
     status = wait_for(answered, 30, "the restarted app's gateway to answer")
     assert status == 200
     assert alive(new_pid), "the restarted app answered, then went away"
+    # The update kept all of it.
+    assert config.read_bytes() == config_before
+    stored = subprocess.run(["secret-tool", "lookup", "service", "trimgate", "username", "vault"],
+                            capture_output=True, text=True).stdout.strip()
+    assert stored == VAULT_KEY
+    rows_after = sqlite3.connect(ledgers[0]).execute("SELECT COUNT(*) FROM requests").fetchone()[0]
+    assert rows_after >= rows_before
     os.kill(new_pid, signal.SIGTERM)
     wait_for(lambda: not alive(new_pid), 30, "the restarted app to quit")

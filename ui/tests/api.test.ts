@@ -7,6 +7,7 @@ import {
   TOKEN_STORAGE_KEY,
   desktopErrorFrom,
   desktopShell,
+  updateStatusFrom,
   errorFromResponse,
   forgetToken,
   isLoopbackBase,
@@ -456,6 +457,7 @@ describe('desktop shell', () => {
       if (cmd === 'set_autostart') enabled = Boolean(args?.enabled);
       if (cmd === 'check_update') return { version: '0.2.0', notes: 'faster' };
       if (cmd === 'install_update') throw { kind: 'updater', message: 'signature does not match' };
+      if (cmd === 'update_status') return { current_version: '0.1.0', last_check: { at_ms: 1700000000000, version: '0.2.0', error: null } };
       return null;
     };
     const shell = desktopShell({ __TAURI__: { core: { invoke } } })!;
@@ -464,8 +466,15 @@ describe('desktop shell', () => {
     expect(await shell.getAutostart()).toBe(true);
     expect(await shell.checkUpdate()).toEqual({ available: true, version: '0.2.0', notes: 'faster' });
     await expect(shell.installUpdate()).rejects.toMatchObject({ kind: 'updater', message: 'signature does not match' });
-    expect(calls.map((c) => c[0])).toEqual(['get_autostart', 'set_autostart', 'get_autostart', 'check_update', 'install_update']);
+    expect(await shell.updateStatus()).toEqual({ currentVersion: '0.1.0', lastCheck: { atMs: 1700000000000, version: '0.2.0', error: undefined } });
+    expect(calls.map((c) => c[0])).toEqual(['get_autostart', 'set_autostart', 'get_autostart', 'check_update', 'install_update', 'update_status']);
     expect(calls[1][1]).toEqual({ enabled: true });
+  });
+
+  it('reads the last update check, failed or never made', () => {
+    expect(updateStatusFrom({ current_version: '0.1.0', last_check: null })).toEqual({ currentVersion: '0.1.0', lastCheck: null });
+    expect(updateStatusFrom({ last_check: { at_ms: 5, version: null, error: 'status 502' } }).lastCheck).toEqual({ atMs: 5, version: undefined, error: 'status 502' });
+    expect(updateStatusFrom(null)).toEqual({ currentVersion: undefined, lastCheck: null });
   });
 
   it('reads the shapes check_update may answer', () => {

@@ -948,6 +948,13 @@ export interface UpdateInfo {
   notes?: string;
 }
 
+/** The running version and the last update check (the window's or the app's daily one). */
+export interface UpdateStatus {
+  currentVersion?: string;
+  /** When the last check ran (Unix ms), the newer version it found, or why it failed. */
+  lastCheck: { atMs: number; version?: string; error?: string } | null;
+}
+
 /**
  * The desktop shell's own commands (autostart, updates), reached through Tauri's
  * `invoke`. `desktopShell()` is null in a plain browser: these settings live in the
@@ -958,6 +965,7 @@ export interface DesktopShell {
   setAutostart(enabled: boolean): Promise<void>;
   checkUpdate(): Promise<UpdateInfo>;
   installUpdate(): Promise<void>;
+  updateStatus(): Promise<UpdateStatus>;
   /** Opens the log dir in the file manager. */
   openLogs(): Promise<void>;
 }
@@ -1003,6 +1011,9 @@ export function shellFromInvoke(invoke: Invoke): DesktopShell {
     async installUpdate() {
       await call('install_update');
     },
+    async updateStatus() {
+      return updateStatusFrom(await call('update_status'));
+    },
     async openLogs() {
       await call('open_logs');
     },
@@ -1021,6 +1032,22 @@ export function updateInfoFrom(v: unknown): UpdateInfo {
     return { available, version, notes };
   }
   return { available: Boolean(v) };
+}
+
+export function updateStatusFrom(v: unknown): UpdateStatus {
+  const o = (v && typeof v === 'object' ? v : {}) as Record<string, unknown>;
+  const last = (o.last_check && typeof o.last_check === 'object' ? o.last_check : null) as Record<string, unknown> | null;
+  return {
+    currentVersion: typeof o.current_version === 'string' ? o.current_version : undefined,
+    lastCheck:
+      last && typeof last.at_ms === 'number'
+        ? {
+            atMs: last.at_ms,
+            version: typeof last.version === 'string' ? last.version : undefined,
+            error: typeof last.error === 'string' ? last.error : undefined,
+          }
+        : null,
+  };
 }
 
 /** Tauri commands reject with whatever the command returned as its error: `{kind, message}` here. */
