@@ -12,8 +12,7 @@
 
 mod common;
 
-use std::process::Command;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use common::*;
 use gateway_core::ledger::{self, stats};
@@ -29,26 +28,6 @@ const REPLY: &str = "one two three four five six seven eight nine ten eleven twe
 
 fn fresh_sqlite(dir: &tempfile::TempDir) -> String {
     ledger::sqlite_url(&dir.path().join("ledger.sqlite"))
-}
-
-async fn fresh_postgres() -> String {
-    let base = std::env::var("TRIMGATE_TEST_POSTGRES_URL").unwrap_or_else(|_| {
-        panic!("TRIMGATE_TEST_POSTGRES_URL is not set: run scripts/test.sh, or start a server with scripts/postgres.sh and export the URL it prints")
-    });
-    sqlx::any::install_default_drivers();
-    let pool = sqlx::AnyPool::connect(&base).await.unwrap();
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let name = format!("tg_hang_{nanos:x}{:x}", std::process::id());
-    sqlx::query(&format!("CREATE DATABASE {name}"))
-        .execute(&pool)
-        .await
-        .unwrap();
-    pool.close().await;
-    let (prefix, _) = base.rsplit_once('/').unwrap();
-    format!("{prefix}/{name}")
 }
 
 /// One request of the run: how it is sent, where the client leaves, what its row must say.
@@ -369,43 +348,6 @@ async fn postgres_hangups_are_recorded_with_what_they_used() {
     hangups(&fresh_postgres().await).await;
 }
 
-/// `trimgate keys create` with `args`: the key printed.
-fn create_key(config: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_trimgate"))
-        .args(["keys", "--config"])
-        .arg(config)
-        .arg("create")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
-/// Waits until the ledger at `url` has a row for request `id`.
-pub async fn row_written(url: &str, id: &str) -> bool {
-    let pool = ledger::open(url).await.unwrap();
-    let mut found = false;
-    for _ in 0..60 {
-        found = sqlx::query("SELECT 1 FROM requests WHERE request_id = $1")
-            .bind(id.to_owned())
-            .fetch_optional(&pool)
-            .await
-            .unwrap()
-            .is_some();
-        if found {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    pool.close().await;
-    found
-}
-
 #[tokio::test]
 async fn a_virtual_key_is_charged_for_clients_that_hang_up() {
     let mock = start_mock(MockConfig::default()).await;
@@ -420,7 +362,7 @@ async fn a_virtual_key_is_charged_for_clients_that_hang_up() {
         ("after-end", LINGERS, HangUp::After("[DONE]")),
         ("midway", SLOW, HangUp::After("\"content\":\"one")),
     ] {
-        let key = create_key(&path, &["--name", name, "--tpm", "5"]);
+        let key = keys_create(&path, &["--name", name, "--tpm", "5"]);
         let bearer = format!("Bearer {key}");
         let id = format!("vk-{name}");
         let mut headers: Vec<(&str, &str)> = case.to_vec();

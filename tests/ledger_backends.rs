@@ -22,35 +22,6 @@ use gateway_core::usage::Usage;
 use serde_json::json;
 use sqlx::Row;
 
-fn postgres_base() -> String {
-    std::env::var("TRIMGATE_TEST_POSTGRES_URL").unwrap_or_else(|_| {
-        panic!("TRIMGATE_TEST_POSTGRES_URL is not set: run scripts/test.sh, or start a server with scripts/postgres.sh and export the URL it prints")
-    })
-}
-
-/// A new, empty database on the test server, so runs never see each other's rows.
-async fn fresh_postgres() -> String {
-    let base = postgres_base();
-    sqlx::any::install_default_drivers();
-    let pool = sqlx::AnyPool::connect(&base).await.unwrap();
-    let name = format!("tg_{}", uuid_like());
-    sqlx::query(&format!("CREATE DATABASE {name}"))
-        .execute(&pool)
-        .await
-        .unwrap();
-    pool.close().await;
-    let (prefix, _) = base.rsplit_once('/').unwrap();
-    format!("{prefix}/{name}")
-}
-
-fn uuid_like() -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{:x}{:x}", nanos, std::process::id())
-}
-
 fn fresh_sqlite(dir: &tempfile::TempDir) -> String {
     ledger::sqlite_url(&dir.path().join("ledger.sqlite"))
 }

@@ -75,22 +75,6 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn keys_create(config: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_trimgate"))
-        .args(["keys", "--config"])
-        .arg(config)
-        .arg("create")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
 async fn send(gw: &Gateway, key: &str) -> reqwest::Response {
     post_json(
         &format!("{}/v1/chat/completions", gw.url),
@@ -306,23 +290,7 @@ async fn a_hang_up_on_one_replica_counts_against_the_key_on_the_other() {
         let body = r#"{"model":"gpt-5","stream":true,"messages":[{"role":"user","content":"hello limits"}]}"#;
         hang_up(&format!("{}/v1/chat/completions", a.url), body, &sent, at).await;
         // The charge is counted before the row is written.
-        let pool = gateway_core::ledger::open(&gateway_core::ledger::sqlite_url(&ledger))
-            .await
-            .unwrap();
-        let mut written = false;
-        for _ in 0..60 {
-            written = sqlx::query("SELECT 1 FROM requests WHERE request_id = $1")
-                .bind(id.clone())
-                .fetch_optional(&pool)
-                .await
-                .unwrap()
-                .is_some();
-            if written {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        pool.close().await;
+        let written = row_written(&gateway_core::ledger::sqlite_url(&ledger), &id).await;
         assert!(written, "{name}: no row: {}", a.stderr());
         let r = send(&b, &key).await;
         assert_eq!(r.status(), 429, "{name}: charged through Redis");

@@ -429,3 +429,64 @@ pub async fn hang_up(url: &str, body: &str, headers: &[(&str, &str)], at: HangUp
         }
     }
 }
+
+/// A new, empty database on the test PostgreSQL server (`TRIMGATE_TEST_POSTGRES_URL`, which
+/// `scripts/test.sh` sets after starting one with `scripts/postgres.sh`), so runs never see
+/// each other's rows.
+pub async fn fresh_postgres() -> String {
+    let base = std::env::var("TRIMGATE_TEST_POSTGRES_URL").unwrap_or_else(|_| {
+        panic!("TRIMGATE_TEST_POSTGRES_URL is not set: run scripts/test.sh, or start a server with scripts/postgres.sh and export the URL it prints")
+    });
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(&base).await.unwrap();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let name = format!("tg_{nanos:x}{:x}", std::process::id());
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let (prefix, _) = base.rsplit_once('/').unwrap();
+    format!("{prefix}/{name}")
+}
+
+/// `trimgate keys create` with `args` on the config at `config`: the key printed.
+pub fn keys_create(config: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_trimgate"))
+        .args(["keys", "--config"])
+        .arg(config)
+        .arg("create")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// Whether the ledger at `url` has a row for request `id` within a few seconds (rows are
+/// written in batches, off the request path).
+pub async fn row_written(url: &str, id: &str) -> bool {
+    let pool = gateway_core::ledger::open(url).await.unwrap();
+    let mut found = false;
+    for _ in 0..60 {
+        found = sqlx::query("SELECT 1 FROM requests WHERE request_id = $1")
+            .bind(id.to_owned())
+            .fetch_optional(&pool)
+            .await
+            .unwrap()
+            .is_some();
+        if found {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    pool.close().await;
+    found
+}
