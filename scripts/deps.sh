@@ -5,14 +5,15 @@
 #   scripts/deps.sh test     — also the tests' (python3-venv, a keychain daemon on D-Bus,
 #                              valgrind for the instruction gate, buildah and umoci for the
 #                              server image, redis-server and nginx for the shared limits
-#                              and the scale-out test)
+#                              and the scale-out test, ruby to check the Homebrew files)
 #   scripts/deps.sh image    — to build the server image (buildah, CA certificates)
-#   scripts/deps.sh desktop  — also the desktop tests' (Xvfb, WebKitWebDriver, screenshots)
+#   scripts/deps.sh desktop  — also the desktop tests' (Xvfb, WebKitWebDriver, screenshots,
+#                              rpm to read the .rpm)
 set -euo pipefail
 want=(pkg-config libdbus-1-dev
   build-essential file libssl-dev libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev)
 case "${1:-build}" in
-  test) want+=(python3-venv gnome-keyring libsecret-tools dbus-x11 valgrind buildah umoci ca-certificates redis-server nginx systemd) ;;
+  test) want+=(python3-venv gnome-keyring libsecret-tools dbus-x11 valgrind buildah umoci ca-certificates redis-server nginx systemd ruby) ;;
   image) want=(pkg-config build-essential buildah ca-certificates) ;;
   desktop) want+=(python3-venv gnome-keyring libsecret-tools dbus-x11
     xvfb xauth webkit2gtk-driver imagemagick x11-utils iproute2 rpm) ;;

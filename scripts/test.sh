@@ -64,6 +64,11 @@ fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/sdk/requirements.txt
 TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" "$venv/bin/python" -m pytest tests/sdk -q -p no:cacheprovider
 
+echo "== release tooling: the workflows (actionlint), install.sh (shellcheck), the Homebrew files (ruby -c)"
+bash scripts/lint-workflows.sh
+echo "== release tooling: latest.json, the Homebrew files, the installer against a local release"
+TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" "$venv/bin/python" -m pytest tests/release -q -p no:cacheprovider
+
 echo "== scale-out: three replicas behind nginx sharing PostgreSQL and Redis, under SDK load"
 echo "   (a key's rpm and budget across replicas, a replica killed, Redis stopped and started)"
 TRIMGATE_BIN="$CARGO_TARGET_DIR/debug/trimgate" "$venv/bin/python" -m pytest tests/scale -q -p no:cacheprovider -rA
