@@ -27,6 +27,8 @@ echo "== ui: npm ci, type-check and build, unit tests"
 echo "== gateway-core's module graph: no import circle, no arrow a layering rule forbids"
 graph=$(python3 scripts/modules.py gateway-core/src) || { echo "$graph"; exit 1; }
 echo "$graph" | tail -n 1
+echo "== documentation: every relative link and anchor in the Markdown files resolves"
+python3 scripts/links.py
 echo "== cargo fmt --check"
 cargo fmt --all --check
 echo "== cargo clippy -D warnings"

@@ -1,7 +1,7 @@
 //! The requests the real agents sent (captured by `tests/agents/capture.py` into
 //! `tests/agents/fixtures/<agent>-<version>/`), translated for every provider kind of
 //! another dialect: every field they carry is one the policy knows, nothing is refused,
-//! the conversation arrives whole, and what is dropped is exactly what the README says.
+//! the conversation arrives whole, and what is dropped is exactly what docs/dialects.md says.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -23,9 +23,9 @@ const TARGETS: [(Dialect, ProviderKind); 6] = [
     (Dialect::Gemini, ProviderKind::Gemini),
 ];
 
-/// What the README's policy says each agent's requests lose on the way to a target with
+/// What the policy of docs/dialects.md says each agent's requests lose on the way to a target with
 /// no place for them, per (agent, target dialect, kind). Anything else dropped is a change
-/// to the policy that the README must say.
+/// to the policy that docs/dialects.md must say.
 fn expected_drops(agent: &str, to: Dialect, kind: ProviderKind) -> &'static [&'static str] {
     match (agent, to, kind) {
         ("claude", Dialect::OpenAiChat, ProviderKind::OpenAi)
@@ -187,7 +187,7 @@ fn every_field_the_agents_send_is_one_the_policy_names() {
         for key in fixture["body"].as_object().unwrap().keys() {
             assert!(
                 table.iter().any(|(name, _)| name == key),
-                "{}: the {dialect} field `{key}` is new: decide in its codec's FIELDS whether it is carried, dropped or refused, and say so in the README",
+                "{}: the {dialect} field `{key}` is new: decide in its codec's FIELDS whether it is carried, dropped or refused, and say so in docs/dialects.md",
                 path.display()
             );
         }

@@ -308,14 +308,14 @@ async fn one_login_never_gets_another_logins_cached_answer() {
     );
 }
 
-/// README's policy tables list exactly the fields each codec's table names, each under
+/// The policy tables of docs/dialects.md list exactly the fields each codec's table names, each under
 /// what the code does with it.
 #[test]
 fn readme_policy_tables_match_the_codecs() {
     use gateway_core::dialect::Dialect;
     use gateway_core::translate::{self, compat::Field};
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/dialects.md")).unwrap();
     for (marker, dialect) in [
         ("messages", Dialect::AnthropicMessages),
         ("responses", Dialect::OpenAiResponses),
@@ -324,7 +324,7 @@ fn readme_policy_tables_match_the_codecs() {
     ] {
         let start = readme
             .find(&format!("<!-- policy:{marker} -->"))
-            .unwrap_or_else(|| panic!("README has no policy:{marker} table"));
+            .unwrap_or_else(|| panic!("docs/dialects.md has no policy:{marker} table"));
         let end = readme.find(&format!("<!-- /policy:{marker} -->")).unwrap();
         let mut rows: Vec<(String, Vec<String>)> = Vec::new();
         for line in readme[start..end].lines() {
@@ -344,7 +344,7 @@ fn readme_policy_tables_match_the_codecs() {
         let named: Vec<&str> = table.iter().map(|(f, _)| *f).collect();
         assert_eq!(
             listed, named,
-            "README's {marker} table and the codec's FIELDS differ"
+            "docs/dialects.md's {marker} table and the codec's FIELDS differ"
         );
         for ((field, targets), (_, disposition)) in rows.iter().zip(table) {
             let says = |word: &str| targets.iter().all(|t| t.starts_with(word));

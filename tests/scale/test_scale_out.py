@@ -34,7 +34,7 @@ PG_URL = os.environ.get("TRIMGATE_TEST_POSTGRES_URL")
 OPENAI_KEY = "sk-mock-openai"
 REPLICAS = 3
 # While Redis is out each replica lets through a third of each rpm/tpm (documented in the
-# README's server section): the three together hold about the whole limit.
+# docs/server.md): the three together hold about the whole limit.
 LOCAL_SHARE = 0.34
 RUN = f"{os.getpid()}"
 

@@ -107,7 +107,7 @@ export function applySlots(current: readonly Route[], choices: SlotChoices): Rou
 }
 
 /**
- * The name `GET /v1/models` lists a renaming glob route under (README, "Endpoints"): each `*`
+ * The name `GET /v1/models` lists a renaming glob route under (docs/dialects.md, "Endpoints"): each `*`
  * replaced by the model, any character but ASCII letters, digits, `.`, `_` and `-` as `-`.
  */
 export function standIn(pattern: string, model: string): string | null {

@@ -14,7 +14,7 @@
 //!   release of an agent keeps working; a provider with `strict = true` refuses it.
 //!
 //! Each codec lists its dialect's fields in a [`Field`] table; what its decoder reads is
-//! `Carried`. The tables are the README's policy tables, and a test keeps them in step.
+//! `Carried`. The tables are the policy tables of docs/dialects.md, and a test keeps them in step.
 
 use std::borrow::Cow;
 
