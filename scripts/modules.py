@@ -39,7 +39,7 @@ REEXPORT = re.compile(r"^pub use ([a-z_][a-z0-9_]*)::(?:\{([^}]*)\}|([a-z_][a-z0
 LAYERS = [
     ("wire", {"trimgate_wire", "dialect", "scan", "sniff", "usage", "sse", "translate", "tokenizer", "answer_text"}),
     ("base", {"clock", "files", "running", "workers", "idle", "db", "headers", "error"}),
-    ("policy", {"optimize", "routing", "pricing", "retry", "health", "keys", "sessions", "estimate"}),
+    ("policy", {"optimize", "routing", "pricing", "retry", "health", "keys", "sessions", "estimate", "guard"}),
     ("record", {"record"}),
     ("stores", {"secrets", "local_key", "cache", "ledger", "telemetry", "logs", "bodies", "virtual_keys"}),
     ("config", {"config", "import"}),

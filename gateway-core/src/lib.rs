@@ -38,6 +38,7 @@
 //! - [`admin`]    — the admin API the window uses (guarded: loopback, Host, Origin, token) and `/ui`.
 //! - [`cache`]    — the response cache: exact and similar-request answers replayed, persisted.
 //! - [`optimize`] — the passes that rewrite requests to spend fewer tokens.
+//! - [`guard`]    — secrets in what goes out replaced by stand-ins, and put back into the answer.
 //! - [`logs`]     — the log file (where it lives, rotated by size) and the last warnings and errors.
 //! - [`telemetry`] — Prometheus metrics from the record stage and the ledger; the request spans an OTLP exporter sends.
 //!
@@ -66,6 +67,7 @@ pub mod error;
 pub mod estimate;
 pub mod feed;
 pub mod files;
+pub mod guard;
 pub mod headers;
 pub mod health;
 pub mod idle;

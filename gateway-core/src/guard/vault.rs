@@ -1,0 +1,182 @@
+//! Where replaced secrets wait for the answer: placeholder → value, per scope, in memory,
+//! bounded.
+//!
+//! A scope is whatever must not see another's secrets: a session, or the credential
+//! the client came with. A value is restored only into an answer of the scope that sent
+//! it, so a placeholder that leaks into another session (a pasted log, a shared prompt)
+//! stays a placeholder there. Values are handed to nothing but this module's restorer:
+//! the methods that read them are private to the guard, and the vault's `Debug` shows
+//! counts only.
+
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+
+use lru::LruCache;
+
+use super::kind::SecretKind;
+use super::placeholder::Placeholders;
+
+/// Values kept by default, across every scope: a session's secrets are a handful, and
+/// past this the least recently used is forgotten (its placeholder is then no longer
+/// restored, and a later turn that sends the secret again keeps it again).
+pub const DEFAULT_CAPACITY: usize = 4096;
+
+/// Placeholder → value, per scope, least recently used forgotten first.
+pub struct Vault {
+    names: Placeholders,
+    /// Keyed by `scope \0 placeholder`: a placeholder never holds a NUL, so the last one
+    /// splits the key one way only and two scopes never share a key.
+    values: LruCache<String, Arc<str>>,
+}
+
+impl Vault {
+    /// A vault naming secrets with `names` and keeping at most `capacity` values (at
+    /// least one).
+    pub fn new(names: Placeholders, capacity: usize) -> Vault {
+        Vault {
+            names,
+            values: LruCache::new(NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN)),
+        }
+    }
+
+    /// Values kept, over every scope.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Whether `scope` has sent the secret behind `placeholder` (and it is still kept).
+    pub fn holds(&self, scope: &str, placeholder: &str) -> bool {
+        self.values.contains(&key(scope, placeholder))
+    }
+
+    /// Forgets everything `scope` sent (a session ended, a credential revoked).
+    pub fn forget(&mut self, scope: &str) {
+        let prefix = format!("{scope}\0");
+        let keys: Vec<String> = self
+            .values
+            .iter()
+            .filter(|(k, _)| is_of_scope(k, &prefix))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in keys {
+            self.values.pop(&k);
+        }
+    }
+
+    /// Keeps `value` as a secret of `kind` sent by `scope`, and returns its placeholder.
+    /// The same value gets the same placeholder every time; were two values of one scope
+    /// ever to share one (odds in `placeholder.rs`), the later would be restored for both.
+    pub(super) fn keep(&mut self, scope: &str, kind: SecretKind, value: &str) -> String {
+        let placeholder = self.names.name(kind, value);
+        let k = key(scope, &placeholder);
+        match self.values.get(&k) {
+            Some(kept) if **kept == *value => {}
+            _ => {
+                self.values.put(k, Arc::from(value));
+            }
+        }
+        placeholder
+    }
+
+    /// The value behind `placeholder` for `scope`, if that scope sent it.
+    pub(super) fn lookup(&mut self, scope: &str, placeholder: &str) -> Option<Arc<str>> {
+        self.values.get(&key(scope, placeholder)).cloned()
+    }
+
+    /// Every placeholder `scope` holds, with its value: what a streamed answer may name.
+    pub(super) fn of_scope(&self, scope: &str) -> Vec<(Box<str>, Arc<str>)> {
+        let prefix = format!("{scope}\0");
+        self.values
+            .iter()
+            .filter(|(k, _)| is_of_scope(k, &prefix))
+            .map(|(k, v)| (Box::from(&k[prefix.len()..]), Arc::clone(v)))
+            .collect()
+    }
+}
+
+impl std::fmt::Debug for Vault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vault")
+            .field("values", &self.values.len())
+            .field("capacity", &self.values.cap())
+            .finish_non_exhaustive()
+    }
+}
+
+fn key(scope: &str, placeholder: &str) -> String {
+    let mut key = String::with_capacity(scope.len() + 1 + placeholder.len());
+    key.push_str(scope);
+    key.push('\0');
+    key.push_str(placeholder);
+    key
+}
+
+/// Whether a key belongs to the scope whose prefix (`scope \0`) is given: the rest must
+/// hold no NUL, or the key is a longer scope's that merely starts the same way.
+fn is_of_scope(key: &str, prefix: &str) -> bool {
+    key.strip_prefix(prefix)
+        .is_some_and(|placeholder| !placeholder.contains('\0'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vault(capacity: usize) -> Vault {
+        Vault::new(Placeholders::new([1; 32]), capacity)
+    }
+
+    /// The vault holds at most its capacity, forgetting the least recently used.
+    #[test]
+    fn bounded_with_lru_eviction() {
+        let mut vault = vault(2);
+        let a = vault.keep("s", SecretKind::EnvSecret, "value-a");
+        let b = vault.keep("s", SecretKind::EnvSecret, "value-b");
+        // Using `a` makes `b` the least recently used.
+        assert_eq!(vault.lookup("s", &a).as_deref(), Some("value-a"));
+        let c = vault.keep("s", SecretKind::EnvSecret, "value-c");
+        assert_eq!(vault.len(), 2);
+        assert!(vault.holds("s", &a));
+        assert!(!vault.holds("s", &b));
+        assert!(vault.holds("s", &c));
+    }
+
+    /// A scope sees only what it sent.
+    #[test]
+    fn scopes_are_apart() {
+        let mut vault = vault(8);
+        let p = vault.keep("alice", SecretKind::GithubToken, "ghp_x");
+        assert!(vault.holds("alice", &p));
+        assert!(!vault.holds("bob", &p));
+        assert_eq!(vault.lookup("bob", &p), None);
+        // A scope that starts like another is another.
+        assert!(!vault.holds("alic", &p));
+        assert_eq!(vault.of_scope("alice").len(), 1);
+        assert!(vault.of_scope("alic").is_empty());
+        assert!(vault.of_scope("bob").is_empty());
+        vault.forget("alice");
+        assert!(vault.is_empty());
+    }
+
+    /// Keeping the same value twice keeps it once, under the same placeholder.
+    #[test]
+    fn same_value_kept_once() {
+        let mut vault = vault(8);
+        let a = vault.keep("s", SecretKind::Jwt, "eyJ.x.y");
+        let b = vault.keep("s", SecretKind::Jwt, "eyJ.x.y");
+        assert_eq!(a, b);
+        assert_eq!(vault.len(), 1);
+    }
+
+    /// Debug output names no value.
+    #[test]
+    fn debug_hides_values() {
+        let mut vault = vault(8);
+        vault.keep("s", SecretKind::EnvSecret, "hunter2-secret");
+        assert!(!format!("{vault:?}").contains("hunter2"));
+    }
+}
