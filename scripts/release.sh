@@ -36,6 +36,9 @@ done
 [ -n "$out" ] || { echo "release.sh: --out DIR is required" >&2; exit 2; }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+# What an earlier run left there (another version, signatures of an earlier build) would be
+# summed with this release's files.
+rm -f "$out"/Trimgate[-_]* "$out"/trimgate-*.tar.gz "$out"/SHA256SUMS
 
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 triple=$(rustc -vV | sed -n 's/^host: //p')
@@ -58,6 +61,8 @@ sign=()
 if [ -n "${TAURI_SIGNING_PRIVATE_KEY:-}" ]; then
   sign=(--config '{"bundle":{"createUpdaterArtifacts":true}}')
 fi
+# The bundler leaves earlier bundles and signatures in place: start from none.
+rm -rf "$CARGO_TARGET_DIR/release/bundle/deb" "$CARGO_TARGET_DIR/release/bundle/rpm" "$CARGO_TARGET_DIR/release/bundle/appimage"
 start=$(date +%s)
 (cd src-tauri && npx --no-install tauri build --bundles "$bundles" --config "$paths" "${sign[@]}" "${configs[@]}") >&2
 echo "tauri build: $(( $(date +%s) - start )) s" >&2
@@ -76,7 +81,10 @@ for kind in "${kinds[@]}"; do
     [ -f "$f" ] || continue
     found=1
     cp "$f" "$out/"
-    if [ -f "$f.sig" ]; then cp "$f.sig" "$out/"; fi
+    if [ ${#sign[@]} -gt 0 ]; then
+      [ -f "$f.sig" ] || { echo "release.sh: no updater signature $f.sig" >&2; exit 1; }
+      cp "$f.sig" "$out/"
+    fi
   done
   [ "$found" = 1 ] || { echo "release.sh: no $kind bundle at $pattern" >&2; exit 1; }
 done

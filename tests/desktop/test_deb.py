@@ -378,7 +378,9 @@ def test_the_rpm_holds_the_app_the_command_and_the_menu_entry():
         assert path in files, files
     assert any(f.startswith("/usr/share/icons/hicolor/") for f in files), files
     requires = subprocess.run(["rpm", "-qRp", str(rpms[0])], capture_output=True, text=True, check=True).stdout
-    assert "webkit2gtk4.1" in requires, requires
+    # The bundler requires the libraries the app links, by soname.
+    for library in ("libwebkit2gtk-4.1.so.0", "libgtk-3.so.0", "libayatana-appindicator3.so.1"):
+        assert library in requires, requires
 
 
 def test_the_release_folder_has_the_command_and_its_checksums():
@@ -485,8 +487,9 @@ def update_files(tmp_path_factory):
         "tampered": tampered,
         "good_sig": sign(newer, "0.1.1"),
         "other_key_sig": sign(newer, "0.1.1", key=other_key),
-        # A valid signature, but of another file: the download must be refused.
-        "other_file_sig": sign(DEB, "0.1.1"),
+        # A valid signature, but of another file: the download must be refused. (A copy is
+        # signed: the signature file goes beside it, not into the release folder.)
+        "other_file_sig": sign(shutil.copy(DEB, work / "other.deb"), "0.1.1"),
         # The right file, signed for another version than the manifest announces.
         "other_version_sig": sign(newer, "0.1.2"),
     }
