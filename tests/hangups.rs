@@ -26,10 +26,6 @@ const LINGER: &str = "3000";
 /// A reply long enough to leave midway, a frame at a time.
 const REPLY: &str = "one two three four five six seven eight nine ten eleven twelve";
 
-fn fresh_sqlite(dir: &tempfile::TempDir) -> String {
-    ledger::sqlite_url(&dir.path().join("ledger.sqlite"))
-}
-
 /// One request of the run: how it is sent, where the client leaves, what its row must say.
 struct Case {
     id: &'static str,

@@ -22,10 +22,6 @@ use gateway_core::usage::Usage;
 use serde_json::json;
 use sqlx::Row;
 
-fn fresh_sqlite(dir: &tempfile::TempDir) -> String {
-    ledger::sqlite_url(&dir.path().join("ledger.sqlite"))
-}
-
 fn record(i: u64, model: &str, at: SystemTime) -> RequestRecord {
     RequestRecord {
         request_id: format!("r{i}"),

@@ -257,10 +257,7 @@ impl Relay {
         while start < complete.len() {
             let end = frame_end(complete, start).unwrap_or(complete.len());
             if let Some(data) = frame_data(&complete[start..end]) {
-                self.usage.observe(self.upstream, &data);
-                if !self.usage.ended {
-                    self.text.observe(self.upstream, &data);
-                }
+                observe(&mut self.usage, &mut self.text, self.upstream, &data);
                 t.decoder.decode(&data, &mut events);
                 for event in events.drain(..) {
                     t.encoder.encode(event, &mut out);
@@ -306,10 +303,7 @@ impl Relay {
             let frame = &complete[start..end];
             let mut drop_frame = false;
             if let Some(data) = frame_data(frame) {
-                if !self.usage.ended {
-                    self.text.observe(self.upstream, &data);
-                }
-                let usage_only = self.usage.observe(self.params.dialect, &data);
+                let usage_only = observe(&mut self.usage, &mut self.text, self.upstream, &data);
                 drop_frame = self.params.hide_usage && usage_only;
             }
             let strip =
@@ -471,6 +465,16 @@ impl Relay {
         };
         err.sse_frame(self.params.dialect, &at)
     }
+}
+
+/// Reads one provider frame's data, translated or not: its text while the answer has not
+/// ended, then its usage and whether it ends the answer. Returns what
+/// [`StreamUsage::observe`] does (an OpenAI Chat usage-only chunk).
+fn observe(usage: &mut StreamUsage, text: &mut AnswerText, upstream: Dialect, data: &[u8]) -> bool {
+    if !usage.ended {
+        text.observe(upstream, data);
+    }
+    usage.observe(upstream, data)
 }
 
 /// The `sequence_number` of the last Responses event in `frames`: numbers only grow, so

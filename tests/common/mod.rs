@@ -430,6 +430,11 @@ pub async fn hang_up(url: &str, body: &str, headers: &[(&str, &str)], at: HangUp
     }
 }
 
+/// The URL of a new SQLite ledger in `dir`.
+pub fn fresh_sqlite(dir: &tempfile::TempDir) -> String {
+    gateway_core::ledger::sqlite_url(&dir.path().join("ledger.sqlite"))
+}
+
 /// A new, empty database on the test PostgreSQL server (`TRIMGATE_TEST_POSTGRES_URL`, which
 /// `scripts/test.sh` sets after starting one with `scripts/postgres.sh`), so runs never see
 /// each other's rows.

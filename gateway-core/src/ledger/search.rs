@@ -127,9 +127,7 @@ pub async fn search(pool: &AnyPool, filter: &Filter) -> Result<Vec<Attempt>, sql
     }
     match filter.status {
         Some(Status::Ok) => sql += " AND status < 400 AND outcome = 'completed'",
-        Some(Status::Failed) => {
-            sql += " AND (status >= 400 OR outcome IN ('gateway_error', 'upstream_failed'))"
-        }
+        Some(Status::Failed) => sql += &format!(" AND {}", super::stats::FAILED),
         Some(Status::Cancelled) => sql += " AND outcome = 'client_cancelled'",
         Some(Status::Code(_)) => sql += &format!(" AND status = ${}", next()),
         None => {}

@@ -5,6 +5,12 @@
 use serde::Serialize;
 use sqlx::{AnyPool, Row};
 
+/// A row that failed: the provider's or the gateway's error, or a stream that broke off. A
+/// request the client left is not one. (Column names alone: the totals, the Requests page's
+/// filter and the pass join read it alike.)
+pub(crate) const FAILED: &str =
+    "(status >= 400 OR outcome IN ('gateway_error', 'upstream_failed'))";
+
 /// What to group rows by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum By {
@@ -118,7 +124,7 @@ pub async fn totals(pool: &AnyPool, since_ms: i64, by: By) -> Result<Vec<Totals>
     let sql = format!(
         // PostgreSQL sums BIGINT into NUMERIC: cast back, so both backends return integers.
         "SELECT {key} AS k, COUNT(*) AS requests, \
-         CAST(SUM(CASE WHEN r.status >= 400 OR r.outcome IN ('gateway_error', 'upstream_failed') THEN 1 ELSE 0 END) AS BIGINT) AS errors, \
+         CAST(SUM(CASE WHEN {FAILED} THEN 1 ELSE 0 END) AS BIGINT) AS errors, \
          CAST(SUM(CASE WHEN r.outcome = 'client_cancelled' AND r.status < 400 THEN 1 ELSE 0 END) AS BIGINT) AS cancelled, \
          CAST(COALESCE(SUM(r.input_tokens), 0) AS BIGINT) AS input, \
          CAST(COALESCE(SUM(r.output_tokens), 0) AS BIGINT) AS output, \

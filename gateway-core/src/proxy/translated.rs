@@ -153,8 +153,10 @@ pub(super) async fn answer(
             how.freeform_tools,
         )
         .await?;
-        if decoded.usage == crate::usage::Usage::default() {
-            // No usage in the answer: counted by the gateway when the record is made.
+        // An answer without usage decodes to zeros: the gateway counts it when the record is
+        // made, from the answer as the provider sent it.
+        let reported = Some(decoded.usage).filter(|u| *u != crate::usage::Usage::default());
+        if reported.is_none() {
             pending.said(crate::estimate::Said::Whole(
                 how.provider_dialect,
                 sent_whole,
@@ -164,8 +166,7 @@ pub(super) async fn answer(
             out.insert(0, b'[');
             out.push(b']');
         }
-        pending.record().usage =
-            Some(decoded.usage).filter(|u| *u != crate::usage::Usage::default());
+        pending.record().usage = reported;
         pending.record().model_served = Some(decoded.model.clone());
         if let (Some(store), http::StatusCode::OK) = (&store, status) {
             let entry = cache::whole_entry(
