@@ -54,6 +54,10 @@ pub struct CreateArgs {
     /// allowed is refused with the ones that are.
     #[arg(long, value_delimiter = ',', value_name = "PASS=MODE")]
     optimize: Vec<String>,
+    /// What the guard does with secrets in its requests: redact, block or off; default
+    /// the config's.
+    #[arg(long, value_name = "MODE")]
+    guard: Option<String>,
 }
 
 pub async fn run(pool: &gateway_core::ledger::AnyPool, command: KeysCommand) -> Result<(), String> {
@@ -96,6 +100,7 @@ pub async fn run(pool: &gateway_core::ledger::AnyPool, command: KeysCommand) -> 
                         .filter(|p| !p.trim().is_empty())
                         .collect(),
                     optimize,
+                    guard: a.guard,
                 },
             };
             let (key, stored) = keys::create(pool, new, now)

@@ -83,6 +83,7 @@ fn record(i: u64, model: &str, at: SystemTime) -> RequestRecord {
         cache_break: None,
         first_byte: Some(Duration::from_millis(3)),
         rewrites: Vec::new(),
+        secrets: String::new(),
     }
 }
 
@@ -373,6 +374,7 @@ async fn virtual_keys(url: &str) {
                 prune: None,
                 squeeze: Some(false),
             },
+            guard: Some("block".into()),
         },
     };
     // A bad override or provider name: nothing made.
@@ -393,6 +395,13 @@ async fn virtual_keys(url: &str) {
                 ..Default::default()
             },
             "providers",
+        ),
+        (
+            keys::Limits {
+                guard: Some("sometimes".into()),
+                ..Default::default()
+            },
+            "guard mode",
         ),
     ] {
         let refused = keys::create(

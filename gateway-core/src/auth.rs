@@ -112,6 +112,7 @@ impl AppState {
                         name: key.stored.name.clone(),
                         key: crate::secrets::KeySource::None,
                         optimize: key.optimize,
+                        guard: key.guard,
                     },
                     virtual_key: Some(key),
                 }));

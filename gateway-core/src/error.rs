@@ -119,6 +119,20 @@ pub enum GatewayError {
         "too many attempts with unknown keys from this address; try again in {retry_in_secs} s"
     )]
     KeyAttempts { retry_in_secs: u64 },
+    /// The guard's `block` mode: a secret in the request, named by kind and place, never
+    /// by value.
+    #[error("the request holds a secret ({kind}) in {location}; this gateway's guard refuses requests with secrets (mode block): remove it, or ask for the guard's redact mode")]
+    SecretBlocked { kind: &'static str, location: String },
+    /// A guardrail hook said no.
+    #[error("guardrail hook {hook:?} refused the {stage}: {reason}")]
+    HookRefused {
+        hook: String,
+        stage: &'static str,
+        reason: String,
+    },
+    /// A guardrail hook set to fail closed did not give a usable answer.
+    #[error("guardrail hook {hook:?} failed ({detail}) and is set to fail closed")]
+    HookFailed { hook: String, detail: String },
 }
 
 /// The wire layer's refusals, one variant each: same message, status and `param`.
@@ -174,8 +188,12 @@ impl GatewayError {
             | GatewayError::KeyModelNotAllowed { .. }
             | GatewayError::KeyProviderNotAllowed { .. }
             | GatewayError::KeyLimit { .. }
-            | GatewayError::KeyAttempts { .. } => Culprit::Client,
-            GatewayError::KeysUnavailable | GatewayError::LimitsUnavailable => Culprit::Gateway,
+            | GatewayError::KeyAttempts { .. }
+            | GatewayError::SecretBlocked { .. }
+            | GatewayError::HookRefused { .. } => Culprit::Client,
+            GatewayError::KeysUnavailable
+            | GatewayError::LimitsUnavailable
+            | GatewayError::HookFailed { .. } => Culprit::Gateway,
             GatewayError::UpstreamUnreachable { .. }
             | GatewayError::UpstreamTimeout { .. }
             | GatewayError::UpstreamBroken { .. } => Culprit::Upstream,
@@ -192,7 +210,9 @@ impl GatewayError {
             | GatewayError::InvalidField { .. }
             | GatewayError::InvalidOptimizeHeader(_)
             | GatewayError::DialectUnsupported { .. }
-            | GatewayError::Untranslatable { .. } => StatusCode::BAD_REQUEST,
+            | GatewayError::Untranslatable { .. }
+            | GatewayError::SecretBlocked { .. }
+            | GatewayError::HookRefused { .. } => StatusCode::BAD_REQUEST,
             GatewayError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             GatewayError::Forbidden(_)
             | GatewayError::KeyModelNotAllowed { .. }
@@ -221,6 +241,7 @@ impl GatewayError {
             | GatewayError::Overloaded
             | GatewayError::KeysUnavailable
             | GatewayError::LimitsUnavailable
+            | GatewayError::HookFailed { .. }
             | GatewayError::CoolingDown { .. } => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
@@ -265,6 +286,9 @@ impl GatewayError {
             GatewayError::KeysUnavailable => "keys_unavailable",
             GatewayError::LimitsUnavailable => "limits_unavailable",
             GatewayError::KeyAttempts { .. } => "too_many_key_attempts",
+            GatewayError::SecretBlocked { .. } => "secret_blocked",
+            GatewayError::HookRefused { .. } => "guardrail_refused",
+            GatewayError::HookFailed { .. } => "guardrail_failed",
         }
     }
 

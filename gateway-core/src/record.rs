@@ -137,6 +137,9 @@ pub struct RequestRecord {
     /// window's request detail shows each one's original and replacement while the
     /// gateway still holds them. Ids, never text.
     pub rewrites: Vec<String>,
+    /// The secrets the guard replaced, by kind: `kind:count` joined by commas
+    /// (`github_token:1,env_secret:2`); empty when none. Never a value.
+    pub secrets: String,
 }
 
 impl RequestRecord {
@@ -177,6 +180,7 @@ impl RequestRecord {
             api_key: None,
             first_byte: None,
             rewrites: Vec::new(),
+            secrets: String::new(),
         }
     }
 }

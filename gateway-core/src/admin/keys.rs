@@ -59,6 +59,8 @@ pub(super) struct CreateKey {
     providers: Vec<String>,
     /// Read apart from the rest, so that a value of the wrong type is named in the answer.
     optimize: Option<serde_json::Value>,
+    /// The guard's mode for its requests: `redact`, `block` or `off`.
+    guard: Option<String>,
 }
 
 /// Makes a key; the answer is the only place it is ever shown.
@@ -92,6 +94,7 @@ pub(super) async fn create_key(State(state): State<AdminState>, body: Bytes) -> 
                     expires_ms,
                     providers: c.providers,
                     optimize,
+                    guard: c.guard,
                 },
             };
             let (key, stored) = keys::create(pool, new, now).await.map_err(key_error)?;

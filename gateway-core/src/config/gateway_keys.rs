@@ -15,6 +15,8 @@ pub struct GatewayKeyConfig {
     pub key: KeySourceConfig,
     #[serde(default)]
     pub optimize: PassesConfig,
+    /// The guard's mode for this key's requests (`redact`, `block`, `off`).
+    pub guard: Option<String>,
 }
 
 /// A key a client presents to use the gateway, with its optimizer overrides.
@@ -23,6 +25,7 @@ pub struct GatewayKey {
     pub name: String,
     pub key: KeySource,
     pub optimize: PlanPatch,
+    pub guard: Option<crate::guard::Mode>,
 }
 
 pub(super) fn validate_gateway_keys(
@@ -53,10 +56,22 @@ pub(super) fn validate_gateway_keys(
             &format!("{path}.optimize."),
             problems,
         );
+        let guard = match k.guard.as_deref().map(crate::guard::Mode::parse) {
+            None => None,
+            Some(Ok(mode)) => Some(mode),
+            Some(Err(message)) => {
+                problems.push(ConfigProblem {
+                    path: format!("{path}.guard"),
+                    message,
+                });
+                None
+            }
+        };
         out.push(GatewayKey {
             name: k.name,
             key,
             optimize,
+            guard,
         });
     }
     out

@@ -24,6 +24,7 @@ pub mod admin;
 pub mod cache;
 pub mod env;
 pub mod gateway_keys;
+pub mod guard;
 pub mod ledger;
 pub mod limits;
 pub mod optimize;
@@ -81,6 +82,8 @@ pub struct GatewayConfig {
     pub retry: RetryConfig,
     #[serde(default)]
     pub limits: LimitsConfig,
+    #[serde(default)]
+    pub guard: guard::GuardConfig,
 }
 
 /// The validated configuration the gateway runs on.
@@ -103,6 +106,8 @@ pub struct Config {
     pub retry: crate::retry::Settings,
     /// Virtual keys' limits counted in a Redis the replicas share (`[limits] redis`).
     pub limits: Option<SharedLimits>,
+    /// Secrets in requests (`[guard]`).
+    pub guard: crate::guard::Settings,
 }
 
 /// One problem found in a config, with the path of the value at fault.
@@ -298,6 +303,7 @@ impl Config {
             admin: Admin::default(),
             retry: crate::retry::Settings::default(),
             limits: None,
+            guard: crate::guard::Settings::default(),
         })
     }
 }
@@ -339,6 +345,7 @@ impl GatewayConfig {
             admin,
             retry,
             limits,
+            guard,
         } = self;
         let mut problems = Vec::new();
         let retry = retry::validate_retry(retry, &mut problems);
@@ -372,6 +379,8 @@ impl GatewayConfig {
         }
 
         let routes = providers::validate_routes(routes, default_provider, &built, &mut problems);
+        let provider_names: Vec<String> = built.iter().map(|p| p.name.clone()).collect();
+        let guard = guard::validate_guard(guard, &provider_names, &mut problems);
         if problems.is_empty() {
             Ok(Config {
                 server,
@@ -387,6 +396,7 @@ impl GatewayConfig {
                 admin,
                 retry,
                 limits,
+                guard,
             })
         } else {
             Err(problems)

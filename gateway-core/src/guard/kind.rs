@@ -35,10 +35,12 @@ pub enum SecretKind {
     /// The value of an assignment whose name says it is secret (`DB_PASSWORD=…`,
     /// `"client_secret": "…"`), when no more specific rule knows its shape.
     EnvSecret,
+    /// Found by a pattern of the user's own (`[[guard.patterns]]`).
+    Custom,
 }
 
 impl SecretKind {
-    pub const ALL: [SecretKind; 20] = [
+    pub const ALL: [SecretKind; 21] = [
         SecretKind::OpenaiKey,
         SecretKind::AnthropicKey,
         SecretKind::GoogleApiKey,
@@ -59,7 +61,13 @@ impl SecretKind {
         SecretKind::UrlPassword,
         SecretKind::AuthHeader,
         SecretKind::EnvSecret,
+        SecretKind::Custom,
     ];
+
+    /// The kind of a snake-case name, as [`SecretKind::as_str`] writes it.
+    pub fn from_name(name: &str) -> Option<SecretKind> {
+        SecretKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
 
     /// The snake-case name the rules and the labelled set use.
     pub fn as_str(self) -> &'static str {
@@ -84,6 +92,7 @@ impl SecretKind {
             SecretKind::UrlPassword => "url_password",
             SecretKind::AuthHeader => "auth_header",
             SecretKind::EnvSecret => "env_secret",
+            SecretKind::Custom => "custom",
         }
     }
 
@@ -111,6 +120,7 @@ impl SecretKind {
             SecretKind::UrlPassword => "URL_PASSWORD",
             SecretKind::AuthHeader => "AUTH_HEADER",
             SecretKind::EnvSecret => "ENV_SECRET",
+            SecretKind::Custom => "CUSTOM",
         }
     }
 

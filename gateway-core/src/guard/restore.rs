@@ -55,14 +55,54 @@ impl Vault {
     /// A restorer for a streamed answer of `scope`, with what the scope has sent so far
     /// (the request that asks for this answer has been redacted by now).
     pub fn restorer(&self, scope: &str, escape: Escape) -> StreamRestorer {
-        let values: HashMap<Box<str>, Arc<str>> = self.of_scope(scope).into_iter().collect();
-        let longest = values.keys().map(|k| k.len()).max().unwrap_or(0);
+        self.values_of(scope).restorer(escape)
+    }
+
+    /// What `scope` has sent so far, to restore one answer with (taken when the answer
+    /// starts: the vault is not held while it streams).
+    pub fn values_of(&self, scope: &str) -> Values {
+        Values {
+            values: Arc::new(self.of_scope(scope).into_iter().collect()),
+        }
+    }
+}
+
+/// Placeholder → value for one scope, as the vault held them when an answer began.
+/// Its `Debug` shows a count only.
+#[derive(Clone, Default)]
+pub struct Values {
+    values: Arc<HashMap<Box<str>, Arc<str>>>,
+}
+
+impl Values {
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// `text` with every placeholder of these values replaced, written per `escape`.
+    pub fn restore(&self, text: &str, escape: Escape) -> String {
+        restore_with(text, escape, |p| self.values.get(p).cloned())
+    }
+
+    /// A restorer for one streamed text (a message's deltas, a tool call's arguments).
+    pub fn restorer(&self, escape: Escape) -> StreamRestorer {
+        let longest = self.values.keys().map(|k| k.len()).max().unwrap_or(0);
         StreamRestorer {
-            values,
+            values: self.values.clone(),
             escape,
             held: String::new(),
             longest,
         }
+    }
+}
+
+impl std::fmt::Debug for Values {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Values").field("placeholders", &self.values.len()).finish()
     }
 }
 
@@ -72,7 +112,7 @@ impl Vault {
 /// else on at once. Its output, concatenated, is what a whole restore of the whole answer
 /// gives.
 pub struct StreamRestorer {
-    values: HashMap<Box<str>, Arc<str>>,
+    values: Arc<HashMap<Box<str>, Arc<str>>>,
     escape: Escape,
     /// The tail held back: a proper prefix of one of `values`' placeholders.
     held: String,
@@ -93,6 +133,11 @@ impl StreamRestorer {
         });
         self.held.drain(..cut);
         out
+    }
+
+    /// Whether a tail is held back, waiting for the next delta.
+    pub fn holds(&self) -> bool {
+        !self.held.is_empty()
     }
 
     /// What is still held, restored: the answer has ended.

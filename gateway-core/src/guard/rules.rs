@@ -172,32 +172,76 @@ pub struct Rules {
     pub(super) unkeyed: Vec<usize>,
 }
 
+/// A pattern of the user's own (`[[guard.patterns]]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CustomPattern {
+    pub id: String,
+    pub regex: String,
+    /// Lower-case words one of which must appear for the regex to run (none: always).
+    pub keywords: Vec<String>,
+}
+
 impl Rules {
     /// The built-in rules: gitleaks' subset and the guard's own.
     pub fn builtin() -> Result<Rules, RulesError> {
         Rules::from_toml(&BUILTIN)
     }
 
+    /// The built-in rules, with the user's own patterns after them (each a regex whose
+    /// first group that takes part is the secret, else the whole match; found as
+    /// [`SecretKind::Custom`]) and an allow-list: values never replaced, given exactly
+    /// or as regexes a whole value must match.
+    pub fn with(
+        patterns: &[CustomPattern],
+        allow_values: &[String],
+        allow_patterns: &[String],
+    ) -> Result<Rules, RulesError> {
+        let (mut all, global) = compile_files(&BUILTIN)?;
+        for p in patterns {
+            all.push(compile_rule(RuleConfig {
+                id: p.id.clone(),
+                kind: SecretKind::Custom,
+                description: None,
+                regex: p.regex.clone(),
+                entropy: None,
+                keywords: p.keywords.clone(),
+                secret_group: None,
+                check: Check::None,
+                allowlists: Vec::new(),
+            })?);
+        }
+        let mut rules = Rules::index(all, global)?;
+        let mut regexes: Vec<Regex> = allow_values
+            .iter()
+            .map(|v| compile_regex(&format!("^{}$", regex::escape(v)), "guard.allow"))
+            .collect::<Result<_, _>>()?;
+        for pattern in allow_patterns {
+            regexes.push(compile_regex(
+                &format!("^(?:{pattern})$"),
+                "guard.allow_patterns",
+            )?);
+        }
+        if !regexes.is_empty() {
+            rules.global.push(Allowlist {
+                regexes,
+                target: Target::Secret,
+                stopwords: Vec::new(),
+            });
+        }
+        Ok(rules)
+    }
+
     /// Rules from rule files in gitleaks' format (with `type` on each rule), given as
     /// `(name, text)`; the name is only for errors.
     pub fn from_toml(files: &[(&str, &str)]) -> Result<Rules, RulesError> {
-        let mut rules = Vec::new();
-        let mut keyword_lists: Vec<Vec<String>> = Vec::new();
-        let mut global = Vec::new();
-        for (name, text) in files {
-            let file: RuleFile = toml::from_str(text).map_err(|e| RulesError::Parse {
-                file: (*name).to_string(),
-                message: e.to_string(),
-            })?;
-            if let Some(allowlist) = file.allowlist {
-                global.push(compile_allowlist(allowlist, "[allowlist]")?);
-            }
-            for config in file.rules {
-                let (rule, listed) = compile_rule(config)?;
-                rules.push(rule);
-                keyword_lists.push(listed);
-            }
-        }
+        let (all, global) = compile_files(files)?;
+        Rules::index(all, global)
+    }
+
+    /// The rule set over compiled rules and their keywords: the regex set and the
+    /// keyword automaton built once.
+    fn index(all: Vec<(Rule, Vec<String>)>, global: Vec<Allowlist>) -> Result<Rules, RulesError> {
+        let (rules, keyword_lists): (Vec<Rule>, Vec<Vec<String>>) = all.into_iter().unzip();
         let set = RegexSet::new(rules.iter().map(|rule| rule.regex.as_str())).map_err(|e| {
             RulesError::Index {
                 message: e.to_string(),
@@ -237,6 +281,12 @@ impl Rules {
         })
     }
 
+    /// No rules at all: finds nothing.
+    pub fn empty() -> Rules {
+        Rules::index(Vec::new(), Vec::new())
+            .unwrap_or_else(|_| unreachable!("an empty regex set and automaton always build"))
+    }
+
     /// How many rules there are.
     pub fn len(&self) -> usize {
         self.rules.len()
@@ -253,6 +303,28 @@ impl std::fmt::Debug for Rules {
             .field("rules", &self.rules.len())
             .finish_non_exhaustive()
     }
+}
+
+/// Each file's rules compiled, with their keywords, and the files' global allowlists.
+#[allow(clippy::type_complexity)]
+fn compile_files(
+    files: &[(&str, &str)],
+) -> Result<(Vec<(Rule, Vec<String>)>, Vec<Allowlist>), RulesError> {
+        let mut all = Vec::new();
+        let mut global = Vec::new();
+        for (name, text) in files {
+            let file: RuleFile = toml::from_str(text).map_err(|e| RulesError::Parse {
+                file: (*name).to_string(),
+                message: e.to_string(),
+            })?;
+            if let Some(allowlist) = file.allowlist {
+                global.push(compile_allowlist(allowlist, "[allowlist]")?);
+            }
+            for config in file.rules {
+                all.push(compile_rule(config)?);
+            }
+        }
+    Ok((all, global))
 }
 
 fn compile_regex(pattern: &str, id: &str) -> Result<Regex, RulesError> {

@@ -22,6 +22,9 @@ pub struct Limits {
     pub providers: Vec<String>,
     /// Its optimizer overrides, over the config's modes as a gateway key's are.
     pub optimize: Overrides,
+    /// Its guard mode (`redact`, `block`, `off`); none follows the config.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guard: Option<String>,
 }
 
 /// A key's optimizer overrides, in `[[gateway_keys]].optimize`'s shape.
@@ -104,6 +107,10 @@ pub async fn create(
         *mode = mode.trim().to_ascii_lowercase();
     }
     o.patch().map_err(KeyError::Invalid)?;
+    if let Some(guard) = &mut new.limits.guard {
+        *guard = guard.trim().to_ascii_lowercase();
+        crate::guard::Mode::parse(guard).map_err(KeyError::Invalid)?;
+    }
     if new.limits.rpm == Some(0) || new.limits.tpm == Some(0) {
         return Err(KeyError::Invalid("rpm and tpm must be at least 1".into()));
     }
@@ -149,8 +156,8 @@ pub async fn create(
     // a statement kept from a key without a budget would refuse the next key's budget.
     sqlx::query(
         "INSERT INTO virtual_keys (name, digest, hint, models, rpm, tpm, budget_day_usd, \
-         budget_month_usd, expires_ms, created_ms, revoked_ms, providers, optimize) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $12)",
+         budget_month_usd, expires_ms, created_ms, revoked_ms, providers, optimize, guard) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $12, $13)",
     )
     .persistent(false)
     .bind(&stored.name)
@@ -165,13 +172,14 @@ pub async fn create(
     .bind(stored.created_ms)
     .bind((!stored.limits.providers.is_empty()).then(|| stored.limits.providers.join(",")))
     .bind(optimize)
+    .bind(stored.limits.guard.clone())
     .execute(pool)
     .await?;
     Ok((key, stored))
 }
 
 const COLUMNS: &str = "name, hint, models, rpm, tpm, budget_day_usd, budget_month_usd, \
-                       expires_ms, created_ms, revoked_ms, providers, optimize";
+                       expires_ms, created_ms, revoked_ms, providers, optimize, guard";
 
 /// A comma-joined list as stored; NULL is none.
 fn split(joined: Option<String>) -> Vec<String> {
@@ -200,6 +208,7 @@ fn from_row(r: &sqlx::any::AnyRow) -> Result<StoredKey, sqlx::Error> {
             expires_ms: r.try_get("expires_ms")?,
             providers: split(r.try_get("providers")?),
             optimize,
+            guard: r.try_get("guard")?,
         },
         created_ms: r.try_get("created_ms")?,
         revoked_ms: r.try_get("revoked_ms")?,

@@ -411,13 +411,13 @@ const COLUMNS: &str = "INSERT INTO requests (ts_ms, request_id, dialect, provide
     model_requested, model_served, gateway_key, streamed, status, outcome, error, latency_ms, \
     overhead_ms, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, \
     reasoning_tokens, applied, saved_tokens, saved_bytes, cost_usd, saved_usd, cache, dropped, \
-    session, attempt, api_key, cache_break, first_byte_ms, kind, tokens_estimated) VALUES ";
-const PER_ROW: usize = 32;
+    session, attempt, api_key, cache_break, first_byte_ms, kind, tokens_estimated, secrets) VALUES ";
+const PER_ROW: usize = 33;
 const PASS_COLUMNS: &str = "INSERT INTO request_passes (ts_ms, request_id, pass, \
     tokens_before, tokens_after, saved_usd) VALUES ";
 const PER_PASS_ROW: usize = 6;
 /// Rows per INSERT: one statement for many rows costs far less than one per row, and
-/// 64 × 32 parameters stay under every backend's limit.
+/// 64 × 33 parameters stay under every backend's limit.
 const ROWS_PER_INSERT: usize = 64;
 
 /// How a statement's parameters are written.
@@ -566,6 +566,7 @@ fn request_values<'a>(r: &'a RequestRecord, memo: &mut PriceMemo<'a>) -> [Value<
         Real(r.first_byte.map(|d| d.as_secs_f64() * 1e3)),
         Text(Some(r.kind.as_str())),
         Text(r.estimated.as_str()),
+        Text(Some(r.secrets.as_str()).filter(|s| !s.is_empty())),
     ]
 }
 
@@ -721,6 +722,7 @@ mod tests {
             api_key: None,
             first_byte: Some(Duration::from_millis(9)),
             rewrites: Vec::new(),
+            secrets: "github_token:1".into(),
         }
     }
 

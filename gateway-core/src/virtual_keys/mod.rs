@@ -64,6 +64,8 @@ pub struct InForce {
     models: GlobSet,
     /// Its optimizer overrides, read once when it is found.
     pub optimize: PlanPatch,
+    /// Its guard mode, when it sets one.
+    pub guard: Option<crate::guard::Mode>,
 }
 
 impl InForce {
@@ -205,9 +207,17 @@ impl KeyBook {
                             tracing::error!(key = %stored.name, error = %e, "a virtual key's optimizer overrides cannot be read");
                             GatewayError::KeysUnavailable
                         })?;
+                        let guard = match stored.limits.guard.as_deref() {
+                            None => None,
+                            Some(mode) => Some(crate::guard::Mode::parse(mode).map_err(|e| {
+                                tracing::error!(key = %stored.name, error = %e, "a virtual key's guard mode cannot be read");
+                                GatewayError::KeysUnavailable
+                            })?),
+                        };
                         Some(Arc::new(InForce {
                             models: globs(&stored.limits.models),
                             optimize,
+                            guard,
                             stored,
                         }))
                     }
