@@ -52,6 +52,8 @@ pub struct Row {
     pub kind: &'static str,
     /// Which token counts are the gateway's own (`input`, `output`, `input,output`).
     pub tokens_estimated: Option<&'static str>,
+    /// The secrets the guard replaced, by kind (`github_token:1,env_secret:2`). Never a value.
+    pub secrets: Option<String>,
 }
 
 impl Row {
@@ -94,6 +96,7 @@ impl Row {
             rewrites: r.rewrites.len(),
             kind: r.kind.as_str(),
             tokens_estimated: r.estimated.as_str(),
+            secrets: Some(r.secrets.clone()).filter(|s| !s.is_empty()),
         }
     }
 }

@@ -81,7 +81,11 @@ impl Gateway {
             None => recorder,
         };
         let recorder = Arc::new(MetricsRecorder::new(recorder));
+        let guard_key = guard_key(config.guard.key_file.as_deref(), config_path.as_deref())?;
         let state = AppState::new(config, secrets, recorder)?;
+        if let Some(key) = guard_key {
+            state.set_guard_key(key);
+        }
         if let Some(book) = book {
             state.set_keys(book);
         }
@@ -186,6 +190,53 @@ pub async fn serve(
 
 /// The local key beside the config file, made on the first start. Unlike a broken ledger,
 /// a key that cannot be had stops the start: serving without it would let every local user in.
+/// The installation's key for naming secrets: the file `[guard] key_file` names (any
+/// text of at least 32 bytes, such as a mounted secret the replicas share), else
+/// `guard-key` beside the config, made there owner-only on the first start. Without a
+/// config folder the process makes its own, and placeholders change with each start.
+fn guard_key(
+    key_file: Option<&std::path::Path>,
+    config_path: Option<&std::path::Path>,
+) -> Result<Option<[u8; 32]>, std::io::Error> {
+    use sha2::Digest as _;
+    let derive = |text: &str| -> [u8; 32] {
+        let mut hash = sha2::Sha256::new();
+        hash.update(b"trimgate guard placeholders\0");
+        hash.update(text.trim().as_bytes());
+        hash.finalize().into()
+    };
+    if let Some(path) = key_file {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            std::io::Error::other(format!("cannot read [guard] key_file {}: {e}", path.display()))
+        })?;
+        if text.trim().len() < 32 {
+            return Err(std::io::Error::other(format!(
+                "[guard] key_file {} holds fewer than 32 bytes: put a long random key in it",
+                path.display()
+            )));
+        }
+        return Ok(Some(derive(&text)));
+    }
+    let Some(config_path) = config_path else {
+        return Ok(None);
+    };
+    let path = config_path
+        .parent()
+        .unwrap_or_else(|| std::path::Path::new(""))
+        .join(GUARD_KEY_FILE);
+    // The local key's file format and care (owner-only, made whole or not at all).
+    match LocalKey::load_or_create(&path) {
+        Ok(key) => Ok(Some(derive(key.expose()))),
+        Err(e) => {
+            tracing::warn!(error = %e, "the guard's key cannot be kept: secrets get placeholders of this process only");
+            Ok(None)
+        }
+    }
+}
+
+/// The guard's key file, beside the config.
+const GUARD_KEY_FILE: &str = "guard-key";
+
 fn open_local_key(config_path: Option<&std::path::Path>) -> Result<LocalKey, std::io::Error> {
     let config_path = config_path.ok_or_else(|| {
         std::io::Error::other("local_key is on, but there is no config folder to keep the key in")

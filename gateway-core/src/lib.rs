@@ -39,6 +39,7 @@
 //! - [`cache`]    — the response cache: exact and similar-request answers replayed, persisted.
 //! - [`optimize`] — the passes that rewrite requests to spend fewer tokens.
 //! - [`guard`]    — secrets in what goes out replaced by stand-ins, and put back into the answer.
+//! - [`hooks`]    — the guard's HTTP guardrail hooks: the request and the answer checked, masked or refused.
 //! - [`logs`]     — the log file (where it lives, rotated by size) and the last warnings and errors.
 //! - [`telemetry`] — Prometheus metrics from the record stage and the ledger; the request spans an OTLP exporter sends.
 //!
@@ -70,6 +71,7 @@ pub mod files;
 pub mod guard;
 pub mod headers;
 pub mod health;
+pub mod hooks;
 pub mod idle;
 pub mod import;
 pub mod ingress;

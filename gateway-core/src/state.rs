@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use metrics_exporter_prometheus::PrometheusHandle;
+use sha2::Digest as _;
 use tokio::sync::watch;
 
 use crate::config::Config;
@@ -58,6 +59,11 @@ pub struct AppState {
     keys: std::sync::OnceLock<Arc<crate::virtual_keys::KeyBook>>,
     /// Elided outputs kept in the ledger's database, when there is a ledger.
     originals_db: std::sync::OnceLock<Arc<crate::ledger::originals::OriginalsDb>>,
+    /// Secrets replaced in requests, waiting for their answers: in memory only, bounded,
+    /// kept across reloads. Named with a random key until launch sets the installation's.
+    pub vault: std::sync::Mutex<crate::guard::Vault>,
+    /// The client that calls guardrail hooks.
+    pub hooks: crate::hooks::Hooks,
 }
 
 impl AppState {
@@ -75,6 +81,10 @@ impl AppState {
             recent: recent.clone(),
             inner: recorder,
         });
+        let vault = std::sync::Mutex::new(crate::guard::Vault::new(
+            crate::guard::Placeholders::new(random_key()),
+            config.guard.vault_capacity,
+        ));
         let bodies = crate::bodies::Bodies::new(
             config.admin.keep_request_bodies,
             config.admin.request_bodies_bytes,
@@ -102,7 +112,22 @@ impl AppState {
             keys: std::sync::OnceLock::new(),
             originals_db: std::sync::OnceLock::new(),
             keys_required: AtomicBool::new(false),
+            vault,
+            hooks: crate::hooks::Hooks::new()?,
         }))
+    }
+
+    /// Names secrets with the installation's key (launch reads it), so a secret keeps its
+    /// placeholder across restarts and on every replica sharing the key.
+    pub fn set_guard_key(&self, key: [u8; 32]) {
+        let capacity = self.config().guard.vault_capacity;
+        let vault = crate::guard::Vault::new(crate::guard::Placeholders::new(key), capacity);
+        *self.vault.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = vault;
+    }
+
+    /// The vault, also after a panic elsewhere while it was held (its map stays whole).
+    pub fn vault(&self) -> std::sync::MutexGuard<'_, crate::guard::Vault> {
+        self.vault.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Checks virtual keys in this book.
@@ -203,4 +228,16 @@ impl AppState {
     pub fn abort_streams(&self) -> watch::Receiver<bool> {
         self.abort.subscribe()
     }
+}
+
+/// A key of this process only: placeholders then change with each start.
+fn random_key() -> [u8; 32] {
+    let mut key = [0u8; 32];
+    if getrandom::fill(&mut key).is_err() {
+        // No system randomness: a key from the clock and the process, unguessable enough
+        // for names that only need to differ between secrets.
+        let seed = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
+        key = sha2::Sha256::digest(seed.as_bytes()).into();
+    }
+    key
 }

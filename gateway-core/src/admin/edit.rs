@@ -204,6 +204,23 @@ pub fn set_listen(doc: &mut DocumentMut, listen: &str) {
     doc["server"]["listen"] = value(listen.trim());
 }
 
+/// Sets `[guard] mode`, keeping the rest of the section and the comment beside the old
+/// value as written. The value goes in as given: the config's validation says whether it
+/// is a mode.
+pub fn set_guard_mode(doc: &mut DocumentMut, mode: &str) {
+    let guard = doc
+        .entry("guard")
+        .or_insert_with(|| Item::Table(Table::new()));
+    let Some(t) = guard.as_table_like_mut() else {
+        return;
+    };
+    let mut new = toml_edit::Value::from(mode.trim());
+    if let Some(old) = t.get("mode").and_then(Item::as_value) {
+        *new.decor_mut() = old.decor().clone();
+    }
+    t.insert("mode", Item::Value(new));
+}
+
 /// A route as the window shows and sends it.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -540,6 +557,33 @@ mod tests {
         let all: Vec<String> = after.iter().map(|r| r.pattern.clone()).collect();
         assert!(replace_routes(&mut d, &all, &[]).is_empty());
         assert!(d.get("routes").is_none());
+    }
+
+    /// The guard's mode set in a file without a `[guard]` section, then in one that has
+    /// it: the section's other settings and the comment beside the mode stay.
+    #[test]
+    fn the_guard_mode_is_set_in_place() {
+        let mut d = doc("[server]\n");
+        set_guard_mode(&mut d, "block");
+        assert!(d.to_string().contains("[guard]\nmode = \"block\""), "{d}");
+        Config::from_toml(&d.to_string(), "t").unwrap();
+
+        let mut d = doc("[guard]\nmode = \"redact\" # ours\nallow = [\"x\"]\n");
+        set_guard_mode(&mut d, " off ");
+        assert_eq!(
+            d.to_string(),
+            "[guard]\nmode = \"off\" # ours\nallow = [\"x\"]\n"
+        );
+        let config = Config::from_toml(&d.to_string(), "t").unwrap();
+        assert_eq!(config.guard.mode, crate::guard::Mode::Off);
+
+        set_guard_mode(&mut d, "sometimes");
+        let EditError::Invalid(problems) =
+            EditError::from(Config::from_toml(&d.to_string(), "t").unwrap_err())
+        else {
+            panic!("not a validation error")
+        };
+        assert_eq!(problems[0].path, "guard.mode");
     }
 
     #[test]

@@ -12,6 +12,7 @@
 mod audit;
 mod diagnostics;
 pub mod edit;
+mod guard_view;
 mod health;
 mod history;
 mod import;
@@ -26,6 +27,7 @@ pub mod ui;
 
 use audit::audit;
 use diagnostics::diagnostics;
+use guard_view::{get_guard, put_guard};
 use health::get_health;
 use history::{savings, sessions};
 use import::{apply_import, preview_import};
@@ -270,6 +272,7 @@ pub fn router<S: Clone + Send + Sync + 'static>(
         .route("/bodies", preflight(get(get_bodies).put(put_bodies)))
         .route("/reload", preflight(post(reload)))
         .route("/settings", preflight(get(get_settings).put(put_settings)))
+        .route("/guard", preflight(get(get_guard).put(put_guard)))
         .route("/audit", preflight(get(audit)))
         .route("/diagnostics", preflight(get(diagnostics)))
         .route("/import/preview", preflight(post(preview_import)))

@@ -14,6 +14,8 @@
 //! - [`redact`]: [`redact()`] and [`redact_json_escaped`] replace a text's secrets.
 //! - [`restore`]: [`Vault::restore`], [`Vault::restore_json_escaped`] and the streaming
 //!   [`StreamRestorer`] put them back.
+//! - [`answer`]: [`answer::restore_whole`] and [`answer::SseRestorer`] put them back in the
+//!   answer's own bytes, whole or streamed, in each client dialect.
 //! - `escape`: JSON string escaping both ways, with offsets mapped back.
 //!
 //! ```
@@ -27,6 +29,8 @@
 //! assert_eq!(vault.restore("session-1", &out), "DB_PASSWORD=Zx9-pQ2_mL7vB4\n");
 //! ```
 
+pub mod answer;
+pub mod body;
 mod context;
 pub mod detect;
 mod escape;

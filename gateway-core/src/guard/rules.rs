@@ -281,6 +281,12 @@ impl Rules {
         })
     }
 
+    /// Whether any rule could find something in `bytes`: a rule runs without keywords, or
+    /// one's keyword appears. One pass over the bytes, nothing decoded.
+    pub fn may_find(&self, bytes: &[u8]) -> bool {
+        !self.unkeyed.is_empty() || self.keywords.is_match(bytes)
+    }
+
     /// No rules at all: finds nothing.
     pub fn empty() -> Rules {
         Rules::index(Vec::new(), Vec::new())

@@ -5,6 +5,7 @@
 //! dropped and counted.
 
 pub mod audit;
+pub mod guard_stats;
 pub mod keys;
 pub mod originals;
 pub mod search;

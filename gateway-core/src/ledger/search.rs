@@ -85,6 +85,8 @@ pub struct Attempt {
     pub kind: String,
     /// Which token counts are the gateway's own (`input`, `output`, `input,output`).
     pub tokens_estimated: Option<String>,
+    /// The secrets the guard replaced, by kind (`github_token:1,env_secret:2`). Never a value.
+    pub secrets: Option<String>,
 }
 
 /// One pass of a request, exact tokens before and after.
@@ -98,7 +100,7 @@ pub struct Pass {
 const SELECT: &str = "SELECT ts_ms, request_id, dialect, provider, model_requested, model_served, \
     gateway_key, streamed, status, outcome, error, latency_ms, overhead_ms, first_byte_ms, \
     input_tokens, output_tokens, cache_read_tokens, applied, saved_tokens, cost_usd, saved_usd, \
-    cache, dropped, session, attempt, api_key, cache_break, kind, tokens_estimated FROM requests";
+    cache, dropped, session, attempt, api_key, cache_break, kind, tokens_estimated, secrets FROM requests";
 
 /// The requests `filter` lets through, newest first: a request retried is one row, its
 /// last attempt's.
@@ -225,6 +227,7 @@ fn attempt(r: &sqlx::any::AnyRow) -> Result<Attempt, sqlx::Error> {
         cache_break: r.try_get("cache_break")?,
         kind: r.try_get("kind")?,
         tokens_estimated: r.try_get("tokens_estimated")?,
+        secrets: r.try_get("secrets")?,
     })
 }
 

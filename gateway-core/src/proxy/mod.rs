@@ -15,6 +15,7 @@
 //! fallback, each with its own model, key and optimizer modes; the path for a provider of
 //! the client's dialect is [`passthrough`], for one of another dialect [`translated`].
 
+mod guard;
 mod passthrough;
 mod translated;
 
@@ -73,6 +74,10 @@ struct Ctx {
     /// A Gemini client asked for its stream as one JSON array (no `alt=sse`): translated,
     /// it gets the whole answer as that array's one element.
     json_array: bool,
+    /// The guard's scope, in redact mode: its values go back into the answer.
+    restore: Option<String>,
+    /// Guardrail hooks that see a whole answer, with the request as it went on.
+    post_hooks: Option<(Vec<Arc<crate::guard::Hook>>, Bytes, String, String)>,
 }
 
 /// The optimizer's echo: `x-trimgate-applied`, `-saved-bytes`, `-saved-tokens`.
@@ -161,11 +166,16 @@ pub async fn handle(
         served: None,
         client_sent: None,
         json_array: false,
+        restore: None,
+        post_hooks: None,
     };
     let record = RequestRecord::new(ctx.id.clone(), ctx.dialect());
     // Created before any stage runs, so a client that leaves mid-request is still recorded.
     let mut pending = Pending::new(state.recorder.clone(), record, started);
-    let result = run(&state, &mut ctx, &mut pending, request).await;
+    let result = match run(&state, &mut ctx, &mut pending, request).await {
+        Ok(response) => guard::after(&state, &mut ctx, response).await,
+        Err(e) => Err(e),
+    };
     match result {
         Ok(response) => {
             // A streamed answer handed its record to the body; this finishes the others.
@@ -587,13 +597,13 @@ async fn run(
         model_bytes: config.server.max_model_bytes,
         json_depth: config.server.max_json_depth,
     };
-    let sniffed = match parts.extensions.remove::<PathModel>() {
-        Some(named) => {
-            ctx.json_array = named.array;
-            sniff_for_model(&body, limits, &named.model, named.stream)?
-        }
-        None => sniff_within(&body, limits)?,
+    let path_model = parts.extensions.remove::<PathModel>();
+    ctx.json_array = path_model.as_ref().is_some_and(|named| named.array);
+    let sniff = |body: &[u8]| match &path_model {
+        Some(named) => sniff_for_model(body, limits, &named.model, named.stream),
+        None => sniff_within(body, limits),
     };
+    let sniffed = sniff(&body)?;
     let stream = sniffed.stream && ctx.endpoint.can_stream();
     pending.record().model_requested = Some(sniffed.model.clone());
     pending.record().streamed = stream;
@@ -608,10 +618,6 @@ async fn run(
                 .clone()
                 .map(|span| crate::sessions::derived_id(&sniffed.model, &body[span]));
         }
-        ctx.client_sent = Some(crate::sessions::Sent {
-            dialect: ctx.dialect(),
-            bytes: body.clone(),
-        });
     }
 
     // 2. route
@@ -641,6 +647,64 @@ async fn run(
     let (steps, max_attempts) = chain(&target, &sniffed.model, &parts.headers, settings, |p| {
         admitted.is_none_or(|vk| vk.may_use(&p.name))
     });
+
+    // 2b. guard: the request's secrets, before anything keeps or forwards its bytes.
+    let decision = config.guard.decide(
+        &sniffed.model,
+        &steps[0].provider.name,
+        key.as_ref().and_then(|k| k.guard),
+    );
+    let session = pending.record().session.clone();
+    let scope = || guard::scope(key.as_ref(), &parts.headers, session.as_deref());
+    let guarded = guard::request(
+        state,
+        pending,
+        &config.guard,
+        decision.mode,
+        scope,
+        ctx.dialect(),
+        &body,
+    )
+    .await?;
+    ctx.restore = guarded.restore;
+    let mut changed = guarded.body;
+    // Hooks see the request as it will go: its secrets already replaced.
+    if !decision.hooks.is_empty() {
+        let meta = crate::hooks::Meta {
+            request_id: &ctx.id,
+            model: &sniffed.model,
+            dialect: ctx.dialect().as_str(),
+            provider: &steps[0].provider.name,
+        };
+        let current = changed.clone().unwrap_or_else(|| body.clone());
+        let checked = state.hooks.before(&decision.hooks, &meta, current.clone()).await?;
+        if checked != current {
+            changed = Some(checked.clone());
+        }
+        if decision.hooks.iter().any(|h| h.post) {
+            ctx.post_hooks = Some((
+                decision.hooks.clone(),
+                checked,
+                sniffed.model.clone(),
+                steps[0].provider.name.clone(),
+            ));
+        }
+    }
+    // Spans of the sniffed fields move with a changed body.
+    let (body, sniffed) = match changed {
+        Some(redacted) => {
+            let sniffed = sniff(&redacted)?;
+            (redacted, sniffed)
+        }
+        None => (body, sniffed),
+    };
+    if !ctx.endpoint.counts_tokens() {
+        ctx.client_sent = Some(crate::sessions::Sent {
+            dialect: ctx.dialect(),
+            bytes: body.clone(),
+        });
+    }
+
     if ctx.endpoint.counts_tokens() && !steps[0].provider.speaks(ctx.dialect()) {
         pending.record().provider = Some(steps[0].provider.name.clone());
         return count_locally(ctx, pending, body).await;

@@ -1,0 +1,395 @@
+//! A request body's secrets, found in every string value of its JSON whatever the dialect:
+//! user and system text, tool results, and the tool calls of earlier turns, which carry
+//! the values the answers were given back (an agent's history holds them, and sends them
+//! again on every turn).
+//!
+//! The body is walked once as bytes (no tree is built); each string value's escaped
+//! content is searched as decoded text. What a provider must get back as it sent it is
+//! left alone: ids, signatures of reasoning blocks, encrypted reasoning, inline media
+//! (`data`, `data:` URLs), and the fields that name a model, a role or a type.
+
+use std::ops::Range;
+
+use super::escape::Unescaped;
+use super::kind::SecretKind;
+use super::rules::Rules;
+use super::vault::Vault;
+
+/// Keys whose string values are never searched: they are the provider's own tokens,
+/// identifiers, or media, and a changed byte in them breaks the request.
+const SKIPPED: [&str; 18] = [
+    "model",
+    "type",
+    "role",
+    "id",
+    "call_id",
+    "tool_call_id",
+    "tool_use_id",
+    "signature",
+    "thoughtSignature",
+    "thought_signature",
+    "encrypted_content",
+    "data",
+    "media_type",
+    "mime_type",
+    "mimeType",
+    "status",
+    "name",
+    "previous_response_id",
+];
+
+/// A secret found in a body: its kind, and where — a path to the string
+/// (`messages[3].content[0].text`) and the line within its text, from 1.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    pub kind: SecretKind,
+    pub path: String,
+    pub line: usize,
+}
+
+impl std::fmt::Display for Found {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}, line {}", self.path, self.line)
+    }
+}
+
+/// One secret in the body: the span of its escaped bytes, and its decoded value.
+struct Hit {
+    span: Range<usize>,
+    kind: SecretKind,
+    value: String,
+    found: Found,
+}
+
+/// A redacted body: the bytes to send (`None` when nothing was found) and what was found.
+#[derive(Debug, Default)]
+pub struct Redacted {
+    pub body: Option<Vec<u8>>,
+    pub found: Vec<Found>,
+}
+
+/// The secrets in `body`, with where they are; nothing when it is not UTF-8 JSON text.
+pub fn find(body: &[u8], rules: &Rules) -> Vec<Found> {
+    scan(body, rules).into_found()
+}
+
+/// The secrets of a body, found, not yet replaced.
+#[derive(Default)]
+pub struct Hits(Vec<Hit>);
+
+impl Hits {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn into_found(self) -> Vec<Found> {
+        self.0.into_iter().map(|h| h.found).collect()
+    }
+
+    /// `body` (the one these were found in) with each secret replaced by its
+    /// placeholder, the values kept in `vault` under `scope`.
+    pub fn redact(self, body: &[u8], vault: &mut Vault, scope: &str) -> Redacted {
+        if self.0.is_empty() {
+            return Redacted::default();
+        }
+        let mut out = Vec::with_capacity(body.len());
+        let mut copied = 0;
+        for hit in &self.0 {
+            out.extend_from_slice(&body[copied..hit.span.start]);
+            out.extend_from_slice(vault.keep(scope, hit.kind, &hit.value).as_bytes());
+            copied = hit.span.end;
+        }
+        out.extend_from_slice(&body[copied..]);
+        Redacted {
+            body: Some(out),
+            found: self.into_found(),
+        }
+    }
+}
+
+/// Finds the secrets in `body`; the vault is not needed (nor held) for it.
+pub fn scan(body: &[u8], rules: &Rules) -> Hits {
+    Hits(hits(body, rules))
+}
+
+/// The kinds found and how many of each, as the ledger keeps them
+/// (`github_token:1,env_secret:2`).
+pub fn tally(found: &[Found]) -> String {
+    let mut counts: Vec<(SecretKind, usize)> = Vec::new();
+    for f in found {
+        match counts.iter_mut().find(|(k, _)| *k == f.kind) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((f.kind, 1)),
+        }
+    }
+    counts.sort();
+    counts
+        .iter()
+        .map(|(k, n)| format!("{}:{n}", k.as_str()))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Where the walk is: in an object (the key of the value being read) or an array (the
+/// index of the value being read).
+enum Level {
+    Object { key: Option<Range<usize>> },
+    Array { index: usize },
+}
+
+fn hits(body: &[u8], rules: &Rules) -> Vec<Hit> {
+    // A body no rule's keyword appears in has nothing to find: one pass, nothing parsed.
+    if !rules.may_find(body) {
+        return Vec::new();
+    }
+    let Ok(text) = std::str::from_utf8(body) else {
+        return Vec::new();
+    };
+    let bytes = body;
+    let mut stack: Vec<Level> = Vec::new();
+    let mut hits = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'{' => {
+                stack.push(Level::Object { key: None });
+                i += 1;
+            }
+            b'[' => {
+                stack.push(Level::Array { index: 0 });
+                i += 1;
+            }
+            b'}' | b']' => {
+                stack.pop();
+                i += 1;
+            }
+            b',' => {
+                match stack.last_mut() {
+                    Some(Level::Array { index }) => *index += 1,
+                    Some(Level::Object { key }) => *key = None,
+                    None => {}
+                }
+                i += 1;
+            }
+            b'"' => {
+                let Some(end) = string_end(bytes, i) else {
+                    return hits;
+                };
+                let content = i + 1..end;
+                i = end + 1;
+                match stack.last_mut() {
+                    Some(Level::Object { key }) if key.is_none() => {
+                        *key = Some(content);
+                        continue;
+                    }
+                    _ => {}
+                }
+                if skipped(text, &stack) || text[content.clone()].starts_with("data:") {
+                    continue;
+                }
+                search(text, content, &stack, rules, &mut hits);
+            }
+            _ => i += 1,
+        }
+    }
+    hits
+}
+
+/// The offset of the quote that closes the string opened at `open`.
+fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
+    let mut j = open + 1;
+    loop {
+        let at = j + memchr::memchr2(b'"', b'\\', &bytes[j..])?;
+        if bytes[at] == b'\\' {
+            j = at + 2;
+            if j > bytes.len() {
+                return None;
+            }
+        } else {
+            return Some(at);
+        }
+    }
+}
+
+/// Whether the value being read sits under a key that is never searched.
+fn skipped(text: &str, stack: &[Level]) -> bool {
+    match stack.last() {
+        Some(Level::Object { key: Some(key) }) => SKIPPED.contains(&&text[key.clone()]),
+        _ => false,
+    }
+}
+
+/// The secrets in one string value (its escaped content at `content`).
+fn search(text: &str, content: Range<usize>, stack: &[Level], rules: &Rules, hits: &mut Vec<Hit>) {
+    let escaped = &text[content.clone()];
+    let plain = !escaped.contains('\\');
+    let decoded = if plain {
+        None
+    } else {
+        Some(Unescaped::new(escaped))
+    };
+    let searched = decoded.as_ref().map_or(escaped, |d| d.text.as_str());
+    for finding in rules.detect(searched) {
+        let (start, end) = match &decoded {
+            None => (finding.start, finding.end),
+            Some(d) => (d.escaped_offset(finding.start), d.escaped_offset(finding.end)),
+        };
+        hits.push(Hit {
+            span: content.start + start..content.start + end,
+            kind: finding.kind,
+            value: finding.value.to_owned(),
+            found: Found {
+                kind: finding.kind,
+                path: path(text, stack),
+                line: searched[..finding.start].matches('\n').count() + 1,
+            },
+        });
+    }
+}
+
+/// The path of the value being read: `messages[3].content[0].text`.
+fn path(text: &str, stack: &[Level]) -> String {
+    let mut out = String::new();
+    for level in stack {
+        match level {
+            Level::Object { key: Some(key) } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(&text[key.clone()]);
+            }
+            Level::Object { key: None } => {}
+            Level::Array { index } => {
+                out.push('[');
+                out.push_str(&index.to_string());
+                out.push(']');
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push_str("the body");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::placeholder::{find_placeholders, Placeholders};
+    use std::sync::Mutex;
+
+    const GITHUB: &str = "ghp_R8tY2uI5oP1aS4dF7gH0jK3lZ6xC9vB2nM5q";
+
+    fn vault() -> Mutex<Vault> {
+        Mutex::new(Vault::new(Placeholders::new([9; 32]), 64))
+    }
+
+    fn rules() -> &'static Rules {
+        crate::guard::tests::rules()
+    }
+
+    fn redact(body: &[u8], vault: &Mutex<Vault>, scope: &str) -> Redacted {
+        scan(body, rules()).redact(body, &mut vault.lock().unwrap(), scope)
+    }
+
+    /// A tool result holding a `.env` file, JSON-escaped in a Chat body: the values go,
+    /// every other byte stays, and the body is still the same JSON with placeholders.
+    #[test]
+    fn chat_tool_result_redacted_in_place() {
+        let env = format!("GITHUB_TOKEN={GITHUB}\nDB_PASSWORD=Zx9-pQ2_mL7vB4\nDEBUG=true\n");
+        let body = serde_json::json!({
+            "model": "gpt-5",
+            "messages": [
+                {"role": "user", "content": "read .env"},
+                {"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function",
+                  "function": {"name": "read", "arguments": "{\"path\":\".env\"}"}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": env},
+            ]
+        })
+        .to_string();
+        let vault = vault();
+        let out = redact(body.as_bytes(), &vault, "s");
+        let sent = String::from_utf8(out.body.unwrap()).unwrap();
+        assert!(!sent.contains(GITHUB) && !sent.contains("Zx9-pQ2_mL7vB4"));
+        let parsed: serde_json::Value = serde_json::from_str(&sent).unwrap();
+        let content = parsed["messages"][2]["content"].as_str().unwrap();
+        assert!(content.contains("DEBUG=true"));
+        assert_eq!(find_placeholders(content).len(), 2);
+        assert_eq!(
+            out.found.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+            ["messages[2].content", "messages[2].content"]
+        );
+        assert_eq!(tally(&out.found), "github_token:1,env_secret:1");
+        // Restored, the text is the client's again.
+        let mut v = vault.lock().unwrap();
+        assert_eq!(v.restore("s", content), env);
+    }
+
+    /// A tool call of an earlier turn, whose arguments (JSON text inside a JSON string)
+    /// carry a restored value, is redacted again: the same placeholder as before.
+    #[test]
+    fn earlier_tool_call_arguments_redacted_to_the_same_placeholder() {
+        let vault = vault();
+        let first = serde_json::json!({"messages": [{"role": "tool", "content": format!("token: {GITHUB}")}]}).to_string();
+        let one = redact(first.as_bytes(), &vault, "s");
+        let one = String::from_utf8(one.body.unwrap()).unwrap();
+        let args = serde_json::json!({"command": format!("gh auth login --with-token <<< \"{GITHUB}\"")}).to_string();
+        let second = serde_json::json!({"messages": [{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "bash", "arguments": args}}]}]}).to_string();
+        let two = redact(second.as_bytes(), &vault, "s");
+        assert_eq!(two.found.len(), 1);
+        assert_eq!(two.found[0].path, "messages[0].tool_calls[0].function.arguments");
+        let two = String::from_utf8(two.body.unwrap()).unwrap();
+        let p1 = &one[find_placeholders(&one)[0].clone()];
+        assert!(two.contains(p1), "{two}");
+        let parsed: serde_json::Value = serde_json::from_str(&two).unwrap();
+        let inner: serde_json::Value = serde_json::from_str(
+            parsed["messages"][0]["tool_calls"][0]["function"]["arguments"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert!(inner["command"].as_str().unwrap().contains(p1));
+    }
+
+    /// Ids, signatures, media and model names are never touched, even when they look
+    /// like secrets.
+    #[test]
+    fn skipped_fields_stay() {
+        let body = serde_json::json!({
+            "model": "x",
+            "messages": [{"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "ok", "signature": format!("GITHUB_TOKEN={GITHUB}")},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": format!("token={GITHUB}")}},
+            ]}]
+        })
+        .to_string();
+        let vault = vault();
+        let out = redact(body.as_bytes(), &vault, "s");
+        assert!(out.body.is_none() && out.found.is_empty());
+    }
+
+    /// Block mode's report: the kind, the path and the line, never the value.
+    #[test]
+    fn find_names_path_and_line() {
+        let body = serde_json::json!({"input": [{"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": format!("line one\nline two\nexport GITHUB_TOKEN={GITHUB}\n")}]}]})
+        .to_string();
+        let found = find(body.as_bytes(), rules());
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].kind, SecretKind::GithubToken);
+        assert_eq!(found[0].to_string(), "input[0].content[0].text, line 3");
+        assert!(!format!("{found:?}").contains(GITHUB));
+    }
+
+    /// A body without secrets comes back as none; so does one that is not JSON text.
+    #[test]
+    fn nothing_found_nothing_changed() {
+        let vault = vault();
+        let body = br#"{"model":"m","messages":[{"role":"user","content":"the api key rotates weekly; token counts matter"}]}"#;
+        let out = redact(body, &vault, "s");
+        assert!(out.body.is_none());
+        let out = redact(&[0xff, 0xfe, b'{'], &vault, "s");
+        assert!(out.body.is_none());
+        assert!(vault.lock().unwrap().is_empty());
+    }
+}

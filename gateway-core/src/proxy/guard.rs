@@ -1,0 +1,231 @@
+//! The guard stage: a request's secrets are replaced (or the request refused) before
+//! anything else reads its bytes, and the values are put back into the answer on its way
+//! to the client. The detection and the vault are `crate::guard`'s; this file places them
+//! on the request path.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use http::{header, HeaderMap};
+use sha2::Digest as _;
+
+use crate::dialect::Dialect;
+use crate::error::GatewayError;
+use crate::guard::answer::{restore_whole, SseRestorer};
+use crate::guard::{body, Mode, Values};
+use crate::pending::Pending;
+use crate::state::AppState;
+
+/// Bodies from this size are searched on a blocking thread.
+const OFF_THREAD_BYTES: usize = 64 * 1024;
+
+/// The scope a request's secrets belong to: the client's key (or its own credential,
+/// hashed) and its session. An answer gets back only what its own scope sent.
+pub(super) fn scope(
+    key: Option<&crate::config::GatewayKey>,
+    headers: &HeaderMap,
+    session: Option<&str>,
+) -> String {
+    let credential = match key {
+        Some(k) => format!("key:{}", k.name),
+        None => {
+            let mut hash = sha2::Sha256::new();
+            for name in [
+                header::AUTHORIZATION.as_str(),
+                crate::headers::X_API_KEY.as_str(),
+                crate::headers::X_GOOG_API_KEY.as_str(),
+            ] {
+                if let Some(v) = headers.get(name) {
+                    hash.update(name.as_bytes());
+                    hash.update(v.as_bytes());
+                }
+            }
+            let digest = hash.finalize();
+            digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+        }
+    };
+    format!("{credential}\u{1f}{}", session.unwrap_or(""))
+}
+
+/// What the guard did to a request.
+pub(super) struct Guarded {
+    /// The body to go on with, when it changed.
+    pub body: Option<Bytes>,
+    /// The scope whose values an answer gets back (redact mode only).
+    pub restore: Option<String>,
+}
+
+/// Runs the request's mode on `body`: `redact` replaces its secrets, `block` refuses a
+/// request that holds one, `off` passes it. The scope is worked out only when a secret is
+/// found or the vault holds any (most requests need neither).
+pub(super) async fn request(
+    state: &Arc<AppState>,
+    pending: &mut Pending,
+    settings: &crate::guard::Settings,
+    mode: Mode,
+    scope: impl FnOnce() -> String,
+    dialect: Dialect,
+    body: &Bytes,
+) -> Result<Guarded, GatewayError> {
+    if mode == Mode::Off {
+        return Ok(Guarded {
+            body: None,
+            restore: None,
+        });
+    }
+    let hits = if body.len() < OFF_THREAD_BYTES {
+        crate::guard::body::scan(body, &settings.detect)
+    } else {
+        let (rules, bytes) = (settings.detect.clone(), body.clone());
+        tokio::task::spawn_blocking(move || crate::guard::body::scan(&bytes, &rules))
+            .await
+            .unwrap_or_default()
+    };
+    if mode == Mode::Block {
+        let found = hits.into_found();
+        let Some(first) = found.first() else {
+            return Ok(Guarded {
+                body: None,
+                restore: None,
+            });
+        };
+        pending.record().secrets = body::tally(&found);
+        count(&found, dialect, mode);
+        return Err(GatewayError::SecretBlocked {
+            kind: first.kind.as_str(),
+            location: first.to_string(),
+        });
+    }
+    if hits.is_empty() {
+        let restore = (!state.vault().is_empty()).then(scope);
+        return Ok(Guarded {
+            body: None,
+            restore,
+        });
+    }
+    let scope = scope();
+    let redacted = hits.redact(body, &mut state.vault(), &scope);
+    pending.record().secrets = body::tally(&redacted.found);
+    count(&redacted.found, dialect, mode);
+    Ok(Guarded {
+        body: redacted.body.map(Bytes::from),
+        restore: Some(scope),
+    })
+}
+
+fn count(found: &[body::Found], dialect: Dialect, mode: Mode) {
+    for f in found {
+        metrics::counter!("trimgate_guard_secrets_total", "kind" => f.kind.as_str(), "mode" => mode.as_str(), "dialect" => dialect.as_str()).increment(1);
+    }
+}
+
+/// The answer on its way out: a whole one through the post hooks (which see
+/// placeholders, never values), then the values back in place.
+pub(super) async fn after(
+    state: &AppState,
+    ctx: &mut super::Ctx,
+    response: Response,
+) -> Result<Response, GatewayError> {
+    let response = match ctx.post_hooks.take() {
+        Some((hooks, request, model, provider)) if !is_stream(response.headers()) => {
+            let (mut parts, body) = response.into_parts();
+            let whole = axum::body::to_bytes(body, usize::MAX)
+                .await
+                .map_err(|e| GatewayError::UpstreamBroken {
+                    provider: provider.clone(),
+                    detail: e.to_string(),
+                })?;
+            let meta = crate::hooks::Meta {
+                request_id: &ctx.id,
+                model: &model,
+                dialect: ctx.dialect().as_str(),
+                provider: &provider,
+            };
+            let checked = state.hooks.after(&hooks, &meta, &request, whole).await?;
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Response::from_parts(parts, Body::from(checked))
+        }
+        _ => response,
+    };
+    Ok(match ctx.restore.as_deref().and_then(|s| values(state, s)) {
+        Some(values) => answer(ctx.dialect(), values, response).await,
+        None => response,
+    })
+}
+
+fn is_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"))
+}
+
+/// The values an answer for `scope` gets back; none when the scope has sent none.
+pub(super) fn values(state: &AppState, scope: &str) -> Option<Values> {
+    let vault = state.vault();
+    if vault.is_empty() {
+        return None;
+    }
+    let values = vault.values_of(scope);
+    (!values.is_empty()).then_some(values)
+}
+
+/// The client's response with the values back in place: a stream restored as it goes, a
+/// whole body at once.
+async fn answer(dialect: Dialect, values: Values, response: Response) -> Response {
+    let (mut parts, body) = response.into_parts();
+    if is_stream(&parts.headers) {
+        let restorer = SseRestorer::new(dialect, values);
+        let stream = futures_util::stream::unfold(
+            (body.into_data_stream(), Some(restorer), None),
+            |(mut chunks, mut restorer, failed)| async move {
+                if let Some(e) = failed {
+                    return Some((Err(e), (chunks, None, None)));
+                }
+                let r = restorer.as_mut()?;
+                loop {
+                    match chunks.next().await {
+                        Some(Ok(chunk)) => {
+                            let out = r.push(&chunk);
+                            if !out.is_empty() {
+                                return Some((Ok(Bytes::from(out)), (chunks, restorer, None)));
+                            }
+                        }
+                        // What is held goes out before the error ends the body.
+                        Some(Err(e)) => {
+                            let out = r.finish();
+                            return Some((Ok(Bytes::from(out)), (chunks, None, Some(e))));
+                        }
+                        None => {
+                            let out = r.finish();
+                            return Some((Ok(Bytes::from(out)), (chunks, None, None)));
+                        }
+                    }
+                }
+            },
+        );
+        parts.headers.remove(header::CONTENT_LENGTH);
+        return Response::from_parts(parts, Body::from_stream(stream));
+    }
+    // A whole answer is in memory already (a Gemini stream asked as one JSON array is
+    // read to its end: its values can only be put back into the whole).
+    let whole = match axum::body::to_bytes(body, usize::MAX).await {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            tracing::warn!(error = %e, "an answer could not be read to restore its secrets");
+            parts.status = http::StatusCode::BAD_GATEWAY;
+            parts.headers.remove(header::CONTENT_LENGTH);
+            return Response::from_parts(parts, Body::empty());
+        }
+    };
+    match restore_whole(&values, &whole) {
+        Some(restored) => {
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Response::from_parts(parts, Body::from(restored))
+        }
+        None => Response::from_parts(parts, Body::from(whole)),
+    }
+}

@@ -1,0 +1,341 @@
+//! The secrets guard end to end: a request's secrets never reach the provider (the mock
+//! shows what it received), the answer gets them back for the session that sent them, in
+//! every dialect, streamed or not, native or translated; `block` refuses in the client's
+//! shape naming kind and place; rules and keys choose the mode.
+
+mod common;
+
+use common::*;
+use gateway_core::mock::MockConfig;
+use serde_json::{json, Value};
+
+const GITHUB: &str = "ghp_R8tY2uI5oP1aS4dF7gH0jK3lZ6xC9vB2nM5q";
+const DB_PASSWORD: &str = "Zx9-pQ2_mL7vB4";
+
+fn env_file() -> String {
+    format!("GITHUB_TOKEN={GITHUB}\nDB_PASSWORD={DB_PASSWORD}\nDEBUG=true\n")
+}
+
+fn config(mock_url: &str, extra: &str) -> String {
+    format!(
+        "{}\n[providers.mock-gemini]\nkind = \"gemini\"\nbase_url = \"{mock_url}/v1beta\"\napi_key = {{ env = \"TG_TEST_GEMINI_KEY\" }}\nmodels = [\"gemini-2.5-pro\"]\n",
+        mock_config(mock_url, "", extra)
+    )
+}
+
+/// A request per dialect whose last item is the `.env` file as a tool result.
+fn chat(model: &str, stream: bool) -> Value {
+    json!({"model": model, "stream": stream, "messages": [
+        {"role": "user", "content": "read .env"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+          "function": {"name": "read", "arguments": "{\"path\":\".env\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": env_file()},
+    ]})
+}
+
+fn responses(stream: bool) -> Value {
+    json!({"model": "gpt-5", "stream": stream, "input": [
+        {"role": "user", "content": "read .env"},
+        {"type": "function_call", "call_id": "call_1", "name": "read", "arguments": "{\"path\":\".env\"}"},
+        {"type": "function_call_output", "call_id": "call_1", "output": env_file()},
+    ]})
+}
+
+fn messages(model: &str, stream: bool) -> Value {
+    json!({"model": model, "max_tokens": 256, "stream": stream, "messages": [
+        {"role": "user", "content": "read .env"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": ".env"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": env_file()}]},
+    ]})
+}
+
+fn gemini() -> Value {
+    json!({"contents": [
+        {"role": "user", "parts": [{"text": "read .env"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "read", "args": {"path": ".env"}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "read", "response": {"output": env_file()}}}]},
+    ]})
+}
+
+async fn post(url: &str, path: &str, body: &Value, headers: &[(&str, &str)]) -> (u16, String) {
+    let mut req = client()
+        .post(format!("{url}{path}"))
+        .header("authorization", format!("Bearer {CLIENT_PLACEHOLDER}"))
+        .header("x-api-key", CLIENT_PLACEHOLDER)
+        .json(body);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let res = req.send().await.unwrap();
+    let status = res.status().as_u16();
+    (status, res.text().await.unwrap())
+}
+
+/// Whatever the provider received holds no value, and a placeholder instead.
+fn provider_saw_only_placeholders(mock: &Mock) {
+    let bodies: Vec<String> = mock
+        .state
+        .requests()
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.body).into_owned())
+        .collect();
+    assert!(!bodies.is_empty());
+    for body in &bodies {
+        assert!(!body.contains(GITHUB), "the provider saw the token: {body}");
+        assert!(!body.contains(DB_PASSWORD), "the provider saw the password");
+    }
+    assert!(bodies
+        .iter()
+        .any(|b| b.contains("TRIMGATE_SECRET_GITHUB_TOKEN_")));
+}
+
+/// The text a client got: a whole answer's body or a stream's frames joined (the mock
+/// quotes the tool result back, the value's placeholder in it).
+fn answered_text(body: &str) -> String {
+    body.replace("\\n", "\n")
+}
+
+#[tokio::test]
+async fn every_dialect_gets_its_values_back_and_the_provider_never_sees_them() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = start_inprocess(&config(&mock.url, "")).await;
+    let cases: Vec<(&str, &str, Value)> = vec![
+        ("chat", "/v1/chat/completions", chat("gpt-5", false)),
+        ("chat stream", "/v1/chat/completions", chat("gpt-5", true)),
+        ("responses", "/v1/responses", responses(false)),
+        ("responses stream", "/v1/responses", responses(true)),
+        ("messages", "/v1/messages", messages("claude-sonnet-5-5", false)),
+        ("messages stream", "/v1/messages", messages("claude-sonnet-5-5", true)),
+        (
+            "gemini",
+            "/v1beta/models/gemini-2.5-pro:generateContent",
+            gemini(),
+        ),
+        (
+            "gemini stream",
+            "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
+            gemini(),
+        ),
+        // Translated both ways: Chat to an Anthropic provider, Messages to an OpenAI one.
+        ("chat → anthropic", "/v1/chat/completions", chat("claude-sonnet-5-5", true)),
+        ("messages → openai", "/v1/messages", messages("gpt-5", true)),
+    ];
+    for (name, path, body) in cases {
+        mock.state.clear();
+        let id = format!("guard-{}", name.replace([' ', '→'], "-"));
+        let (status, text) = post(
+            &gw.url,
+            path,
+            &body,
+            &[("x-request-id", &id), ("session-id", "s-one")],
+        )
+        .await;
+        assert_eq!(status, 200, "{name}: {text}");
+        provider_saw_only_placeholders(&mock);
+        let text = answered_text(&text);
+        assert!(text.contains(GITHUB), "{name}: the answer lacks the value: {text}");
+        assert!(!text.contains("TRIMGATE_SECRET_"), "{name}: a placeholder reached the client: {text}");
+        let records = gw.records.records();
+        let row = records.iter().find(|r| r.request_id == id).unwrap();
+        assert_eq!(row.secrets, "github_token:1,env_secret:1", "{name}");
+    }
+}
+
+/// A placeholder another session sent is not restored in this one's answer; one the user
+/// typed (never issued) stays as typed; the same secret twice is one placeholder.
+#[tokio::test]
+async fn scopes_look_alikes_and_repeats() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = start_inprocess(&config(&mock.url, "")).await;
+    let (status, _) = post(
+        &gw.url,
+        "/v1/chat/completions",
+        &chat("gpt-5", false),
+        &[("session-id", "s-one")],
+    )
+    .await;
+    assert_eq!(status, 200);
+    let sent = String::from_utf8_lossy(&mock.state.requests()[0].body).into_owned();
+    let at = sent.find("TRIMGATE_SECRET_GITHUB_TOKEN_").unwrap();
+    let placeholder = &sent[at..at + "TRIMGATE_SECRET_GITHUB_TOKEN_".len() + 12];
+
+    // Another session pastes session one's placeholder: the echo keeps it.
+    let pasted = json!({"model": "gpt-5", "messages": [{"role": "user", "content": format!("what is {placeholder}?")}]});
+    let (_, text) = post(&gw.url, "/v1/chat/completions", &pasted, &[("session-id", "s-two")]).await;
+    assert!(text.contains(placeholder) && !text.contains(GITHUB), "{text}");
+    // The same session asking about it gets the value.
+    let (_, text) = post(&gw.url, "/v1/chat/completions", &pasted, &[("session-id", "s-one")]).await;
+    assert!(text.contains(GITHUB), "{text}");
+
+    // A look-alike nobody issued stays as typed.
+    let typed = "TRIMGATE_SECRET_GITHUB_TOKEN_0123456789ab";
+    let body = json!({"model": "gpt-5", "messages": [{"role": "user", "content": format!("echo {typed}")}]});
+    let (_, text) = post(&gw.url, "/v1/chat/completions", &body, &[("session-id", "s-one")]).await;
+    assert!(text.contains(typed), "{text}");
+
+    // The same secret in two places, and two secrets sharing a prefix.
+    mock.state.clear();
+    let twin = format!("{}Z", &GITHUB[..GITHUB.len() - 1]);
+    let body = json!({"model": "gpt-5", "messages": [{"role": "user", "content":
+        format!("GITHUB_TOKEN={GITHUB}\ngit push https://x:{GITHUB}@github.com/o/r\nOTHER_TOKEN={twin}\n")}]});
+    let (status, _) = post(&gw.url, "/v1/chat/completions", &body, &[("x-request-id", "twice")]).await;
+    assert_eq!(status, 200);
+    let sent = String::from_utf8_lossy(&mock.state.requests()[0].body).into_owned();
+    assert!(!sent.contains(GITHUB) && !sent.contains(&twin));
+    let spans: Vec<&str> = sent
+        .match_indices("TRIMGATE_SECRET_")
+        .map(|(i, _)| {
+            let end = sent[i..].find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap();
+            &sent[i..i + end]
+        })
+        .collect();
+    assert_eq!(spans.len(), 3, "{sent}");
+    assert_eq!(spans[0], spans[1]);
+    assert_ne!(spans[0], spans[2]);
+}
+
+/// `block` refuses in the client's own error shape, naming the kind and where, never the
+/// value; nothing reaches the provider. `off` by a rule passes the request as sent.
+#[tokio::test]
+async fn block_and_off_by_rule() {
+    let mock = start_mock(MockConfig::default()).await;
+    let extra = r#"
+[[guard.rules]]
+match = "gpt-5-mini"
+mode = "block"
+
+[[guard.rules]]
+provider = "mock-anthropic"
+mode = "block"
+
+[[guard.rules]]
+provider = "mock-gemini"
+mode = "off"
+"#;
+    let gw = start_inprocess(&config(&mock.url, extra)).await;
+    let (status, text) = post(
+        &gw.url,
+        "/v1/chat/completions",
+        &chat("gpt-5-mini", false),
+        &[("x-request-id", "blocked-chat")],
+    )
+    .await;
+    assert_eq!(status, 400, "{text}");
+    let error: Value = serde_json::from_str(&text).unwrap();
+    let message = error["error"]["message"].as_str().unwrap();
+    assert_eq!(error["error"]["code"], "secret_blocked");
+    assert!(message.contains("github_token"), "{message}");
+    assert!(message.contains("messages[2].content, line 1"), "{message}");
+    assert!(!text.contains(GITHUB) && !text.contains(DB_PASSWORD));
+
+    let (status, text) = post(
+        &gw.url,
+        "/v1/messages",
+        &messages("claude-sonnet-5-5", true),
+        &[],
+    )
+    .await;
+    assert_eq!(status, 400, "{text}");
+    let error: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(error["type"], "error");
+    assert_eq!(error["error"]["type"], "invalid_request_error");
+    assert!(error["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("messages[2].content[0].content, line 1"));
+    assert!(mock.state.requests().is_empty(), "a blocked request reached the provider");
+    let records = gw.records.records();
+    let row = records.iter().find(|r| r.request_id == "blocked-chat").unwrap();
+    assert_eq!(row.status, 400);
+    assert_eq!(row.error, Some("secret_blocked"));
+    assert_eq!(row.secrets, "github_token:1,env_secret:1");
+
+    // Off: the provider gets the request as sent.
+    let (status, _) = post(
+        &gw.url,
+        "/v1beta/models/gemini-2.5-pro:generateContent",
+        &gemini(),
+        &[],
+    )
+    .await;
+    assert_eq!(status, 200);
+    let sent = String::from_utf8_lossy(&mock.state.requests()[0].body).into_owned();
+    assert!(sent.contains(GITHUB));
+}
+
+/// A gateway key's mode wins over the rules and the default.
+#[tokio::test]
+async fn a_gateway_keys_mode_wins() {
+    let mock = start_mock(MockConfig::default()).await;
+    let extra = r#"
+[[gateway_keys]]
+name = "strict"
+key = { env = "TG_KEY_STRICT" }
+guard = "block"
+
+[[gateway_keys]]
+name = "open"
+key = { env = "TG_KEY_OPEN" }
+guard = "off"
+"#;
+    let gw = start_inprocess_env(
+        &config(&mock.url, extra),
+        &[("TG_KEY_STRICT", "tg-strict-key"), ("TG_KEY_OPEN", "tg-open-key")],
+    )
+    .await;
+    let send = |key: &'static str| {
+        let url = gw.url.clone();
+        async move {
+            let res = client()
+                .post(format!("{url}/v1/chat/completions"))
+                .bearer_auth(key)
+                .json(&chat("gpt-5", false))
+                .send()
+                .await
+                .unwrap();
+            res.status().as_u16()
+        }
+    };
+    assert_eq!(send("tg-strict-key").await, 400);
+    assert!(mock.state.requests().is_empty());
+    assert_eq!(send("tg-open-key").await, 200);
+    let sent = String::from_utf8_lossy(&mock.state.requests()[0].body).into_owned();
+    assert!(sent.contains(GITHUB));
+}
+
+/// A config with a bad guard section is refused at load, each problem with its path.
+#[test]
+fn bad_guard_config_is_refused_with_paths() {
+    let text = r#"
+[providers.p]
+kind = "openai"
+api_key = { env = "X" }
+[guard]
+mode = "sometimes"
+use_hooks = ["nope"]
+allow_patterns = ["("]
+[[guard.patterns]]
+id = "acme"
+regex = "acme_[a-z"
+[[guard.hooks]]
+name = "h"
+url = "ftp://x"
+fail = "maybe"
+timeout_ms = 0
+[[guard.rules]]
+mode = "block"
+"#;
+    let err = gateway_core::config::Config::from_toml(text, "test")
+        .unwrap_err()
+        .to_string();
+    for path in [
+        "guard.mode",
+        "guard.use_hooks",
+        "guard.allow_patterns[0]",
+        "guard.patterns[0].regex",
+        "guard.hooks[0].url",
+        "guard.rules[0]",
+    ] {
+        assert!(err.contains(path), "{path} missing in: {err}");
+    }
+}
