@@ -339,3 +339,154 @@ mode = "block"
         assert!(err.contains(path), "{path} missing in: {err}");
     }
 }
+
+/// A hook server for the tests: what it answers is chosen by the path the config names.
+async fn hook_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
+    use axum::routing::post;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+    let keep = seen.clone();
+    let app = axum::Router::new()
+        .route(
+            "/{behaviour}",
+            post(
+                move |axum::extract::Path(behaviour): axum::extract::Path<String>,
+                      body: bytes::Bytes| {
+                    let keep = keep.clone();
+                    async move {
+                        let call: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                        keep.lock().unwrap().push(call.clone());
+                        let (code, text): (u16, String) = match behaviour.as_str() {
+                            "allow" => (200, json!({"verdict": true}).to_string()),
+                            "refuse" => (
+                                200,
+                                json!({"verdict": false, "reason": "PII: a phone number"})
+                                    .to_string(),
+                            ),
+                            // Masks the user's text, as a Presidio hook would.
+                            "mask" => {
+                                let mut request = call["request"]["json"].clone();
+                                request["messages"][0]["content"] = json!("call me at <PHONE>");
+                                (
+                                    200,
+                                    json!({"verdict": true, "transformedData": {"request": {"json": request}}})
+                                        .to_string(),
+                                )
+                            }
+                            "slow" => {
+                                tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+                                (200, json!({"verdict": true}).to_string())
+                            }
+                            "garbage" => (200, "<html>oops</html>".to_owned()),
+                            _ => (500, "{}".to_owned()),
+                        };
+                        (axum::http::StatusCode::from_u16(code).unwrap(), text)
+                    }
+                },
+            ),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, seen)
+}
+
+/// Hooks per rule: a refusal is a 400 in the client's shape; a masking hook's request is
+/// what the provider gets (and it saw placeholders, never a secret); a hook that times
+/// out, answers garbage or 500 goes on (open) or refuses with 503 (closed); a post hook
+/// sees the whole answer.
+#[tokio::test]
+async fn guardrail_hooks() {
+    let mock = start_mock(MockConfig::default()).await;
+    let (hooks, seen) = hook_server().await;
+    let extra = format!(
+        r#"
+[[guard.hooks]]
+name = "refuser"
+url = "{hooks}/refuse"
+on = ["pre"]
+[[guard.hooks]]
+name = "masker"
+url = "{hooks}/mask"
+[[guard.hooks]]
+name = "slow-open"
+url = "{hooks}/slow"
+timeout_ms = 300
+[[guard.hooks]]
+name = "garbage-open"
+url = "{hooks}/garbage"
+[[guard.hooks]]
+name = "broken-closed"
+url = "{hooks}/broken"
+fail = "closed"
+[[guard.hooks]]
+name = "slow-closed"
+url = "{hooks}/slow"
+timeout_ms = 300
+fail = "closed"
+
+[[guard.rules]]
+match = "gpt-5-mini"
+hooks = ["refuser"]
+[[guard.rules]]
+match = "gpt-5"
+hooks = ["masker", "slow-open", "garbage-open"]
+[[guard.rules]]
+match = "claude-*"
+hooks = ["broken-closed"]
+[[guard.rules]]
+provider = "mock-gemini"
+hooks = ["slow-closed"]
+"#
+    );
+    let gw = start_inprocess(&config(&mock.url, &extra)).await;
+    let user = |model: &str| json!({"model": model, "messages": [{"role": "user", "content": "call me at +1 555 0100"}]});
+
+    let (status, text) = post(&gw.url, "/v1/chat/completions", &user("gpt-5-mini"), &[]).await;
+    assert_eq!(status, 400, "{text}");
+    let error: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(error["error"]["code"], "guardrail_refused");
+    assert!(error["error"]["message"].as_str().unwrap().contains("PII: a phone number"));
+    assert!(mock.state.requests().is_empty());
+
+    // Masked, then two failing hooks that fail open: the masked request goes on.
+    seen.lock().unwrap().clear();
+    let mut body = user("gpt-5");
+    body["messages"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"role": "user", "content": format!("GITHUB_TOKEN={GITHUB}")}));
+    let (status, text) = post(&gw.url, "/v1/chat/completions", &body, &[]).await;
+    assert_eq!(status, 200, "{text}");
+    let sent = String::from_utf8_lossy(&mock.state.requests()[0].body).into_owned();
+    assert!(sent.contains("call me at <PHONE>") && !sent.contains("555 0100"), "{sent}");
+    assert!(!sent.contains(GITHUB));
+    let calls = seen.lock().unwrap().clone();
+    assert!(calls.iter().all(|c| !c.to_string().contains(GITHUB)), "a hook saw a secret");
+    let pre = calls.iter().filter(|c| c["eventType"] == "beforeRequestHook").count();
+    let post_calls: Vec<&Value> = calls.iter().filter(|c| c["eventType"] == "afterRequestHook").collect();
+    assert_eq!(pre, 3);
+    // The masker (pre and post) saw the answer; the failing ones fail open there too.
+    assert!(!post_calls.is_empty());
+    assert!(post_calls[0]["response"]["json"]["choices"].is_array());
+
+    // Fail closed: 503 in the client's shape, nothing upstream.
+    mock.state.clear();
+    let (status, text) = post(&gw.url, "/v1/messages", &messages("claude-sonnet-5-5", false), &[]).await;
+    assert_eq!(status, 503, "{text}");
+    let error: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(error["type"], "error");
+    assert!(error["error"]["message"].as_str().unwrap().contains("broken-closed"));
+    let (status, text) = post(
+        &gw.url,
+        "/v1beta/models/gemini-2.5-pro:generateContent",
+        &gemini(),
+        &[],
+    )
+    .await;
+    assert_eq!(status, 503, "{text}");
+    let error: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(error["error"]["code"], 503);
+    assert!(mock.state.requests().is_empty());
+}
