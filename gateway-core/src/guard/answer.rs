@@ -430,7 +430,8 @@ impl SseRestorer {
         }
     }
 
-    /// The next chunk of the body; returns what to send now: whole events only.
+    /// The next chunk of the body; returns what to send now: whole events only (with no
+    /// values to restore, the chunk as it came).
     pub fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         if self.values.is_empty() {
