@@ -27,6 +27,9 @@ pub struct Vault {
     /// Keyed by `scope \0 placeholder`: a placeholder never holds a NUL, so the last one
     /// splits the key one way only and two scopes never share a key.
     values: LruCache<String, Arc<str>>,
+    /// How many values each scope holds, so that a scope with none (most requests) is
+    /// answered without a look at every value.
+    held: std::collections::HashMap<String, usize>,
 }
 
 impl Vault {
@@ -36,6 +39,7 @@ impl Vault {
         Vault {
             names,
             values: LruCache::new(NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN)),
+            held: std::collections::HashMap::new(),
         }
     }
 
@@ -65,6 +69,7 @@ impl Vault {
         for k in keys {
             self.values.pop(&k);
         }
+        self.held.remove(scope);
     }
 
     /// Keeps `value` as a secret of `kind` sent by `scope`, and returns its placeholder.
@@ -75,8 +80,14 @@ impl Vault {
         let k = key(scope, &placeholder);
         match self.values.get(&k) {
             Some(kept) if **kept == *value => {}
-            _ => {
+            Some(_) => {
                 self.values.put(k, Arc::from(value));
+            }
+            None => {
+                if let Some((evicted, _)) = self.values.push(k, Arc::from(value)) {
+                    self.release(&evicted);
+                }
+                *self.held.entry(scope.to_owned()).or_default() += 1;
             }
         }
         placeholder
@@ -87,8 +98,25 @@ impl Vault {
         self.values.get(&key(scope, placeholder)).cloned()
     }
 
+    /// One value fewer for the scope of the key `evicted`.
+    fn release(&mut self, evicted: &str) {
+        let Some(at) = evicted.rfind('\0') else {
+            return;
+        };
+        let scope = &evicted[..at];
+        if let Some(n) = self.held.get_mut(scope) {
+            *n -= 1;
+            if *n == 0 {
+                self.held.remove(scope);
+            }
+        }
+    }
+
     /// Every placeholder `scope` holds, with its value: what a streamed answer may name.
     pub(super) fn of_scope(&self, scope: &str) -> Vec<(Box<str>, Arc<str>)> {
+        if !self.held.contains_key(scope) {
+            return Vec::new();
+        }
         let prefix = format!("{scope}\0");
         self.values
             .iter()
@@ -125,6 +153,24 @@ fn is_of_scope(key: &str, prefix: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The count per scope follows keeps, evictions and forgetting.
+    #[test]
+    fn held_counts_follow_the_values() {
+        let mut v = vault(2);
+        v.keep("a", SecretKind::GithubToken, "one");
+        v.keep("a", SecretKind::GithubToken, "one");
+        v.keep("b", SecretKind::GithubToken, "two");
+        assert_eq!(v.held.get("a"), Some(&1));
+        // A third value evicts a's only one.
+        v.keep("c", SecretKind::GithubToken, "three");
+        assert_eq!(v.held.get("a"), None);
+        assert!(v.of_scope("a").is_empty());
+        assert_eq!(v.of_scope("b").len(), 1);
+        v.forget("b");
+        assert_eq!(v.held.get("b"), None);
+        assert_eq!(v.held.get("c"), Some(&1));
+    }
 
     fn vault(capacity: usize) -> Vault {
         Vault::new(Placeholders::new([1; 32]), capacity)
