@@ -43,7 +43,7 @@ LAYERS = [
     ("record", {"record"}),
     ("stores", {"secrets", "local_key", "cache", "ledger", "telemetry", "logs", "bodies", "virtual_keys"}),
     ("config", {"config", "import"}),
-    ("provider", {"upstream", "models"}),
+    ("provider", {"upstream", "models", "hooks"}),
     ("pipeline", {"state", "auth", "pending", "feed", "ingress", "relay", "proxy", "endpoints"}),
     ("edges", {"server", "admin", "launch"}),
 ]

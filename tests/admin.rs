@@ -598,3 +598,228 @@ async fn claude_code_slots_are_routed_and_listed() {
     let body: Value = serde_json::from_slice(&sent.body).unwrap();
     assert_eq!(body["model"], "gpt-5-mini");
 }
+
+/// The `[guard]` settings the Guard page reads back: hooks by host only (never a hook's
+/// credentials, path or query), custom patterns by id, the allow-list by its size.
+const GUARD: &str = r#"
+[guard]
+mode = "redact" # the gateway's own
+allow = ["ghp_allowedallowedallowedallowed0000"]
+allow_patterns = ["^AKIAALLOWED[0-9A-Z]{9}$"]
+use_hooks = ["audit"]
+
+[[guard.patterns]]
+id = "acme_token"
+regex = "acme_[a-z0-9]{20}"
+keywords = ["acme_"]
+
+[[guard.hooks]]
+name = "audit"
+url = "https://hook-user:hook-pass@hooks.example:8443/v1/check?token=hooktoken123"
+on = ["pre"]
+timeout_ms = 500
+fail = "closed"
+
+[[guard.hooks]]
+name = "dlp"
+url = "http://127.0.0.1:9/dlp"
+
+[[guard.rules]]
+match = "claude-*"
+mode = "block"
+hooks = ["dlp"]
+
+[[guard.rules]]
+provider = "mock-openai"
+mode = "off"
+"#;
+
+/// The Guard page's answer: the settings in force, today's requests with secrets and the
+/// secrets by kind from the ledger (yesterday's rows left out), the latest such requests;
+/// then the mode switched from the window, written to the file with its comment kept, in
+/// force at once, a mode that is none refused with its path, and both edits in the admin
+/// actions log.
+#[tokio::test]
+async fn the_guard_page_shows_settings_and_todays_secrets_and_switches_the_mode() {
+    use gateway_core::dialect::Dialect;
+    use gateway_core::ledger::{self, Ledger};
+    use gateway_core::pricing::Pricing;
+    use gateway_core::record::{MemoryRecorder, Recorder, RequestRecord};
+    use std::sync::Arc;
+    use std::time::SystemTime;
+
+    // Rows as the proxy writes them, in a ledger the gateway then opens.
+    let data = tempfile::tempdir().unwrap();
+    let url = fresh_sqlite(&data);
+    let (writer, recorder) = Ledger::start(
+        ledger::open(&url).await.unwrap(),
+        Arc::new(MemoryRecorder::new(1)),
+        Arc::new(Pricing::bundled()),
+    );
+    let now = SystemTime::now();
+    let day_start = gateway_core::clock::day_start(gateway_core::clock::unix_ms(now));
+    // Early today (or just now, in the day's first minute), and yesterday.
+    let today = gateway_core::clock::unix_ms(now).min(day_start + 60_000);
+    let at = |ms: i64| std::time::UNIX_EPOCH + Duration::from_millis(ms as u64);
+    for (id, when, model, secrets) in [
+        ("g1", today, "gpt-5", "github_token:1,env_secret:2"),
+        ("g2", today, "gpt-5-mini", ""),
+        ("g3", today, "claude-sonnet-5-5", "private_key:1"),
+        ("g0", day_start - 3_600_000, "gpt-5", "github_token:7"),
+    ] {
+        let mut r = RequestRecord::new(id.into(), Dialect::OpenAiChat);
+        r.started_at = at(when);
+        r.model_requested = Some(model.into());
+        r.status = 200;
+        r.attempt = 1;
+        r.secrets = secrets.into();
+        recorder.record(Arc::new(r));
+    }
+    writer.close().await;
+
+    let mock = start_mock(MockConfig::default()).await;
+    let extra = format!("[ledger]\nurl = \"{url}\"\n{GUARD}");
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", &extra));
+    let admin = Admin { gw: &gw };
+    let file = gw.dir.path().join("config.toml");
+
+    let (status, g) = admin.call("GET", "/guard", None).await;
+    assert_eq!(status, 200, "{g}");
+    assert_eq!(g["mode"], "redact");
+    assert_eq!(
+        g["rules"],
+        json!([
+            {"match": "claude-*", "provider": null, "mode": "block", "hooks": ["dlp"]},
+            {"match": null, "provider": "mock-openai", "mode": "off", "hooks": []},
+        ])
+    );
+    assert_eq!(
+        g["hooks"],
+        json!([
+            {"name": "audit", "host": "hooks.example:8443", "pre": true, "post": false,
+             "timeout_ms": 500, "fail": "closed", "every": true},
+            {"name": "dlp", "host": "127.0.0.1:9", "pre": true, "post": true,
+             "timeout_ms": 2000, "fail": "open", "every": false},
+        ])
+    );
+    assert_eq!(g["patterns"], json!(["acme_token"]));
+    assert_eq!(g["allowed"], 2);
+    assert_eq!(g["ledger"], true);
+    assert_eq!(g["today"]["since_ms"], day_start);
+    assert_eq!(g["today"]["requests"], 2);
+    assert_eq!(g["today"]["secrets"], 4);
+    assert_eq!(
+        g["today"]["by_kind"],
+        json!({"env_secret": 2, "github_token": 1, "private_key": 1})
+    );
+    let recent: Vec<&str> = g["recent"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["request_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(recent.len(), 2);
+    assert!(
+        recent.contains(&"g1") && recent.contains(&"g3"),
+        "{recent:?}"
+    );
+    let g1 = g["recent"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["request_id"] == "g1")
+        .unwrap();
+    assert_eq!(g1["model_requested"], "gpt-5");
+    assert_eq!(g1["ts_ms"], today);
+    assert_eq!(g1["kinds"], json!({"env_secret": 2, "github_token": 1}));
+    // Nothing the window may not see: no allow-list value, no hook credential, path or query.
+    let text = g.to_string();
+    for hidden in [
+        "ghp_allowed",
+        "AKIAALLOWED",
+        "hook-user",
+        "hook-pass",
+        "/v1/check",
+        "hooktoken123",
+        "/dlp",
+        "acme_[a-z0-9]",
+    ] {
+        assert!(!text.contains(hidden), "{hidden} shown: {text}");
+    }
+
+    // The request's row in the Requests page's search carries its kinds.
+    let (_, found) = admin
+        .call("GET", "/requests/search?since=2d&limit=10", None)
+        .await;
+    let row = |id: &str| {
+        found["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("{id} not found: {found}"))
+            .clone()
+    };
+    assert_eq!(row("g1")["secrets"], "github_token:1,env_secret:2");
+    assert_eq!(row("g2")["secrets"], Value::Null);
+    let (_, detail) = admin.call("GET", "/requests/g3", None).await;
+    assert_eq!(detail["attempts"][0]["secrets"], "private_key:1");
+
+    // Switched from the window: in the file, comment and rules kept, and in force.
+    let (status, set) = admin
+        .call("PUT", "/guard", Some(json!({"mode": "block"})))
+        .await;
+    assert_eq!(status, 200, "{set}");
+    assert_eq!(set["mode"], "block");
+    assert_eq!(set["today"]["requests"], 2, "the figures come with it");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("mode = \"block\" # the gateway's own"),
+        "{text}"
+    );
+    assert!(text.contains("[[guard.rules]]") && text.contains("hooktoken123"));
+    let (_, read) = admin.call("GET", "/guard", None).await;
+    assert_eq!(read["mode"], "block");
+
+    // Not a mode: refused by the config's validation, with its path; nothing written.
+    let (status, err) = admin
+        .call("PUT", "/guard", Some(json!({"mode": "sometimes"})))
+        .await;
+    assert_eq!(status, 400, "{err}");
+    assert_eq!(err["problems"][0]["path"], "guard.mode");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    let (status, _) = admin
+        .call(
+            "PUT",
+            "/guard",
+            Some(json!({"mode": "off", "allow": ["x"]})),
+        )
+        .await;
+    assert_eq!(status, 400, "only the mode is edited here");
+
+    let (_, log) = admin.call("GET", "/audit?limit=10", None).await;
+    let puts: Vec<u64> = log["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["method"] == "PUT" && a["path"] == "/admin/api/guard")
+        .map(|a| a["status"].as_u64().unwrap())
+        .collect();
+    assert_eq!(puts, [400, 400, 200], "newest first: {log}");
+}
+
+/// Without a ledger the page still shows the settings, and says there are no figures.
+#[tokio::test]
+async fn the_guard_page_without_a_ledger_shows_the_settings_only() {
+    let mock = start_mock(MockConfig::default()).await;
+    let extra = format!("[ledger]\nenabled = false\n{GUARD}");
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", &extra));
+    let (status, g) = Admin { gw: &gw }.call("GET", "/guard", None).await;
+    assert_eq!(status, 200, "{g}");
+    assert_eq!(g["ledger"], false);
+    assert_eq!(g["mode"], "redact");
+    assert_eq!(g["today"]["requests"], 0);
+    assert_eq!(g["today"]["by_kind"], json!({}));
+    assert_eq!(g["recent"], json!([]));
+    assert_eq!(g["patterns"], json!(["acme_token"]));
+}

@@ -3,6 +3,8 @@
 //! every dialect, streamed or not, native or translated; `block` refuses in the client's
 //! shape naming kind and place; rules and keys choose the mode.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 
 use common::*;

@@ -798,3 +798,141 @@ async fn sqlite_sessions_and_holdout() {
 async fn postgres_sessions_and_holdout() {
     sessions_and_holdout(&fresh_postgres().await).await;
 }
+
+/// The Guard page's figures on each backend: the requests whose secrets were replaced in
+/// the window counted once (not their retried attempts, nor rows before the window), the
+/// secrets summed by kind from the column's `kind:count` lists, the latest requests newest
+/// first and limited, and the column in the Requests page's search rows.
+async fn guard_figures(url: &str) {
+    use gateway_core::guard::SecretKind;
+    use gateway_core::ledger::{guard_stats, search};
+    let pool = ledger::open(url).await.unwrap();
+    let (ledger, recorder) = Ledger::start(
+        pool,
+        Arc::new(MemoryRecorder::new(1)),
+        Arc::new(Pricing::bundled()),
+    );
+    let base = UNIX_EPOCH + Duration::from_secs(1_796_130_000);
+    let github = SecretKind::GithubToken.as_str();
+    let env = SecretKind::EnvSecret.as_str();
+    let secrets = [
+        // Yesterday's: outside the window.
+        (-86_400i64, format!("{github}:5")),
+        (10, format!("{github}:1,{env}:2")),
+        (20, String::new()),
+        (30, format!("{env}:1")),
+        (40, format!("{github}:2")),
+        // Written by some other version: nothing readable, not counted.
+        (50, "???".to_owned()),
+    ];
+    for (i, (secs, column)) in secrets.iter().enumerate() {
+        let at = if *secs < 0 {
+            base - Duration::from_secs(secs.unsigned_abs())
+        } else {
+            base + Duration::from_secs(*secs as u64)
+        };
+        let mut r = record(100 + i as u64, "claude-sonnet-4-5", at);
+        r.status = 200;
+        r.attempt = 1;
+        r.secrets = column.clone();
+        if i == 4 {
+            // Tried twice: the failed attempt carries the same secrets and counts nothing.
+            recorder.record(Arc::new(RequestRecord {
+                started_at: at - Duration::from_secs(1),
+                ..retried_attempt(&r)
+            }));
+            r.attempt = 2;
+        }
+        recorder.record(Arc::new(r));
+    }
+    ledger.close().await;
+
+    let pool = ledger::open(url).await.unwrap();
+    let since = gateway_core::clock::unix_ms(base);
+    let report = guard_stats::report(&pool, since, 2).await.unwrap();
+    assert_eq!(report.since_ms, since);
+    assert_eq!(report.requests, 3);
+    assert_eq!(
+        report
+            .by_kind
+            .iter()
+            .map(|(k, n)| (k.as_str(), *n))
+            .collect::<Vec<_>>(),
+        [(env, 3), (github, 3)]
+    );
+    assert_eq!(report.secrets(), 6);
+    let recent: Vec<(&str, i64)> = report
+        .recent
+        .iter()
+        .map(|f| (f.request_id.as_str(), f.ts_ms - since))
+        .collect();
+    assert_eq!(
+        recent,
+        [("r105", 50_000), ("r104", 40_000)],
+        "newest first, limited"
+    );
+    assert_eq!(
+        report.recent[1].model_requested.as_deref(),
+        Some("claude-sonnet-4-5")
+    );
+    assert_eq!(report.recent[1].kinds.get(github), Some(&2));
+    assert!(
+        report.recent[0].kinds.is_empty(),
+        "an unreadable list lists no kind"
+    );
+
+    // The whole history, and a window with nothing in it.
+    let all = guard_stats::report(&pool, 0, guard_stats::RECENT)
+        .await
+        .unwrap();
+    assert_eq!(
+        (all.requests, all.by_kind[github], all.recent.len()),
+        (4, 8, 5)
+    );
+    let none = guard_stats::report(&pool, since + 3_600_000, 20)
+        .await
+        .unwrap();
+    assert_eq!(
+        (none.requests, none.by_kind.len(), none.recent.len()),
+        (0, 0, 0)
+    );
+
+    // The Requests page's rows carry the column: NULL when the guard replaced nothing.
+    let rows = search::search(
+        &pool,
+        &search::Filter {
+            since_ms: since,
+            limit: 10,
+            ..search::Filter::default()
+        },
+    )
+    .await
+    .unwrap();
+    let column = |id: &str| {
+        rows.iter()
+            .find(|r| r.id == id)
+            .map(|r| r.secrets.clone())
+            .unwrap()
+    };
+    assert_eq!(
+        column("r101").as_deref(),
+        Some("github_token:1,env_secret:2")
+    );
+    assert_eq!(column("r102"), None);
+    let (attempts, _) = search::by_id(&pool, "r104").await.unwrap();
+    assert_eq!(attempts.len(), 2);
+    assert!(attempts
+        .iter()
+        .all(|a| a.secrets.as_deref() == Some("github_token:2")));
+}
+
+#[tokio::test]
+async fn sqlite_guard_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    guard_figures(&fresh_sqlite(&dir)).await;
+}
+
+#[tokio::test]
+async fn postgres_guard_figures() {
+    guard_figures(&fresh_postgres().await).await;
+}

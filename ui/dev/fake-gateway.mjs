@@ -7,6 +7,8 @@
 // and their spend counted (a chat request presenting one is charged to it), but not
 // enforced; `--admin-key` is taken as the bearer as well as the printed token, as a server
 // beyond loopback takes its admin key; admin changes are logged for `GET /admin/api/audit`.
+// GitHub tokens and AWS access key ids in chat requests are counted for the Guard page
+// (nothing is replaced or refused; the mode is only kept).
 //
 //   node dev/fake-gateway.mjs [--port 8799] [--no-ledger] [--admin-key KEY]
 import { createServer } from 'node:http';
@@ -39,7 +41,14 @@ const state = {
   vkeys: new Map(),
   /** Admin changes, oldest first. */
   audit: [],
+  /** `[guard] mode`. */
+  guardMode: 'redact',
 };
+/** Secrets the stand-in finds, by kind: a tiny part of the gateway's rules. */
+const SECRET_RULES = [
+  ['github_token', /\bghp_[A-Za-z0-9]{36}\b/g],
+  ['aws_access_key', /\bAKIA[0-9A-Z]{16}\b/g],
+];
 /** As `[retry] cooldown_failures = 1`, `cooldown_secs = 600`. */
 const COOLDOWN_MS = 600_000;
 /** A provider at port 1 stands for one that refuses connections. */
@@ -168,7 +177,8 @@ const DAY_MS = 864e5;
 const costOf = (input, output) => input * 1.25e-6 + output * 1e-5;
 const badRequest = (message) => [400, { error: { type: 'invalid_request', message } }];
 const NO_LEDGER = [503, { error: { type: 'unavailable', message: "virtual keys live in the ledger's database, and the ledger is off" } }];
-const KEY_FIELDS = ['name', 'models', 'providers', 'optimize', 'rpm', 'tpm', 'budget_day_usd', 'budget_month_usd', 'expires'];
+const KEY_FIELDS = ['name', 'models', 'providers', 'optimize', 'rpm', 'tpm', 'budget_day_usd', 'budget_month_usd', 'expires', 'guard'];
+const GUARD_MODES = ['redact', 'block', 'off'];
 const DURATION_UNITS = { m: 6e4, min: 6e4, h: 36e5, d: DAY_MS, w: 7 * DAY_MS };
 
 /** `30d`, `12h`, `1w 2d` → ms; null when it is not such a duration. */
@@ -201,6 +211,7 @@ function keys(method, seg, body) {
     if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) return badRequest("a key's name is 1 to 64 letters, digits, '-', '_' or '.'");
     if (state.vkeys.has(name)) return badRequest(`a key named "${name}" exists already`);
     if (body.rpm === 0 || body.tpm === 0) return badRequest('rpm and tpm must be at least 1');
+    if (body.guard != null && !GUARD_MODES.includes(body.guard)) return badRequest(`${JSON.stringify(body.guard)} is not a guard mode: redact, block or off`);
     for (const b of [body.budget_day_usd, body.budget_month_usd]) {
       if (b != null && !(Number.isFinite(b) && b > 0)) return badRequest('a budget is a positive number of US dollars');
     }
@@ -224,6 +235,7 @@ function keys(method, seg, body) {
       expires_ms,
       created_ms: now,
       revoked_ms: null,
+      ...(body.guard ? { guard: body.guard } : {}),
     };
     state.vkeys.set(name, { stored, secret, charges: [] });
     return [201, { key: secret, stored }];
@@ -243,8 +255,14 @@ function chat(body, presented) {
   const provider = picked?.provider;
   let input = 0;
   let saved = 0;
+  /** Kind → count, as the gateway's ledger column has them; none when the guard is off. */
+  const found = new Map();
   for (const m of body.messages ?? []) {
     const text = typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '');
+    for (const [kind, re] of state.guardMode === 'off' ? [] : SECRET_RULES) {
+      const n = (text.match(re) ?? []).length;
+      if (n) found.set(kind, (found.get(kind) ?? 0) + n);
+    }
     const n = tokens(text);
     input += n;
     if (m.role === 'tool' && n > 200 && !state.paused && state.modes.defaults.tool_output !== 'off') saved += Math.floor(n * 0.8);
@@ -268,6 +286,7 @@ function chat(body, presented) {
     saved_tokens: saved,
     cache: 'miss',
     passes: saved > 0 ? [{ pass: 'tool_output', before: saved * 1.25, after: saved * 0.25 }] : [],
+    secrets: found.size ? [...found].map(([k, n]) => `${k}:${n}`).join(',') : null,
   };
   state.requests.unshift(row);
   state.requests.length = Math.min(state.requests.length, 200);
@@ -454,6 +473,39 @@ function admin(method, path, url, body) {
       ...providers.map((p) => `  ${p.provider}: up, 0 failure(s) in a row`),
     ].join('\n');
     return [200, { version: '0.1.0-fake', os: 'linux x86_64', listen, config_path: '/tmp/fake/config.toml', config: '', providers, last_errors: [], log, text }];
+  }
+  if (path === '/guard') {
+    if (method === 'PUT') {
+      if (!GUARD_MODES.includes(body.mode))
+        return [
+          400,
+          {
+            error: { type: 'invalid_config', message: 'the change would make the config invalid; nothing was saved' },
+            problems: [{ path: 'guard.mode', message: `${JSON.stringify(body.mode)} is not a guard mode: redact, block or off` }],
+          },
+        ];
+      state.guardMode = body.mode;
+    }
+    const since = Math.floor(Date.now() / DAY_MS) * DAY_MS;
+    const flagged = ledgerOn ? state.requests.filter((r) => r.secrets && r.time_ms >= since) : [];
+    const byKind = {};
+    for (const r of flagged) {
+      for (const [kind, n] of r.secrets.split(',').map((e) => e.split(':'))) byKind[kind] = (byKind[kind] ?? 0) + Number(n);
+    }
+    return [
+      200,
+      {
+        mode: state.guardMode,
+        rules: [{ match: 'claude-*', provider: null, mode: 'block', hooks: ['dlp'] }],
+        hooks: [{ name: 'dlp', host: 'dlp.example:8443', pre: true, post: false, timeout_ms: 2000, fail: 'open', every: false }],
+        patterns: ['acme_token'],
+        allowed: 2,
+        vault_capacity: 10000,
+        ledger: ledgerOn,
+        today: { since_ms: since, requests: flagged.length, secrets: Object.values(byKind).reduce((a, b) => a + b, 0), by_kind: byKind },
+        recent: flagged.slice(0, 20).map((r) => ({ request_id: r.id, ts_ms: r.time_ms, model_requested: r.model, kinds: Object.fromEntries(r.secrets.split(',').map((e) => [e.split(':')[0], Number(e.split(':')[1])])) })),
+      },
+    ];
   }
   if (path === '/settings') {
     const running = `127.0.0.1:${server.address().port}`;

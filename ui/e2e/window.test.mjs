@@ -6,8 +6,10 @@
 // tool output, and then watches the feed and charts change as SDK requests (one with a
 // large tool result) go through the gateway, and maps Claude Code's model slots to the
 // models of two providers. It signs a tab in with a key typed into the window and out
-// again, and makes a virtual key with a daily budget (its key shown once), then revokes
-// it. On the Routes page it adds two routes, asks which one a model takes while typing and
+// again, and makes a virtual key with a daily budget and its own guard mode (its key shown
+// once), then revokes it. On the Guard page it sees a request's secret counted by kind and
+// listed (never shown), opens that request, and switches the mode to block and back. On
+// the Routes page it adds two routes, asks which one a model takes while typing and
 // reordering (dragged, and from the keyboard), sees a glob that does not compile refused
 // beside its field, and saves. It imports the three sample files of tests/fixtures/import
 // (CC Switch, claude-code-router, LiteLLM) through the Providers page, and a malformed one.
@@ -18,6 +20,7 @@
 // instead of the binary (no mock then), E2E_VERBOSE=1 to see the processes' stderr.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -498,12 +501,60 @@ describe('the window against the real gateway', () => {
     await detail.getByText('Bodies are not kept.', { exact: false }).waitFor();
   });
 
+  it('counts a request’s secret on the Guard page without showing it, opens that request, and switches the mode', async () => {
+    // Shaped like a GitHub token, random so that it reads as one: never a real one.
+    const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+    const secret = `ghp_${Array.from({ length: 36 }, () => ALNUM[randomInt(ALNUM.length)]).join('')}`;
+    const client = new OpenAI({ baseURL: `${origin}/v1`, apiKey: 'sk-trimgate', maxRetries: 0, timeout: 20_000 });
+    await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: `The deploy fails. My .env has GITHUB_TOKEN=${secret} in it.` }] });
+    const flagged = await until('the request in the guard’s figures', async () => (await admin('GET', '/guard')).recent[0], 10_000);
+    const id = flagged.request_id;
+    assert.deepEqual(flagged.kinds, { github_token: 1 });
+
+    await nav('Guard');
+    await page.getByRole('heading', { name: 'Guard', level: 1 }).waitFor();
+    await until('today’s count', async () => Number(await textOf(page.getByTestId('guard-requests'))) >= 1);
+    await page.getByRole('list', { name: 'Secrets by kind today' }).getByText('github_token').waitFor();
+    const recent = page.getByRole('table', { name: 'Requests with secrets' });
+    await recent.locator(`a[href="#/requests/${id}"]`).waitFor();
+    assert.match(await textOf(recent.locator('tbody tr').first()), /github_token ×1/);
+    assert.ok(!(await page.content()).includes(secret), 'the secret is nowhere on the page');
+    assert.equal(await page.getByRole('radio', { name: /^Redact/ }).isChecked(), true);
+    await screenshot('guard');
+
+    if (!FAKE) {
+      // The request it lists opens with its kinds, and the Requests page's row says them too.
+      await recent.locator(`a[href="#/requests/${id}"]`).click();
+      const detail = page.getByRole('article', { name: `Request ${id}` });
+      await detail.waitFor();
+      assert.match(await textOf(detail.getByTestId('request-secrets')), /^github_token ×1/);
+      assert.ok(!(await page.content()).includes(secret), 'nor on the request’s');
+      const row = page.getByRole('table', { name: 'Requests found' }).getByRole('row').filter({ has: page.locator(`a[href="#/requests/${id}"]`) });
+      assert.equal(await textOf(row.getByTestId('secrets')), 'github_token ×1');
+      await screenshot('guard-request');
+      await nav('Guard');
+    }
+
+    // Block: saved to the config, and a request with a secret is refused.
+    await page.getByRole('radio', { name: /^Block/ }).check();
+    await page.getByText('Saved to the config. New requests: block.').waitFor();
+    assert.equal((await admin('GET', '/guard')).mode, 'block');
+    if (!FAKE) {
+      const refused = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: `GITHUB_TOKEN=${secret}` }] }).then(() => null, (e) => e);
+      assert.ok(refused && refused.status >= 400 && refused.status < 500, `refused in block mode: ${refused}`);
+    }
+    await screenshot('guard-block');
+    await page.getByRole('radio', { name: /^Redact/ }).check();
+    await page.getByText('Saved to the config. New requests: redact.').waitFor();
+    assert.deepEqual(consoleErrors.filter((e) => !/Failed to load resource/.test(e)), []);
+  });
+
   it('has no serious accessibility violations on any page, light or dark, and a visible focus on every control', async () => {
     const axeSource = await readFile(join(UI_DIR, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
     const report = [];
     for (const scheme of ['light', 'dark']) {
       await page.emulateMedia({ colorScheme: scheme });
-      for (const name of ['Overview', 'Requests', 'Providers', 'Routes', 'Models & modes', 'Agents', 'Keys', 'Settings']) {
+      for (const name of ['Overview', 'Requests', 'Providers', 'Routes', 'Models & modes', 'Guard', 'Agents', 'Keys', 'Settings']) {
         await nav(name);
         await page.getByRole('heading', { level: 1 }).first().waitFor();
         await page.waitForTimeout(400);
@@ -522,7 +573,7 @@ describe('the window against the real gateway', () => {
     await page.emulateMedia({ colorScheme: 'light' });
 
     // The keyboard alone reaches every control of each page, each with a visible focus ring.
-    for (const name of ['Overview', 'Requests', 'Providers', 'Routes', 'Models & modes', 'Agents', 'Keys', 'Settings']) {
+    for (const name of ['Overview', 'Requests', 'Providers', 'Routes', 'Models & modes', 'Guard', 'Agents', 'Keys', 'Settings']) {
       await nav(name);
       await page.getByRole('heading', { level: 1 }).first().waitFor();
       await page.evaluate(() => document.activeElement instanceof HTMLElement && document.activeElement.blur());
@@ -732,6 +783,7 @@ describe('the window against the real gateway', () => {
     await form.getByLabel('Models', { exact: true }).fill('gpt-5*, gpt-4.1*');
     await form.getByLabel('Daily budget (USD)', { exact: true }).fill('5');
     await form.getByLabel('Expires after', { exact: true }).fill('30d');
+    await form.getByLabel('Secrets guard', { exact: true }).selectOption('block');
     await screenshot('key-form');
     await form.getByRole('button', { name: 'Make key' }).click();
 
@@ -756,6 +808,7 @@ describe('the window against the real gateway', () => {
     assert.equal(await row.getByTestId('spent-day').locator('[data-level]').getAttribute('data-level'), 'ok');
     assert.match(await textOf(row.getByTestId('spent-month')), /no budget/);
     assert.match(await textOf(row.getByTestId('expires')), /^in (29d 23h|30d 0h)$/);
+    assert.equal(await textOf(row.getByTestId('key-guard')), 'Guard: block');
     await screenshot('key-made');
 
     // The same name again: the gateway's refusal shows beside the form.

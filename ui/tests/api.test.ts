@@ -17,6 +17,7 @@ import {
   tokenFromHash,
   updateInfoFrom,
   type ConnectionEnv,
+  type GuardMode,
 } from '../src/lib/api';
 
 function memoryStorage(initial: Record<string, string> = {}) {
@@ -314,6 +315,26 @@ describe('Api against a fake admin server', () => {
           case 'GET /admin/api/audit':
             if (url.searchParams.get('limit') === '7') return json(503, { error: { type: 'unavailable', message: 'the ledger is off' } });
             return json(200, { actions: [{ at_ms: 5, who: 'admin key', method: 'DELETE', path: '/admin/api/keys/x', status: 200, addr: null }] });
+          case 'GET /admin/api/guard':
+          case 'PUT /admin/api/guard': {
+            const mode = req.method === 'PUT' ? JSON.parse(body).mode : 'redact';
+            if (!['redact', 'block', 'off'].includes(mode)) {
+              return json(400, {
+                error: { type: 'invalid_config', message: 'nothing was saved' },
+                problems: [{ path: 'guard.mode', message: `"${mode}" is not a guard mode: redact, block or off` }],
+              });
+            }
+            return json(200, {
+              mode,
+              rules: [{ match: 'claude-*', provider: null, mode: 'block', hooks: [] }],
+              hooks: [],
+              patterns: ['acme_token'],
+              allowed: 2,
+              ledger: true,
+              today: { since_ms: 0, requests: 1, secrets: 3, by_kind: { github_token: 1, env_secret: 2 } },
+              recent: [{ request_id: 'r1', ts_ms: 5, model_requested: 'gpt-5', kinds: { github_token: 1, env_secret: 2 } }],
+            });
+          }
           case 'GET /admin/api/broken':
             return res.end('not json');
           default:
@@ -409,6 +430,21 @@ describe('Api against a fake admin server', () => {
       .putSettings('nowhere')
       .catch((e: unknown) => e);
     expect((err as ApiError).problemFor('listen')).toBe('expected HOST:PORT');
+  });
+
+  it('reads the guard and switches its mode, a mode that is none refused by field', async () => {
+    const g = await api(TOKEN).guard();
+    expect(g.mode).toBe('redact');
+    expect(g.today.by_kind).toEqual({ github_token: 1, env_secret: 2 });
+    const set = await api(TOKEN).putGuardMode('block');
+    expect(set.mode).toBe('block');
+    expect(seen.at(-1)).toMatchObject({ method: 'PUT', url: '/admin/api/guard' });
+    expect(JSON.parse(seen.at(-1)!.body)).toEqual({ mode: 'block' });
+    const err = await api(TOKEN)
+      .putGuardMode('sometimes' as GuardMode)
+      .catch((e: unknown) => e);
+    expect((err as ApiError).kind).toBe('invalid');
+    expect((err as ApiError).problemFor('guard.mode')).toMatch(/not a guard mode/);
   });
 
   it('reports a 404 with the server message and a non-JSON 200 as a server error', async () => {

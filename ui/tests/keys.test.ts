@@ -6,6 +6,7 @@ import {
   checkKeyForm,
   emptyKeyForm,
   expiryText,
+  guardText,
   keyState,
   newKeyBody,
   optimizeWords,
@@ -123,6 +124,7 @@ describe('the create form', () => {
         budgetDay: '5',
         budgetMonth: '$120.50',
         expires: ' 30d ',
+        guard: 'block',
       }),
     );
     expect(body).toEqual({
@@ -134,6 +136,14 @@ describe('the create form', () => {
       budget_day_usd: 5,
       budget_month_usd: 120.5,
       expires: '30d',
+      guard: 'block',
     });
+  });
+  it('offers the guard modes, and blank follows the config', () => {
+    expect(checkKeyForm(form({ guard: 'off' }))).toEqual({});
+    expect(checkKeyForm(form({ guard: 'sometimes' as KeyForm['guard'] })).guard).toMatch(/Redact, block or off/);
+    expect(newKeyBody(form({ guard: '' }))).toEqual({ name: 'ci-bot' });
+    expect(guardText(undefined)).toBe('as the config says');
+    expect(guardText('block')).toBe('block');
   });
 });

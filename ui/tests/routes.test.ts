@@ -9,6 +9,7 @@ describe('hash router', () => {
     expect(pageFromHash('#/routes')).toBe('routes');
     expect(pageFromHash('#agents')).toBe('agents');
     expect(pageFromHash('#/keys')).toBe('keys');
+    expect(pageFromHash('#/guard')).toBe('guard');
     expect(pageFromHash('#/settings?x=1')).toBe('settings');
     expect(pageFromHash('')).toBe('overview');
     expect(pageFromHash('#token=abc')).toBe('overview');

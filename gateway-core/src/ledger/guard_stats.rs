@@ -1,7 +1,8 @@
-//! The Guard page's figures from the ledger: the requests whose secrets the guard replaced
-//! over a window, the secrets by kind, and the latest such requests. The `secrets` column
-//! (`kind:count` joined by commas, NULL when none) is read the same way on SQLite and
-//! PostgreSQL: the window's non-NULL rows are selected and their lists summed here.
+//! The Guard page's figures from the ledger: the requests in which the guard found secrets
+//! over a window (replaced them, or refused the request in block mode), the secrets by
+//! kind, and the latest such requests. The `secrets` column (`kind:count` joined by
+//! commas, NULL when none) is read the same way on SQLite and PostgreSQL: the window's
+//! non-NULL rows are selected and their lists summed here.
 
 use std::collections::BTreeMap;
 
@@ -15,27 +16,27 @@ pub const RECENT: i64 = 20;
 /// Secrets by kind name (`github_token`), in name order.
 pub type ByKind = BTreeMap<String, i64>;
 
-/// What the guard replaced over a window.
+/// What the guard found over a window.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct GuardReport {
     /// Start of the window, Unix milliseconds.
     pub since_ms: i64,
-    /// Requests with at least one secret replaced (a request retried counts once).
+    /// Requests with at least one secret (a request retried counts once).
     pub requests: i64,
-    /// Secrets replaced, by kind.
+    /// Secrets found, by kind.
     pub by_kind: ByKind,
     /// The latest such requests, newest first.
     pub recent: Vec<Flagged>,
 }
 
 impl GuardReport {
-    /// Every secret replaced, whatever its kind.
+    /// Every secret found, whatever its kind.
     pub fn secrets(&self) -> i64 {
         self.by_kind.values().sum()
     }
 }
 
-/// A request whose secrets the guard replaced. Kinds and counts, never a value.
+/// A request in which the guard found secrets. Kinds and counts, never a value.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Flagged {
     pub request_id: String,
@@ -72,7 +73,8 @@ fn add_counts(into: &mut ByKind, column: &str) {
 
 /// Rows with secrets since `since_ms`: a request's failed attempts have rows of their own
 /// (`retried`), and it counts once, by its last.
-const FLAGGED: &str = "FROM requests WHERE ts_ms >= $1 AND secrets IS NOT NULL AND outcome <> 'retried'";
+const FLAGGED: &str =
+    "FROM requests WHERE ts_ms >= $1 AND secrets IS NOT NULL AND outcome <> 'retried'";
 
 /// The guard's figures for rows since `since_ms`, listing at most `limit` requests.
 pub async fn report(pool: &AnyPool, since_ms: i64, limit: i64) -> Result<GuardReport, sqlx::Error> {
@@ -127,7 +129,16 @@ mod tests {
             counts.into_iter().collect::<Vec<_>>(),
             [("env_secret".to_owned(), 2), ("github_token".to_owned(), 4)]
         );
-        for bad in ["", "github_token", "github_token:", ":3", "x:-1", "x:0", "Bad Name:1", "x:y"] {
+        for bad in [
+            "",
+            "github_token",
+            "github_token:",
+            ":3",
+            "x:-1",
+            "x:0",
+            "Bad Name:1",
+            "x:y",
+        ] {
             assert!(parse_counts(bad).is_empty(), "{bad:?}");
         }
         assert_eq!(parse_counts("jwt:1,,oops").len(), 1);

@@ -341,6 +341,8 @@ export interface RequestAttempt {
   api_key?: string | null;
   gateway_key?: string | null;
   cache_break?: string | null;
+  /** The secrets the guard replaced, by kind (`github_token:1,env_secret:2`); null when none. Never a value. */
+  secrets?: string | null;
 }
 
 export interface Rewrite {
@@ -421,6 +423,8 @@ export interface VirtualKey {
   /** What it spent today and this month (UTC); absent in the answer that makes it. */
   spent_day_usd?: number | null;
   spent_month_usd?: number | null;
+  /** The guard's mode for its requests; absent: the config's. */
+  guard?: GuardMode | null;
 }
 
 /** `POST /admin/api/keys`: only the fields the user filled. */
@@ -434,12 +438,68 @@ export interface NewVirtualKey {
   budget_month_usd?: number;
   /** How long it lasts: `30d`, `12h`; absent: forever. */
   expires?: string;
+  /** The guard's mode for its requests; absent: the config's. */
+  guard?: GuardMode;
 }
 
 /** The only answer that ever holds the key. */
 export interface CreatedKey {
   key: string;
   stored: VirtualKey;
+}
+
+/** What the guard does with a secret in a request: replace it, refuse the request, or let it go. */
+export type GuardMode = 'redact' | 'block' | 'off';
+export const GUARD_MODES: readonly GuardMode[] = ['redact', 'block', 'off'];
+
+/** `[[guard.rules]]`: a mode and hooks for the models (and providers) it matches. */
+export interface GuardRule {
+  /** A model name or glob; null: any model. */
+  match: string | null;
+  /** null: any provider. */
+  provider: string | null;
+  /** null: the rule sets hooks only. */
+  mode: GuardMode | null;
+  hooks: string[];
+}
+
+/** An HTTP guardrail hook, shown by the host it reaches (never its path, query or credentials). */
+export interface GuardHook {
+  name: string;
+  /** `host[:port]`. */
+  host: string;
+  pre: boolean;
+  post: boolean;
+  timeout_ms: number;
+  /** What a hook that fails does to the request: `open` lets it on, `closed` refuses it. */
+  fail: 'open' | 'closed';
+  /** Met by every request (`[guard] use_hooks`), not only through a rule. */
+  every: boolean;
+}
+
+/** A request whose secrets the guard replaced: kinds and counts, never a value. */
+export interface FlaggedRequest {
+  request_id: string;
+  ts_ms: number;
+  model_requested: string | null;
+  kinds: Record<string, number>;
+}
+
+/** `GET /admin/api/guard`: the settings in force and today's figures (UTC). */
+export interface GuardView {
+  mode: GuardMode;
+  rules: GuardRule[];
+  hooks: GuardHook[];
+  /** The ids of `[[guard.patterns]]`. */
+  patterns: string[];
+  /** Values and patterns in the allow-list (never the entries). */
+  allowed: number;
+  vault_capacity?: number;
+  /** False when the gateway has no ledger: no figures. */
+  ledger: boolean;
+  today: { since_ms: number; requests: number; secrets: number; by_kind: Record<string, number> };
+  /** Today's latest requests with secrets, newest first. */
+  recent: FlaggedRequest[];
 }
 
 /** One admin API call that changed something (`GET /admin/api/audit`). */
@@ -873,6 +933,16 @@ export class Api {
 
   keepBodies(keep: boolean): Promise<BodiesUsage> {
     return this.call('PUT', '/bodies', { keep });
+  }
+
+  /** The secrets guard: its settings in force, today's requests with secrets and the secrets by kind. */
+  guard(): Promise<GuardView> {
+    return this.call('GET', '/guard');
+  }
+
+  /** Writes `[guard] mode` to the config and puts it in force; answers as `guard()`. */
+  putGuardMode(mode: GuardMode): Promise<GuardView> {
+    return this.call('PUT', '/guard', { mode });
   }
 
   settings(): Promise<GatewaySettings> {

@@ -3,7 +3,7 @@
  * it expires, the order keys are listed in, and the form that makes one (checked here, then
  * turned into a `POST /admin/api/keys` body of only the fields filled).
  */
-import type { KeyOptimize, NewVirtualKey, VirtualKey } from './api';
+import { GUARD_MODES, type GuardMode, type KeyOptimize, type NewVirtualKey, type VirtualKey } from './api';
 import { formatDuration, formatUsd, parseList } from './format';
 
 // ---------------------------------------------------------------- budgets
@@ -85,6 +85,11 @@ export function optimizeWords(o: KeyOptimize | null | undefined): string[] {
   return out;
 }
 
+/** A key's guard mode as the table says it: its own, or the config's. */
+export function guardText(mode: GuardMode | null | undefined): string {
+  return mode ?? 'as the config says';
+}
+
 /** "60 rpm · 100k tpm", one of them, or "no limits". */
 export function rateText(rpm: number | null | undefined, tpm: number | null | undefined): string {
   const parts: string[] = [];
@@ -105,12 +110,14 @@ export interface KeyForm {
   budgetDay: string;
   budgetMonth: string;
   expires: string;
+  /** The guard's mode for its requests; blank: the config's. */
+  guard: '' | GuardMode;
 }
 
 export type KeyField = keyof KeyForm;
 
 export function emptyKeyForm(): KeyForm {
-  return { name: '', models: '', providers: '', rpm: '', tpm: '', budgetDay: '', budgetMonth: '', expires: '' };
+  return { name: '', models: '', providers: '', rpm: '', tpm: '', budgetDay: '', budgetMonth: '', expires: '', guard: '' };
 }
 
 /** As the gateway checks it: 1 to 64 letters, digits, `-`, `_` or `.`. */
@@ -146,6 +153,7 @@ export function checkKeyForm(f: KeyForm): Partial<Record<KeyField, string>> {
   }
   const expires = f.expires.trim();
   if (expires && (!EXPIRES.test(expires) || !/[1-9]/.test(expires))) errs.expires = 'A duration such as 30d, 12h or 1w; blank: never.';
+  if (f.guard && !GUARD_MODES.includes(f.guard)) errs.guard = 'Redact, block or off; blank: as the config says.';
   return errs;
 }
 
@@ -166,5 +174,6 @@ export function newKeyBody(f: KeyForm): NewVirtualKey {
   if (month !== null) body.budget_month_usd = month;
   const expires = f.expires.trim();
   if (expires) body.expires = expires;
+  if (f.guard) body.guard = f.guard;
   return body;
 }

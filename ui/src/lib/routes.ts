@@ -1,6 +1,6 @@
 /** The window's pages and the hash router's parsing; pure so it can be tested. */
 
-export type PageId = 'overview' | 'requests' | 'providers' | 'routes' | 'modes' | 'agents' | 'keys' | 'settings';
+export type PageId = 'overview' | 'requests' | 'providers' | 'routes' | 'modes' | 'guard' | 'agents' | 'keys' | 'settings';
 
 export const PAGES: readonly { id: PageId; title: string }[] = [
   { id: 'overview', title: 'Overview' },
@@ -8,6 +8,7 @@ export const PAGES: readonly { id: PageId; title: string }[] = [
   { id: 'providers', title: 'Providers' },
   { id: 'routes', title: 'Routes' },
   { id: 'modes', title: 'Models & modes' },
+  { id: 'guard', title: 'Guard' },
   { id: 'agents', title: 'Agents' },
   { id: 'keys', title: 'Keys' },
   { id: 'settings', title: 'Settings' },
