@@ -106,8 +106,16 @@ async fn every_dialect_gets_its_values_back_and_the_provider_never_sees_them() {
         ("chat stream", "/v1/chat/completions", chat("gpt-5", true)),
         ("responses", "/v1/responses", responses(false)),
         ("responses stream", "/v1/responses", responses(true)),
-        ("messages", "/v1/messages", messages("claude-sonnet-5-5", false)),
-        ("messages stream", "/v1/messages", messages("claude-sonnet-5-5", true)),
+        (
+            "messages",
+            "/v1/messages",
+            messages("claude-sonnet-5-5", false),
+        ),
+        (
+            "messages stream",
+            "/v1/messages",
+            messages("claude-sonnet-5-5", true),
+        ),
         (
             "gemini",
             "/v1beta/models/gemini-2.5-pro:generateContent",
@@ -119,7 +127,11 @@ async fn every_dialect_gets_its_values_back_and_the_provider_never_sees_them() {
             gemini(),
         ),
         // Translated both ways: Chat to an Anthropic provider, Messages to an OpenAI one.
-        ("chat → anthropic", "/v1/chat/completions", chat("claude-sonnet-5-5", true)),
+        (
+            "chat → anthropic",
+            "/v1/chat/completions",
+            chat("claude-sonnet-5-5", true),
+        ),
         ("messages → openai", "/v1/messages", messages("gpt-5", true)),
     ];
     for (name, path, body) in cases {
@@ -135,8 +147,14 @@ async fn every_dialect_gets_its_values_back_and_the_provider_never_sees_them() {
         assert_eq!(status, 200, "{name}: {text}");
         provider_saw_only_placeholders(&mock);
         let text = answered_text(&text);
-        assert!(text.contains(GITHUB), "{name}: the answer lacks the value: {text}");
-        assert!(!text.contains("TRIMGATE_SECRET_"), "{name}: a placeholder reached the client: {text}");
+        assert!(
+            text.contains(GITHUB),
+            "{name}: the answer lacks the value: {text}"
+        );
+        assert!(
+            !text.contains("TRIMGATE_SECRET_"),
+            "{name}: a placeholder reached the client: {text}"
+        );
         let records = gw.records.records();
         let row = records.iter().find(|r| r.request_id == id).unwrap();
         assert_eq!(row.secrets, "github_token:1,env_secret:1", "{name}");
@@ -163,16 +181,37 @@ async fn scopes_look_alikes_and_repeats() {
 
     // Another session pastes session one's placeholder: the echo keeps it.
     let pasted = json!({"model": "gpt-5", "messages": [{"role": "user", "content": format!("what is {placeholder}?")}]});
-    let (_, text) = post(&gw.url, "/v1/chat/completions", &pasted, &[("session-id", "s-two")]).await;
-    assert!(text.contains(placeholder) && !text.contains(GITHUB), "{text}");
+    let (_, text) = post(
+        &gw.url,
+        "/v1/chat/completions",
+        &pasted,
+        &[("session-id", "s-two")],
+    )
+    .await;
+    assert!(
+        text.contains(placeholder) && !text.contains(GITHUB),
+        "{text}"
+    );
     // The same session asking about it gets the value.
-    let (_, text) = post(&gw.url, "/v1/chat/completions", &pasted, &[("session-id", "s-one")]).await;
+    let (_, text) = post(
+        &gw.url,
+        "/v1/chat/completions",
+        &pasted,
+        &[("session-id", "s-one")],
+    )
+    .await;
     assert!(text.contains(GITHUB), "{text}");
 
     // A look-alike nobody issued stays as typed.
     let typed = "TRIMGATE_SECRET_GITHUB_TOKEN_0123456789ab";
     let body = json!({"model": "gpt-5", "messages": [{"role": "user", "content": format!("echo {typed}")}]});
-    let (_, text) = post(&gw.url, "/v1/chat/completions", &body, &[("session-id", "s-one")]).await;
+    let (_, text) = post(
+        &gw.url,
+        "/v1/chat/completions",
+        &body,
+        &[("session-id", "s-one")],
+    )
+    .await;
     assert!(text.contains(typed), "{text}");
 
     // The same secret in two places, and two secrets sharing a prefix.
@@ -180,14 +219,22 @@ async fn scopes_look_alikes_and_repeats() {
     let twin = format!("{}Z", &GITHUB[..GITHUB.len() - 1]);
     let body = json!({"model": "gpt-5", "messages": [{"role": "user", "content":
         format!("GITHUB_TOKEN={GITHUB}\ngit push https://x:{GITHUB}@github.com/o/r\nOTHER_TOKEN={twin}\n")}]});
-    let (status, _) = post(&gw.url, "/v1/chat/completions", &body, &[("x-request-id", "twice")]).await;
+    let (status, _) = post(
+        &gw.url,
+        "/v1/chat/completions",
+        &body,
+        &[("x-request-id", "twice")],
+    )
+    .await;
     assert_eq!(status, 200);
     let sent = String::from_utf8_lossy(&mock.state.requests()[0].body).into_owned();
     assert!(!sent.contains(GITHUB) && !sent.contains(&twin));
     let spans: Vec<&str> = sent
         .match_indices("TRIMGATE_SECRET_")
         .map(|(i, _)| {
-            let end = sent[i..].find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap();
+            let end = sent[i..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap();
             &sent[i..i + end]
         })
         .collect();
@@ -245,9 +292,15 @@ mode = "off"
         .as_str()
         .unwrap()
         .contains("messages[2].content[0].content, line 1"));
-    assert!(mock.state.requests().is_empty(), "a blocked request reached the provider");
+    assert!(
+        mock.state.requests().is_empty(),
+        "a blocked request reached the provider"
+    );
     let records = gw.records.records();
-    let row = records.iter().find(|r| r.request_id == "blocked-chat").unwrap();
+    let row = records
+        .iter()
+        .find(|r| r.request_id == "blocked-chat")
+        .unwrap();
     assert_eq!(row.status, 400);
     assert_eq!(row.error, Some("secret_blocked"));
     assert_eq!(row.secrets, "github_token:1,env_secret:1");
@@ -282,7 +335,10 @@ guard = "off"
 "#;
     let gw = start_inprocess_env(
         &config(&mock.url, extra),
-        &[("TG_KEY_STRICT", "tg-strict-key"), ("TG_KEY_OPEN", "tg-open-key")],
+        &[
+            ("TG_KEY_STRICT", "tg-strict-key"),
+            ("TG_KEY_OPEN", "tg-open-key"),
+        ],
     )
     .await;
     let send = |key: &'static str| {
@@ -449,7 +505,10 @@ hooks = ["slow-closed"]
     assert_eq!(status, 400, "{text}");
     let error: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(error["error"]["code"], "guardrail_refused");
-    assert!(error["error"]["message"].as_str().unwrap().contains("PII: a phone number"));
+    assert!(error["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("PII: a phone number"));
     assert!(mock.state.requests().is_empty());
 
     // Masked, then two failing hooks that fail open: the masked request goes on.
@@ -462,12 +521,24 @@ hooks = ["slow-closed"]
     let (status, text) = post(&gw.url, "/v1/chat/completions", &body, &[]).await;
     assert_eq!(status, 200, "{text}");
     let sent = String::from_utf8_lossy(&mock.state.requests()[0].body).into_owned();
-    assert!(sent.contains("call me at <PHONE>") && !sent.contains("555 0100"), "{sent}");
+    assert!(
+        sent.contains("call me at <PHONE>") && !sent.contains("555 0100"),
+        "{sent}"
+    );
     assert!(!sent.contains(GITHUB));
     let calls = seen.lock().unwrap().clone();
-    assert!(calls.iter().all(|c| !c.to_string().contains(GITHUB)), "a hook saw a secret");
-    let pre = calls.iter().filter(|c| c["eventType"] == "beforeRequestHook").count();
-    let post_calls: Vec<&Value> = calls.iter().filter(|c| c["eventType"] == "afterRequestHook").collect();
+    assert!(
+        calls.iter().all(|c| !c.to_string().contains(GITHUB)),
+        "a hook saw a secret"
+    );
+    let pre = calls
+        .iter()
+        .filter(|c| c["eventType"] == "beforeRequestHook")
+        .count();
+    let post_calls: Vec<&Value> = calls
+        .iter()
+        .filter(|c| c["eventType"] == "afterRequestHook")
+        .collect();
     assert_eq!(pre, 3);
     // The masker (pre and post) saw the answer; the failing ones fail open there too.
     assert!(!post_calls.is_empty());
@@ -475,11 +546,20 @@ hooks = ["slow-closed"]
 
     // Fail closed: 503 in the client's shape, nothing upstream.
     mock.state.clear();
-    let (status, text) = post(&gw.url, "/v1/messages", &messages("claude-sonnet-5-5", false), &[]).await;
+    let (status, text) = post(
+        &gw.url,
+        "/v1/messages",
+        &messages("claude-sonnet-5-5", false),
+        &[],
+    )
+    .await;
     assert_eq!(status, 503, "{text}");
     let error: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(error["type"], "error");
-    assert!(error["error"]["message"].as_str().unwrap().contains("broken-closed"));
+    assert!(error["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("broken-closed"));
     let (status, text) = post(
         &gw.url,
         "/v1beta/models/gemini-2.5-pro:generateContent",

@@ -122,7 +122,10 @@ pub enum GatewayError {
     /// The guard's `block` mode: a secret in the request, named by kind and place, never
     /// by value.
     #[error("the request holds a secret ({kind}) in {location}; this gateway's guard refuses requests with secrets (mode block): remove it, or ask for the guard's redact mode")]
-    SecretBlocked { kind: &'static str, location: String },
+    SecretBlocked {
+        kind: &'static str,
+        location: String,
+    },
     /// A guardrail hook said no.
     #[error("guardrail hook {hook:?} refused the {stage}: {reason}")]
     HookRefused {

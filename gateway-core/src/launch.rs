@@ -207,7 +207,10 @@ fn guard_key(
     };
     if let Some(path) = key_file {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            std::io::Error::other(format!("cannot read [guard] key_file {}: {e}", path.display()))
+            std::io::Error::other(format!(
+                "cannot read [guard] key_file {}: {e}",
+                path.display()
+            ))
         })?;
         if text.trim().len() < 32 {
             return Err(std::io::Error::other(format!(

@@ -122,12 +122,17 @@ impl AppState {
     pub fn set_guard_key(&self, key: [u8; 32]) {
         let capacity = self.config().guard.vault_capacity;
         let vault = crate::guard::Vault::new(crate::guard::Placeholders::new(key), capacity);
-        *self.vault.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = vault;
+        *self
+            .vault
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = vault;
     }
 
     /// The vault, also after a panic elsewhere while it was held (its map stays whole).
     pub fn vault(&self) -> std::sync::MutexGuard<'_, crate::guard::Vault> {
-        self.vault.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.vault
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Checks virtual keys in this book.

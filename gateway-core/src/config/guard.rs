@@ -97,7 +97,8 @@ pub(super) fn validate_guard(
         hooks,
         rules,
     } = guard;
-    let mut problem = |path: String, message: String| problems.push(ConfigProblem { path, message });
+    let mut problem =
+        |path: String, message: String| problems.push(ConfigProblem { path, message });
     let mode = match mode.as_deref().map(Mode::parse) {
         None => Mode::Redact,
         Some(Ok(mode)) => mode,
@@ -111,7 +112,10 @@ pub(super) fn validate_guard(
     for (i, h) in hooks.into_iter().enumerate() {
         let path = format!("guard.hooks[{i}]");
         if h.name.is_empty() || built_hooks.iter().any(|b| b.name == h.name) {
-            problem(format!("{path}.name"), "must be non-empty and unique".into());
+            problem(
+                format!("{path}.name"),
+                "must be non-empty and unique".into(),
+            );
             continue;
         }
         match h.url.parse::<http::Uri>() {
@@ -177,7 +181,10 @@ pub(super) fn validate_guard(
         for name in names {
             match built_hooks.iter().find(|h| h.name == name) {
                 Some(h) => out.push(h.clone()),
-                None => problem(path.to_owned(), format!("no hook named {name:?} in [[guard.hooks]]")),
+                None => problem(
+                    path.to_owned(),
+                    format!("no hook named {name:?} in [[guard.hooks]]"),
+                ),
             }
         }
         out
@@ -196,7 +203,10 @@ pub(super) fn validate_guard(
             Some(p) => match Glob::new(p) {
                 Ok(g) => Some(g.compile_matcher()),
                 Err(e) => {
-                    problem(format!("{path}.match"), format!("{p:?} is not a valid glob: {e}"));
+                    problem(
+                        format!("{path}.match"),
+                        format!("{p:?} is not a valid glob: {e}"),
+                    );
                     None
                 }
             },
@@ -206,7 +216,10 @@ pub(super) fn validate_guard(
         }
         if let Some(p) = &r.provider {
             if !providers.iter().any(|name| name == p) {
-                problem(format!("{path}.provider"), format!("no provider named {p:?}"));
+                problem(
+                    format!("{path}.provider"),
+                    format!("no provider named {p:?}"),
+                );
             }
         }
         let mode = match r.mode.as_deref().map(Mode::parse) {
@@ -241,12 +254,19 @@ pub(super) fn validate_guard(
         custom.push(CustomPattern {
             id: p.id,
             regex: p.regex,
-            keywords: p.keywords.into_iter().map(|k| k.to_ascii_lowercase()).collect(),
+            keywords: p
+                .keywords
+                .into_iter()
+                .map(|k| k.to_ascii_lowercase())
+                .collect(),
         });
     }
     for (i, a) in allow_patterns.iter().enumerate() {
         if let Err(e) = regex::Regex::new(a) {
-            problem(format!("guard.allow_patterns[{i}]"), format!("not a valid regex: {e}"));
+            problem(
+                format!("guard.allow_patterns[{i}]"),
+                format!("not a valid regex: {e}"),
+            );
         }
     }
     let detect = if custom.is_empty() && allow.is_empty() && allow_patterns.is_empty() {
@@ -269,7 +289,9 @@ pub(super) fn validate_guard(
         hooks: every,
         detect,
         key_file,
-        vault_capacity: vault_capacity.unwrap_or(crate::guard::vault::DEFAULT_CAPACITY).max(1),
+        vault_capacity: vault_capacity
+            .unwrap_or(crate::guard::vault::DEFAULT_CAPACITY)
+            .max(1),
         patterns: custom.into_iter().map(|c| c.id).collect(),
         allowed: allow.len() + allow_patterns.len(),
     }

@@ -232,7 +232,10 @@ fn search(text: &str, content: Range<usize>, stack: &[Level], rules: &Rules, hit
     for finding in rules.detect(searched) {
         let (start, end) = match &decoded {
             None => (finding.start, finding.end),
-            Some(d) => (d.escaped_offset(finding.start), d.escaped_offset(finding.end)),
+            Some(d) => (
+                d.escaped_offset(finding.start),
+                d.escaped_offset(finding.end),
+            ),
         };
         hits.push(Hit {
             span: content.start + start..content.start + end,
@@ -316,7 +319,10 @@ mod tests {
         assert!(content.contains("DEBUG=true"));
         assert_eq!(find_placeholders(content).len(), 2);
         assert_eq!(
-            out.found.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+            out.found
+                .iter()
+                .map(|f| f.path.as_str())
+                .collect::<Vec<_>>(),
             ["messages[2].content", "messages[2].content"]
         );
         assert_eq!(tally(&out.found), "github_token:1,env_secret:1");
@@ -333,11 +339,16 @@ mod tests {
         let first = serde_json::json!({"messages": [{"role": "tool", "content": format!("token: {GITHUB}")}]}).to_string();
         let one = redact(first.as_bytes(), &vault, "s");
         let one = String::from_utf8(one.body.unwrap()).unwrap();
-        let args = serde_json::json!({"command": format!("gh auth login --with-token <<< \"{GITHUB}\"")}).to_string();
+        let args =
+            serde_json::json!({"command": format!("gh auth login --with-token <<< \"{GITHUB}\"")})
+                .to_string();
         let second = serde_json::json!({"messages": [{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "bash", "arguments": args}}]}]}).to_string();
         let two = redact(second.as_bytes(), &vault, "s");
         assert_eq!(two.found.len(), 1);
-        assert_eq!(two.found[0].path, "messages[0].tool_calls[0].function.arguments");
+        assert_eq!(
+            two.found[0].path,
+            "messages[0].tool_calls[0].function.arguments"
+        );
         let two = String::from_utf8(two.body.unwrap()).unwrap();
         let p1 = &one[find_placeholders(&one)[0].clone()];
         assert!(two.contains(p1), "{two}");

@@ -102,7 +102,9 @@ impl Values {
 
 impl std::fmt::Debug for Values {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Values").field("placeholders", &self.values.len()).finish()
+        f.debug_struct("Values")
+            .field("placeholders", &self.values.len())
+            .finish()
     }
 }
 

@@ -316,20 +316,20 @@ impl std::fmt::Debug for Rules {
 fn compile_files(
     files: &[(&str, &str)],
 ) -> Result<(Vec<(Rule, Vec<String>)>, Vec<Allowlist>), RulesError> {
-        let mut all = Vec::new();
-        let mut global = Vec::new();
-        for (name, text) in files {
-            let file: RuleFile = toml::from_str(text).map_err(|e| RulesError::Parse {
-                file: (*name).to_string(),
-                message: e.to_string(),
-            })?;
-            if let Some(allowlist) = file.allowlist {
-                global.push(compile_allowlist(allowlist, "[allowlist]")?);
-            }
-            for config in file.rules {
-                all.push(compile_rule(config)?);
-            }
+    let mut all = Vec::new();
+    let mut global = Vec::new();
+    for (name, text) in files {
+        let file: RuleFile = toml::from_str(text).map_err(|e| RulesError::Parse {
+            file: (*name).to_string(),
+            message: e.to_string(),
+        })?;
+        if let Some(allowlist) = file.allowlist {
+            global.push(compile_allowlist(allowlist, "[allowlist]")?);
         }
+        for config in file.rules {
+            all.push(compile_rule(config)?);
+        }
+    }
     Ok((all, global))
 }
 

@@ -132,12 +132,12 @@ pub(super) async fn after(
     let response = match ctx.post_hooks.take() {
         Some((hooks, request, model, provider)) if !is_stream(response.headers()) => {
             let (mut parts, body) = response.into_parts();
-            let whole = axum::body::to_bytes(body, usize::MAX)
-                .await
-                .map_err(|e| GatewayError::UpstreamBroken {
+            let whole = axum::body::to_bytes(body, usize::MAX).await.map_err(|e| {
+                GatewayError::UpstreamBroken {
                     provider: provider.clone(),
                     detail: e.to_string(),
-                })?;
+                }
+            })?;
             let meta = crate::hooks::Meta {
                 request_id: &ctx.id,
                 model: &model,
@@ -150,10 +150,12 @@ pub(super) async fn after(
         }
         _ => response,
     };
-    Ok(match ctx.restore.as_deref().and_then(|s| values(state, s)) {
-        Some(values) => answer(ctx.dialect(), values, response).await,
-        None => response,
-    })
+    Ok(
+        match ctx.restore.as_deref().and_then(|s| values(state, s)) {
+            Some(values) => answer(ctx.dialect(), values, response).await,
+            None => response,
+        },
+    )
 }
 
 fn is_stream(headers: &HeaderMap) -> bool {

@@ -677,7 +677,10 @@ async fn run(
             provider: &steps[0].provider.name,
         };
         let current = changed.clone().unwrap_or_else(|| body.clone());
-        let checked = state.hooks.before(&decision.hooks, &meta, current.clone()).await?;
+        let checked = state
+            .hooks
+            .before(&decision.hooks, &meta, current.clone())
+            .await?;
         if checked != current {
             changed = Some(checked.clone());
         }
