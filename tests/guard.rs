@@ -572,3 +572,79 @@ hooks = ["slow-closed"]
     assert_eq!(error["error"]["code"], 503);
     assert!(mock.state.requests().is_empty());
 }
+
+/// The real binary: the placeholder key is the installation's (`guard-key` beside the
+/// config, owner-only), so a secret keeps its placeholder across a restart, and another
+/// installation names it differently; the window's request detail shows the bodies with
+/// placeholders, never the value.
+#[tokio::test]
+async fn placeholders_survive_a_restart_and_the_detail_shows_no_value() {
+    let mock = start_mock(MockConfig::default()).await;
+    let toml = config(&mock.url, "[admin]\nkeep_request_bodies = true\n");
+    let dir = tempfile::tempdir().unwrap();
+    let placeholder_of = |mock: &Mock| {
+        let sent = String::from_utf8_lossy(&mock.state.requests().pop().unwrap().body).into_owned();
+        let at = sent.find("TRIMGATE_SECRET_GITHUB_TOKEN_").unwrap();
+        sent[at..at + "TRIMGATE_SECRET_GITHUB_TOKEN_".len() + 12].to_owned()
+    };
+    let mut gw = Gateway::spawn_wrapped(&toml, &[], &[], "127.0.0.1:0", dir);
+    let (status, _) = post(
+        &gw.url,
+        "/v1/chat/completions",
+        &chat("gpt-5", false),
+        &[("x-request-id", "detail-1")],
+    )
+    .await;
+    assert_eq!(status, 200);
+    let first = placeholder_of(&mock);
+    let key_file = gw.dir.path().join("guard-key");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&key_file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    // The request detail: bodies kept, placeholders only.
+    let detail: Value = client()
+        .get(format!("{}/admin/api/requests/detail-1", gw.url))
+        .bearer_auth(&gw.admin_token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let shown = detail.to_string();
+    assert!(shown.contains(&first), "{shown}");
+    assert!(!shown.contains(GITHUB) && !shown.contains(DB_PASSWORD));
+
+    gw.signal("TERM");
+    assert!(gw.wait_exit(std::time::Duration::from_secs(20)).is_some());
+    let dir = std::mem::replace(&mut gw.dir, tempfile::tempdir().unwrap());
+    drop(gw);
+    let gw = Gateway::spawn_wrapped(&toml, &[], &[], "127.0.0.1:0", dir);
+    let (status, text) = post(&gw.url, "/v1/chat/completions", &chat("gpt-5", false), &[]).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        placeholder_of(&mock),
+        first,
+        "the placeholder changed with a restart"
+    );
+    assert!(text.contains(GITHUB));
+
+    let other = Gateway::spawn(&toml);
+    let (status, _) = post(
+        &other.url,
+        "/v1/chat/completions",
+        &chat("gpt-5", false),
+        &[],
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_ne!(
+        placeholder_of(&mock),
+        first,
+        "two installations share a key"
+    );
+}

@@ -42,10 +42,11 @@ def _clean_env(home):
     return env
 
 
-def run_claude(gateway_url, model, prompt, headers=None, oauth_token=None, timeout=120, wrap=None):
-    """`claude -p PROMPT --output-format json`; returns (exit code, parsed result or None, stderr).
-    With `wrap` (a `trimgate wrap …` argv), the agent is started by it, which sets its
-    gateway variables."""
+def run_claude(gateway_url, model, prompt, headers=None, oauth_token=None, timeout=120, wrap=None,
+               work=None):
+    """`claude -p PROMPT --output-format json` in `work` (a fresh directory by default);
+    returns (exit code, parsed result or None, stderr). With `wrap` (a `trimgate wrap …`
+    argv), the agent is started by it, which sets its gateway variables."""
     home = tempfile.mkdtemp(prefix="trimgate-claude-home-")
     env = _clean_env(home)
     env.update({
@@ -68,7 +69,7 @@ def run_claude(gateway_url, model, prompt, headers=None, oauth_token=None, timeo
         env["ANTHROPIC_API_KEY"] = PLACEHOLDER_KEY
     if headers:
         env["ANTHROPIC_CUSTOM_HEADERS"] = "\n".join(f"{k}: {v}" for k, v in headers.items())
-    work = tempfile.mkdtemp(prefix="trimgate-claude-work-")
+    work = work or tempfile.mkdtemp(prefix="trimgate-claude-work-")
     argv = [os.path.join(BIN_DIR, "claude"), "-p", prompt, "--output-format", "json",
             "--allowedTools", "Bash", "--max-turns", "4"]
     if wrap:

@@ -11,8 +11,8 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::reply::{
-    input_tokens, joined_text, last_text, signature, Answer, Conversation, Reasoning, ToolDecl,
-    Usage,
+    input_tokens, joined_text, last_text, signature, Answer, Conversation, Reasoning, Split,
+    ToolDecl, Usage,
 };
 use super::{
     answer, bytes_response, fault, header_str, json_response, random_id, sse, Controls, MockState,
@@ -246,7 +246,15 @@ fn messages(
     let signature = reasoning.as_ref().map(Reasoning::signature);
     let thinking = reasoning.as_ref().zip(signature.as_deref());
     if request.stream == Some(true) {
-        let mut frames = events(model, &id, &tool_id, thinking, &answer, usage);
+        let mut frames = events(
+            model,
+            &id,
+            &tool_id,
+            thinking,
+            &answer,
+            usage,
+            controls.split,
+        );
         sse::inject_error(state, &mut frames, controls.stream_error_after, |_| {
             vec![sse::frame(
                 Some("error"),
@@ -603,8 +611,9 @@ fn events(
     thinking: Option<(&Reasoning, &str)>,
     answer: &Answer,
     usage: Usage,
+    split: Split,
 ) -> Vec<Bytes> {
-    let pieces = answer.pieces();
+    let pieces = answer.pieces(split);
     let thoughts = thinking
         .map(|(reasoning, _)| reasoning.pieces())
         .unwrap_or_default();

@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 
 use self::request::{Data, GenerateRequest, Mode, Rejection, Role};
 use super::reply::{
-    input_tokens, thought_signature, Answer, Conversation, Reasoning, ToolDecl, Usage,
+    input_tokens, thought_signature, Answer, Conversation, Reasoning, Split, ToolDecl, Usage,
 };
 use super::{answer, bytes_response, header_str, random_id, sse, Controls, EmptyObject, MockState};
 
@@ -711,7 +711,8 @@ fn shape(answer: Answer, request: &GenerateRequest, thought_tokens: u64) -> (Ans
         return (whole, "STOP");
     };
     let room = usize::try_from(max.saturating_sub(thought_tokens)).unwrap_or(usize::MAX);
-    let pieces = whole.pieces();
+    // Tokens are words, however the stream is cut.
+    let pieces = whole.pieces(Split::Words);
     if pieces.len() <= room {
         return (whole, "STOP");
     }
@@ -987,7 +988,7 @@ impl<'a> Reply<'a> {
 
     /// One response per thought delta, then per text delta (or one for the whole call), each
     /// with the usage so far; the finish reason on the last.
-    fn chunks(&self) -> Vec<ResponseOut<'a>> {
+    fn chunks(&self, split: Split) -> Vec<ResponseOut<'a>> {
         let mut out = Vec::new();
         if let Some(thought) = self.thought {
             for (i, text) in thought.pieces().into_iter().enumerate() {
@@ -1011,7 +1012,7 @@ impl<'a> Reply<'a> {
                 ));
             }
             Answer::Text(_) => {
-                let pieces = self.answer.pieces();
+                let pieces = self.answer.pieces(split);
                 if pieces.is_empty() {
                     let part = PartOut::Text {
                         text: "",
@@ -1185,7 +1186,7 @@ impl ModalityCount {
 /// The streamed body: SSE frames, or the pieces of one JSON array; an in-stream error is
 /// the last frame, or the array's last element.
 fn streamed(state: &MockState, controls: &Controls, reply: &Reply<'_>, mode: Stream) -> Response {
-    let chunks = reply.chunks();
+    let chunks = reply.chunks(controls.split);
     let mut frames = match mode {
         Stream::Sse => chunks.iter().map(sse_frame).collect(),
         Stream::Array => array_frames(&chunks),

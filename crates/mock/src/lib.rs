@@ -7,7 +7,8 @@
 //! `x-mock-*` request headers steer delays, injected faults and the reply text, so tests can
 //! drive it through a gateway that forwards client headers; `MockConfig`'s fault settings
 //! (`trimgate mock --fail-status …`) fail clients that send no such headers; `/_mock/*`
-//! shows what arrived and what was served.
+//! shows what arrived and what was served: `GET /_mock/requests` lists the last 10,000
+//! requests received, each with its method, path, headers and raw body; `DELETE` forgets them.
 //!
 //! - `openai`, `openai_chat`, `responses`: the two OpenAI dialects and what they share.
 //! - `anthropic`: Anthropic Messages and token counting.
@@ -17,6 +18,21 @@
 //! - `reply`: what the answer says, whatever the dialect.
 //! - `sse`: streamed bodies, and the faults that act on their frames.
 //! - `fault`: which faults a request gets, their counts, the slow drip.
+//!
+//! # Replies
+//!
+//! What the answer says (headers; each dialect builds it in its own shape):
+//!
+//! | header | effect |
+//! |---|---|
+//! | `x-mock-reply: <text>` | the text answer, instead of the echo of the user's words |
+//! | `x-mock-tool: <name>` | call that declared tool rather than the first; `none` answers in text |
+//! | `x-mock-tool-arguments: <json>` | the call's arguments (a JSON object), instead of ones built from the tool's schema |
+//! | `x-mock-cached-tokens: <n>` | report `n` prompt tokens read from the cache |
+//! | `x-mock-fetch-originals: 1` | after a tool result whose marker says where an elided output is kept, call the tool with `curl -s <that address>` |
+//! | `x-mock-use-secrets: 1` | after a tool result holding the gateway guard's placeholders (`TRIMGATE_SECRET_<KIND>_<12 hex>`), call the tool with `printf '%s\n' '<p1>' '<p2>' … > <file>`, shell arguments shaped by its schema; a tool result without any is quoted back as usual |
+//! | `x-mock-secrets-file: <path>` | the file that command writes (default `secrets.txt`, in the agent's working directory) |
+//! | `x-mock-split-chars: 1` | stream a text answer one character per delta, not one word |
 //!
 //! # Faults
 //!
@@ -429,6 +445,13 @@ pub(crate) struct Controls {
     /// After a tool result whose marker says an elided output is kept, call the tool with
     /// `curl -s <its address>` (`x-mock-fetch-originals`).
     fetch_originals: bool,
+    /// After a tool result holding the guard's placeholders, call the tool with a command
+    /// that writes them to `secrets_file` (`x-mock-use-secrets`).
+    use_secrets: bool,
+    /// Where that command writes them (`x-mock-secrets-file`).
+    secrets_file: Option<String>,
+    /// How a streamed text answer is cut (`x-mock-split-chars`).
+    split: reply::Split,
 }
 
 impl Controls {
@@ -461,6 +484,13 @@ impl Controls {
             }),
             fetch_originals: header_text(headers, "x-mock-fetch-originals")
                 .is_some_and(|v| is_true(&v)),
+            use_secrets: header_text(headers, "x-mock-use-secrets").is_some_and(|v| is_true(&v)),
+            secrets_file: header_text(headers, "x-mock-secrets-file").filter(|p| !p.is_empty()),
+            split: if header_text(headers, "x-mock-split-chars").is_some_and(|v| is_true(&v)) {
+                reply::Split::Chars
+            } else {
+                reply::Split::Words
+            },
         }
     }
 

@@ -10,7 +10,9 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::openai::{self, ErrorBody};
-use super::reply::{joined_text, last_text, Answer, Conversation, Reasoning, ToolDecl, Usage};
+use super::reply::{
+    joined_text, last_text, Answer, Conversation, Reasoning, Split, ToolDecl, Usage,
+};
 use super::{answer, json_response, random_id, sse, unix_now, Controls, EmptyArray, MockState};
 
 const FINGERPRINT: &str = "fp_mock0c0ffee";
@@ -105,7 +107,7 @@ fn respond(state: &MockState, controls: &Controls, headers: &HeaderMap, body: &B
             answer: &answer,
             call_id: &call_id,
         };
-        let mut frames = chunks(&id, model, &reply, usage, include_usage);
+        let mut frames = chunks(&id, model, &reply, usage, include_usage, controls.split);
         sse::inject_error(state, &mut frames, controls.stream_error_after, |_| {
             vec![sse::frame(
                 None,
@@ -386,6 +388,7 @@ fn chunks(
     reply: &Reply<'_>,
     usage: Usage,
     include_usage: bool,
+    split: Split,
 ) -> Vec<Bytes> {
     let (answer, call_id) = (reply.answer, reply.call_id);
     let created = unix_now();
@@ -410,7 +413,7 @@ fn chunks(
             },
         )
     };
-    let pieces = answer.pieces();
+    let pieces = answer.pieces(split);
     let thoughts = reply.reasoning.map(Reasoning::pieces).unwrap_or_default();
     let mut frames = Vec::with_capacity(thoughts.len() + pieces.len() + 4);
     for (i, thought) in thoughts.iter().enumerate() {

@@ -16,7 +16,7 @@ pub(super) struct Conversation {
     /// The text of the last input item, when that item is a tool result.
     pub tool_result: Option<String>,
     /// The declared function tool to call (the one `x-mock-tool` names, else the first);
-    /// after a tool result, read only to fetch an elided output back.
+    /// after a tool result, read only to act on it as a header asks (see `follow_up`).
     pub tool: Option<ToolDecl>,
     /// The last text the user sent: the echo quotes it when there is neither of the above,
     /// the reasoning whenever it does not think about a tool result.
@@ -33,6 +33,17 @@ pub(super) enum Answer {
     Tool(ToolCall),
 }
 
+/// How a streamed text answer is cut into deltas.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum Split {
+    /// Word-sized deltas, each whitespace run in front of its word.
+    #[default]
+    Words,
+    /// One character per delta (`x-mock-split-chars`), so that any word, a placeholder
+    /// among them, arrives across several events.
+    Chars,
+}
+
 pub(super) struct ToolCall {
     pub name: String,
     /// Compact JSON object text.
@@ -40,20 +51,18 @@ pub(super) struct ToolCall {
 }
 
 impl Answer {
-    /// A tool result gets quoted back; else tools get called (the one `x-mock-tool` names,
+    /// A tool result gets quoted back (or, as a header asks, acted on with the tool: see
+    /// [`follow_up`]); else tools get called (the one `x-mock-tool` names,
     /// with `x-mock-tool-arguments` when given); else the user gets an echo.
     pub fn decide(conversation: Conversation, controls: &super::Controls) -> Self {
         if let Some(result) = conversation.tool_result {
-            // Told to, it asks for an elided output back the way the marker says.
-            if let (true, Some(url), Some(tool)) = (
-                controls.fetch_originals,
-                retrieval_url(&result),
-                conversation.tool,
-            ) {
-                return Self::Tool(ToolCall {
-                    arguments: shell_arguments(tool.schema.as_ref(), &format!("curl -s {url}")),
-                    name: tool.name,
-                });
+            if let Some(tool) = conversation.tool {
+                if let Some((command, description)) = follow_up(&result, controls) {
+                    return Self::Tool(ToolCall {
+                        arguments: shell_arguments(tool.schema.as_ref(), &command, description),
+                        name: tool.name,
+                    });
+                }
             }
             return Self::Text(format!("tool result: {}", truncate(&result, QUOTE_CHARS)));
         }
@@ -75,9 +84,11 @@ impl Answer {
         }
     }
 
-    /// Text deltas, or argument fragments, in stream order; they concatenate to the whole.
-    pub fn pieces(&self) -> Vec<&str> {
+    /// Text deltas cut as `split` says, or argument fragments, in stream order; they
+    /// concatenate to the whole.
+    pub fn pieces(&self, split: Split) -> Vec<&str> {
         match self {
+            Self::Text(text) if split == Split::Chars => char_deltas(text),
             Self::Text(text) => word_deltas(text),
             Self::Tool(call) => fragments(&call.arguments, ARGUMENT_FRAGMENTS),
         }
@@ -89,6 +100,26 @@ impl Answer {
             Self::Tool(_) => TOOL_CALL_TOKENS,
         }
     }
+}
+
+/// The shell command (and what it does) a tool result asks for, when a header says to
+/// act on it: an elided output fetched back the way its marker says
+/// (`x-mock-fetch-originals`), or the guard's placeholders written to a file, as a model
+/// using the secrets it read would (`x-mock-use-secrets`).
+fn follow_up(result: &str, controls: &super::Controls) -> Option<(String, &'static str)> {
+    if controls.fetch_originals {
+        if let Some(url) = retrieval_url(result) {
+            return Some((format!("curl -s {url}"), "Fetch the whole output"));
+        }
+    }
+    if controls.use_secrets {
+        let found = placeholders(result);
+        if !found.is_empty() {
+            let path = controls.secrets_file.as_deref().unwrap_or(SECRETS_FILE);
+            return Some((write_command(&found, path), "Write the secrets to a file"));
+        }
+    }
+    None
 }
 
 /// The reasoning a reply opens with when the request asks for it, before its text or call.
@@ -288,6 +319,13 @@ fn word_deltas(text: &str) -> Vec<&str> {
     deltas
 }
 
+/// One delta per character.
+fn char_deltas(text: &str) -> Vec<&str> {
+    text.char_indices()
+        .map(|(i, c)| &text[i..i + c.len_utf8()])
+        .collect()
+}
+
 /// About `count` fragments of `text`, cut on char boundaries.
 fn fragments(text: &str, count: usize) -> Vec<&str> {
     let target = text.len().div_ceil(count).max(1);
@@ -357,9 +395,89 @@ fn retrieval_url(result: &str) -> Option<&str> {
     result[at + SAYS.len()..].split_whitespace().next()
 }
 
+/// Where the placeholders are written when `x-mock-secrets-file` names no file: the
+/// agent's working directory.
+const SECRETS_FILE: &str = "secrets.txt";
+
+/// What every placeholder the gateway's guard puts in place of a secret starts with.
+const PLACEHOLDER_PREFIX: &str = "TRIMGATE_SECRET_";
+/// Lower-case hex digits that end a placeholder.
+const PLACEHOLDER_ID_HEX: usize = 12;
+
+/// The placeholders in `text`, left to right, each once. Their grammar, restated here (the
+/// mock shares no code with the gateway): `TRIMGATE_SECRET_`, one or more words of `A`–`Z`
+/// each followed by `_`, then 12 of `0`–`9a`–`f`.
+pub(super) fn placeholders(text: &str) -> Vec<&str> {
+    let mut found: Vec<&str> = Vec::new();
+    let mut from = 0;
+    while let Some(offset) = text[from..].find(PLACEHOLDER_PREFIX) {
+        let start = from + offset;
+        match placeholder_end(text.as_bytes(), start) {
+            Some(end) => {
+                let placeholder = &text[start..end];
+                if !found.contains(&placeholder) {
+                    found.push(placeholder);
+                }
+                from = end;
+            }
+            None => from = start + 1,
+        }
+    }
+    found
+}
+
+/// Where the placeholder starting at `start` (with the prefix) ends, if it is one.
+fn placeholder_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut i = start + PLACEHOLDER_PREFIX.len();
+    loop {
+        let word = bytes[i..]
+            .iter()
+            .take_while(|b| b.is_ascii_uppercase())
+            .count();
+        if word == 0 || bytes.get(i + word) != Some(&b'_') {
+            return None;
+        }
+        i += word + 1;
+        if !bytes.get(i).is_some_and(u8::is_ascii_uppercase) {
+            break;
+        }
+    }
+    let id = bytes.get(i..i + PLACEHOLDER_ID_HEX)?;
+    id.iter()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+        .then_some(i + PLACEHOLDER_ID_HEX)
+}
+
+/// `printf '%s\n' 'P1' 'P2' … > PATH`: one placeholder a line. Each is single-quoted, so
+/// the value the gateway puts back in its place reaches `printf` as it is, whatever
+/// characters it has (a `'` in it aside).
+fn write_command(placeholders: &[&str], path: &str) -> String {
+    let quoted: Vec<String> = placeholders.iter().map(|p| format!("'{p}'")).collect();
+    format!(
+        "printf '%s\\n' {} > {}",
+        quoted.join(" "),
+        shell_quote(path)
+    )
+}
+
+/// `text` as one shell word: as it is when it has only characters no shell treats
+/// specially, else single-quoted.
+fn shell_quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@%".contains(&b));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
 /// A shell tool's arguments for `command`, in the shape its schema asks: `cmd` (Codex's
-/// `exec_command`), an argv array (`shell`), or a `command` string (Claude Code's `Bash`).
-fn shell_arguments(schema: Option<&Value>, command: &str) -> String {
+/// `exec_command`), an argv array (`shell`), or a `command` string (Claude Code's `Bash`,
+/// which also wants a `description`).
+fn shell_arguments(schema: Option<&Value>, command: &str, description: &str) -> String {
     let properties = schema.and_then(|s| s.get("properties"));
     let has = |name: &str| properties.and_then(|p| p.get(name)).is_some();
     let arguments = if has("cmd") {
@@ -371,7 +489,7 @@ fn shell_arguments(schema: Option<&Value>, command: &str) -> String {
     {
         serde_json::json!({"command": ["bash", "-lc", command]})
     } else if has("description") {
-        serde_json::json!({"command": command, "description": "Fetch the whole output"})
+        serde_json::json!({"command": command, "description": description})
     } else {
         serde_json::json!({"command": command})
     };
@@ -454,6 +572,54 @@ mod tests {
             },
         );
         assert!(matches!(answer, Answer::Text(ref t) if t == "tool result: 42"));
+    }
+
+    #[test]
+    fn placeholders_follow_the_guards_grammar_and_are_listed_once_in_order() {
+        let text = "a=TRIMGATE_SECRET_AWS_SECRET_KEY_0123456789ab,TRIMGATE_SECRET_JWT_ffffffffffff9 \
+                    TRIMGATE_SECRET_AWS_SECRET_KEY_0123456789ab TRIMGATE_SECRET_TRIMGATE_SECRET_JWT_000000000000 \
+                    TRIMGATE_SECRET_JWT_FFFFFFFFFFFF TRIMGATE_SECRET_JWT_abc TRIMGATE_SECRET__000000000000 \
+                    TRIMGATE_SECRET_JWT000000000000 TRIMGATE_SECRET_";
+        assert_eq!(
+            placeholders(text),
+            [
+                "TRIMGATE_SECRET_AWS_SECRET_KEY_0123456789ab",
+                // A fixed end: 12 hex digits, whatever follows.
+                "TRIMGATE_SECRET_JWT_ffffffffffff",
+                // The prefix again is only more words of the kind.
+                "TRIMGATE_SECRET_TRIMGATE_SECRET_JWT_000000000000",
+            ]
+        );
+        assert!(placeholders("no secrets here").is_empty());
+    }
+
+    #[test]
+    fn the_write_command_single_quotes_each_placeholder_and_quotes_the_path_when_needed() {
+        let p = [
+            "TRIMGATE_SECRET_JWT_000000000000",
+            "TRIMGATE_SECRET_SK_KEY_111111111111",
+        ];
+        assert_eq!(
+            write_command(&p, "/tmp/x-1/out.txt"),
+            "printf '%s\\n' 'TRIMGATE_SECRET_JWT_000000000000' 'TRIMGATE_SECRET_SK_KEY_111111111111' > /tmp/x-1/out.txt"
+        );
+        assert_eq!(shell_quote("it's here"), r"'it'\''s here'");
+        assert_eq!(shell_quote("$HOME/x"), "'$HOME/x'");
+        assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn split_chars_cuts_text_into_characters_and_leaves_tool_fragments_alone() {
+        let text = Answer::Text("aé b".to_owned());
+        assert_eq!(text.pieces(Split::Chars), ["a", "é", " ", "b"]);
+        assert_eq!(text.pieces(Split::Words), ["aé", " b"]);
+        // Tokens are counted by word however the stream is cut.
+        assert_eq!(text.output_tokens(), 2);
+        let call = Answer::Tool(ToolCall {
+            name: "t".to_owned(),
+            arguments: r#"{"a":"0123456789"}"#.to_owned(),
+        });
+        assert_eq!(call.pieces(Split::Chars), call.pieces(Split::Words));
     }
 
     #[test]

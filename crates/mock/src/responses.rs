@@ -10,7 +10,9 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::openai::{self, STREAM_ERROR_MESSAGE};
-use super::reply::{joined_text, last_text, Answer, Conversation, Reasoning, ToolDecl, Usage};
+use super::reply::{
+    joined_text, last_text, Answer, Conversation, Reasoning, Split, ToolDecl, Usage,
+};
 use super::{
     answer, json_response, random_id, sse, unix_now, Controls, EmptyArray, EmptyObject, MockState,
 };
@@ -150,7 +152,7 @@ fn respond(state: &MockState, controls: &Controls, headers: &HeaderMap, body: &B
         answer: &answer,
     };
     if request.stream == Some(true) {
-        let mut frames = events(&echo, &ids, &reply, usage);
+        let mut frames = events(&echo, &ids, &reply, usage, controls.split);
         sse::inject_error(state, &mut frames, controls.stream_error_after, |sent| {
             failure_frames(&echo, &ids, sent)
         });
@@ -695,9 +697,9 @@ fn named(kind: &'static str, payload: &impl Serialize) -> Bytes {
 
 /// The full event sequence: the reasoning item's events when there is reasoning, then the
 /// answer's item; `sequence_number` counts from 0.
-fn events(echo: &Echo<'_>, ids: &Ids, reply: &Reply<'_>, usage: Usage) -> Vec<Bytes> {
+fn events(echo: &Echo<'_>, ids: &Ids, reply: &Reply<'_>, usage: Usage, split: Split) -> Vec<Bytes> {
     let answer = reply.answer;
-    let pieces = answer.pieces();
+    let pieces = answer.pieces(split);
     let thoughts = reply
         .reasoning
         .map(|(reasoning, _)| reasoning.pieces())

@@ -1920,3 +1920,260 @@ async fn drop_every_closes_every_nth_connection_before_any_status_line() {
     assert_eq!(s.requests().len(), 5);
     mock.stop().await;
 }
+
+// The secrets guard's placeholders (`x-mock-use-secrets`), and text streamed a character
+// at a time (`x-mock-split-chars`).
+
+const GEMINI_KEY: (&str, &str) = ("x-goog-api-key", "AIza-mock-gemini");
+const GITHUB_PLACEHOLDER: &str = "TRIMGATE_SECRET_GITHUB_TOKEN_0a1b2c3d4e5f";
+const DB_PLACEHOLDER: &str = "TRIMGATE_SECRET_DB_PASSWORD_00ff00ff00ff";
+const USE_SECRETS: (&str, &str) = ("x-mock-use-secrets", "1");
+const SECRETS_FILE: (&str, &str) = ("x-mock-secrets-file", "/tmp/out dir/secrets.txt");
+/// The command that writes both placeholders, each once, to SECRETS_FILE's path (quoted:
+/// it has a space).
+const WRITE_SECRETS: &str = "printf '%s\\n' 'TRIMGATE_SECRET_GITHUB_TOKEN_0a1b2c3d4e5f' \
+     'TRIMGATE_SECRET_DB_PASSWORD_00ff00ff00ff' > '/tmp/out dir/secrets.txt'";
+
+/// What `cat .env` printed once the gateway replaced its secrets: two placeholders, one of
+/// them twice, and two look-alikes outside the grammar (upper-case id, short id).
+fn redacted_env() -> String {
+    format!(
+        "GITHUB_TOKEN={GITHUB_PLACEHOLDER}\nDATABASE_URL=postgres://app:{DB_PLACEHOLDER}@db:5432/app\n\
+         AGAIN={GITHUB_PLACEHOLDER}\nNOT_ONE=TRIMGATE_SECRET_GITHUB_TOKEN_0A1B2C3D4E5F TRIMGATE_SECRET_X_abc\n"
+    )
+}
+
+fn bash_tool() -> Value {
+    json!([{"name": "Bash", "input_schema": {"type": "object", "properties": {
+        "command": {"type": "string"}, "description": {"type": "string"}}, "required": ["command"]}}])
+}
+
+/// A Messages conversation whose last item is Bash's result `output`.
+fn messages_after_bash(output: &str) -> Value {
+    json!({"model": "c", "max_tokens": 100, "tools": bash_tool(), "messages": [
+        {"role": "user", "content": "read .env"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "cat .env"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": output}]}]})
+}
+
+#[tokio::test]
+async fn use_secrets_has_claude_codes_bash_write_the_placeholders_of_a_tool_result_to_the_file() {
+    let (status, _, body) = post_json(
+        &state(),
+        "/v1/messages",
+        &[ANTHROPIC_KEY, ANTHROPIC_VERSION, USE_SECRETS, SECRETS_FILE],
+        messages_after_bash(&redacted_env()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["stop_reason"], "tool_use");
+    let block = &body["content"][0];
+    assert_eq!(block["name"], "Bash");
+    assert_eq!(
+        block["input"],
+        json!({"command": WRITE_SECRETS, "description": "Write the secrets to a file"})
+    );
+}
+
+#[tokio::test]
+async fn use_secrets_calls_codexs_exec_command_with_cmd_in_responses() {
+    let (_, _, body) = post_json(&state(), "/v1/responses", &[OPENAI, USE_SECRETS, SECRETS_FILE], json!({
+        "model": "gpt-5",
+        "tools": [{"type": "function", "name": "exec_command", "parameters": {
+            "type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]}}],
+        "input": [
+            {"role": "user", "content": [{"type": "input_text", "text": "read .env"}]},
+            {"type": "function_call", "call_id": "call_1", "name": "exec_command", "arguments": "{\"cmd\":\"cat .env\"}"},
+            {"type": "function_call_output", "call_id": "call_1", "output": redacted_env()}]})).await;
+    let item = &body["output"][0];
+    assert_eq!(item["type"], "function_call", "{body}");
+    assert_eq!(item["name"], "exec_command");
+    let arguments: Value = serde_json::from_str(item["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(arguments, json!({"cmd": WRITE_SECRETS}));
+}
+
+#[tokio::test]
+async fn use_secrets_gives_an_argv_shell_tool_bash_lc_in_chat_streamed_in_fragments() {
+    let (_, _, bytes) = call(
+        &state(),
+        "POST",
+        "/v1/chat/completions",
+        &[OPENAI, USE_SECRETS, SECRETS_FILE],
+        &json!({"model": "gpt-5", "stream": true,
+            "tools": [{"type": "function", "function": {"name": "shell", "parameters": {
+                "type": "object", "properties": {"command": {"type": "array", "items": {"type": "string"}}},
+                "required": ["command"]}}}],
+            "messages": [
+                {"role": "user", "content": "read .env"},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                    "function": {"name": "shell", "arguments": "{\"command\":[\"cat\",\".env\"]}"}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": redacted_env()}]})
+        .to_string(),
+    )
+    .await;
+    let chunks = data_json(&sse_frames(&bytes));
+    let fragments: Vec<&str> = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str())
+        .collect();
+    assert!(fragments.len() > 1, "{fragments:?}");
+    // The arguments come in pieces that cut placeholders: a client has to join them.
+    assert!(
+        !fragments.iter().any(|f| f.contains(GITHUB_PLACEHOLDER)),
+        "{fragments:?}"
+    );
+    let arguments: Value = serde_json::from_str(&fragments.concat()).unwrap();
+    assert_eq!(
+        arguments,
+        json!({"command": ["bash", "-lc", WRITE_SECRETS]})
+    );
+}
+
+#[tokio::test]
+async fn use_secrets_calls_gemini_clis_run_shell_command_with_a_command_string() {
+    let (status, _, body) = post_json(&state(), "/v1beta/models/gemini-2.5-pro:generateContent",
+        &[GEMINI_KEY, USE_SECRETS, SECRETS_FILE], json!({
+        "tools": [{"functionDeclarations": [{"name": "run_shell_command", "parametersJsonSchema": {
+            "type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}]}],
+        "contents": [
+            {"role": "user", "parts": [{"text": "read .env"}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "run_shell_command", "args": {"command": "cat .env"}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "run_shell_command",
+                "response": {"output": redacted_env()}}}]}]})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["candidates"][0]["content"]["parts"][0]["functionCall"],
+        json!({"name": "run_shell_command", "args": {"command": WRITE_SECRETS}})
+    );
+}
+
+#[tokio::test]
+async fn use_secrets_writes_to_secrets_txt_when_no_file_is_named() {
+    let (_, _, body) = post_json(
+        &state(),
+        "/v1/messages",
+        &[ANTHROPIC_KEY, ANTHROPIC_VERSION, USE_SECRETS],
+        messages_after_bash(&format!("TOKEN={GITHUB_PLACEHOLDER}")),
+    )
+    .await;
+    assert_eq!(
+        body["content"][0]["input"]["command"],
+        format!("printf '%s\\n' '{GITHUB_PLACEHOLDER}' > secrets.txt")
+    );
+}
+
+#[tokio::test]
+async fn after_a_tool_result_without_placeholders_use_secrets_quotes_it_as_usual() {
+    let s = state();
+    let headers = [ANTHROPIC_KEY, ANTHROPIC_VERSION, USE_SECRETS, SECRETS_FILE];
+    // The printf's empty output, and a look-alike outside the grammar.
+    for output in ["", "TRIMGATE_SECRET_GITHUB_TOKEN_0A1B2C3D4E5F"] {
+        let (_, _, body) =
+            post_json(&s, "/v1/messages", &headers, messages_after_bash(output)).await;
+        assert_eq!(body["stop_reason"], "end_turn", "{body}");
+        assert_eq!(body["content"][0]["text"], format!("tool result: {output}"));
+    }
+    // Without the header, placeholders are quoted back like any text.
+    let (_, _, body) = post_json(
+        &s,
+        "/v1/messages",
+        &[ANTHROPIC_KEY, ANTHROPIC_VERSION],
+        messages_after_bash(&format!("TOKEN={GITHUB_PLACEHOLDER}")),
+    )
+    .await;
+    assert_eq!(
+        body["content"][0]["text"],
+        format!("tool result: TOKEN={GITHUB_PLACEHOLDER}")
+    );
+    // With no tool declared there is nothing to call: quoted back too.
+    let mut request = messages_after_bash(&format!("TOKEN={GITHUB_PLACEHOLDER}"));
+    request.as_object_mut().unwrap().remove("tools");
+    let (_, _, body) = post_json(&s, "/v1/messages", &headers, request).await;
+    assert_eq!(body["stop_reason"], "end_turn", "{body}");
+}
+
+/// The text deltas of a streamed answer, in each dialect's events.
+fn text_deltas(path: &str, bytes: &[u8]) -> Vec<String> {
+    let text = std::str::from_utf8(bytes).unwrap();
+    if path.starts_with("/v1beta/") {
+        return text
+            .split("\r\n\r\n")
+            .filter_map(|frame| frame.strip_prefix("data: "))
+            .map(|data| serde_json::from_str::<Value>(data).unwrap())
+            .filter_map(|c| {
+                c["candidates"][0]["content"]["parts"][0]["text"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .collect();
+    }
+    let events = data_json(&sse_frames(bytes));
+    let delta = |e: &Value| -> Option<String> {
+        let found = match path {
+            "/v1/chat/completions" => e["choices"][0]["delta"]["content"].as_str(),
+            "/v1/messages" => e["delta"]["text"].as_str(),
+            _ if e["type"] == "response.output_text.delta" => e["delta"].as_str(),
+            _ => None,
+        };
+        found.map(str::to_owned)
+    };
+    // Chat opens with the role and an empty content.
+    events
+        .iter()
+        .filter_map(delta)
+        .filter(|d| !d.is_empty())
+        .collect()
+}
+
+#[tokio::test]
+async fn split_chars_streams_a_text_answer_one_character_per_delta_in_every_dialect() {
+    let reply = format!("Your token: {GITHUB_PLACEHOLDER} (é)");
+    let cases = [
+        (
+            "/v1/chat/completions",
+            vec![OPENAI],
+            json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "hi"}]}),
+        ),
+        (
+            "/v1/responses",
+            vec![OPENAI],
+            json!({"model": "m", "stream": true, "input": "hi"}),
+        ),
+        (
+            "/v1/messages",
+            vec![ANTHROPIC_KEY, ANTHROPIC_VERSION],
+            json!({"model": "m", "max_tokens": 100, "stream": true, "messages": [{"role": "user", "content": "hi"}]}),
+        ),
+        (
+            "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
+            vec![GEMINI_KEY],
+            json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}),
+        ),
+    ];
+    for (path, headers, body) in cases {
+        let mut split = headers.clone();
+        split.extend([
+            ("x-mock-reply", reply.as_str()),
+            ("x-mock-split-chars", "1"),
+        ]);
+        let (status, _, bytes) = call(&state(), "POST", path, &split, &body.to_string()).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        let deltas = text_deltas(path, &bytes);
+        assert_eq!(deltas.concat(), reply, "{path}");
+        assert!(
+            deltas.iter().all(|d| d.chars().count() == 1),
+            "{path}: {deltas:?}"
+        );
+
+        // Without it, words: the placeholder is one delta.
+        let mut words = headers.clone();
+        words.push(("x-mock-reply", reply.as_str()));
+        let (_, _, bytes) = call(&state(), "POST", path, &words, &body.to_string()).await;
+        let deltas = text_deltas(path, &bytes);
+        assert_eq!(deltas.concat(), reply, "{path}");
+        assert!(
+            deltas.contains(&format!(" {GITHUB_PLACEHOLDER}")),
+            "{path}: {deltas:?}"
+        );
+    }
+}

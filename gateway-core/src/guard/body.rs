@@ -9,6 +9,7 @@
 //! (`data`, `data:` URLs), and the fields that name a model, a role or a type.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::escape::Unescaped;
 use super::kind::SecretKind;
@@ -109,8 +110,17 @@ impl Hits {
 
 /// Finds the secrets in `body`; the vault is not needed (nor held) for it.
 pub fn scan(body: &[u8], rules: &Rules) -> Hits {
-    Hits(hits(body, rules))
+    Hits(hits(body, rules, &[]))
 }
+
+/// As [`scan`], and also finds each of `known` (values the scope was given back in
+/// answers) wherever it stands, whether a rule would find it there or not.
+pub fn scan_with(body: &[u8], rules: &Rules, known: &[(SecretKind, Arc<str>)]) -> Hits {
+    Hits(hits(body, rules, known))
+}
+
+/// Values shorter than this are not searched for by value: too likely to be a word.
+const MIN_KNOWN_LEN: usize = 8;
 
 /// The kinds found and how many of each, as the ledger keeps them
 /// (`github_token:1,env_secret:2`).
@@ -137,9 +147,13 @@ enum Level {
     Array { index: usize },
 }
 
-fn hits(body: &[u8], rules: &Rules) -> Vec<Hit> {
+fn hits(body: &[u8], rules: &Rules, known: &[(SecretKind, Arc<str>)]) -> Vec<Hit> {
+    let known: Vec<&(SecretKind, Arc<str>)> = known
+        .iter()
+        .filter(|(_, v)| v.len() >= MIN_KNOWN_LEN)
+        .collect();
     // A body no rule's keyword appears in has nothing to find: one pass, nothing parsed.
-    if !rules.may_find(body) {
+    if known.is_empty() && !rules.may_find(body) {
         return Vec::new();
     }
     let Ok(text) = std::str::from_utf8(body) else {
@@ -187,7 +201,7 @@ fn hits(body: &[u8], rules: &Rules) -> Vec<Hit> {
                 if skipped(text, &stack) || text[content.clone()].starts_with("data:") {
                     continue;
                 }
-                search(text, content, &stack, rules, &mut hits);
+                search(text, content, &stack, rules, &known, &mut hits);
             }
             _ => i += 1,
         }
@@ -219,8 +233,16 @@ fn skipped(text: &str, stack: &[Level]) -> bool {
     }
 }
 
-/// The secrets in one string value (its escaped content at `content`).
-fn search(text: &str, content: Range<usize>, stack: &[Level], rules: &Rules, hits: &mut Vec<Hit>) {
+/// The secrets in one string value (its escaped content at `content`): what the rules
+/// find, and the known values wherever they stand outside those.
+fn search(
+    text: &str,
+    content: Range<usize>,
+    stack: &[Level],
+    rules: &Rules,
+    known: &[&(SecretKind, Arc<str>)],
+    hits: &mut Vec<Hit>,
+) {
     let escaped = &text[content.clone()];
     let plain = !escaped.contains('\\');
     let decoded = if plain {
@@ -229,22 +251,38 @@ fn search(text: &str, content: Range<usize>, stack: &[Level], rules: &Rules, hit
         Some(Unescaped::new(escaped))
     };
     let searched = decoded.as_ref().map_or(escaped, |d| d.text.as_str());
-    for finding in rules.detect(searched) {
+    let mut found: Vec<(Range<usize>, SecretKind)> = rules
+        .detect(searched)
+        .into_iter()
+        .map(|f| (f.start..f.end, f.kind))
+        .collect();
+    for (kind, value) in known {
+        let mut from = 0;
+        while let Some(at) = memchr::memmem::find(&searched.as_bytes()[from..], value.as_bytes()) {
+            let span = from + at..from + at + value.len();
+            from = span.end;
+            if !found
+                .iter()
+                .any(|(f, _)| f.start < span.end && span.start < f.end)
+            {
+                found.push((span, *kind));
+            }
+        }
+    }
+    found.sort_by_key(|(span, _)| span.start);
+    for (span, kind) in found {
         let (start, end) = match &decoded {
-            None => (finding.start, finding.end),
-            Some(d) => (
-                d.escaped_offset(finding.start),
-                d.escaped_offset(finding.end),
-            ),
+            None => (span.start, span.end),
+            Some(d) => (d.escaped_offset(span.start), d.escaped_offset(span.end)),
         };
         hits.push(Hit {
             span: content.start + start..content.start + end,
-            kind: finding.kind,
-            value: finding.value.to_owned(),
+            kind,
+            value: searched[span.clone()].to_owned(),
             found: Found {
-                kind: finding.kind,
+                kind,
                 path: path(text, stack),
-                line: searched[..finding.start].matches('\n').count() + 1,
+                line: searched[..span.start].matches('\n').count() + 1,
             },
         });
     }
@@ -360,6 +398,36 @@ mod tests {
         )
         .unwrap();
         assert!(inner["command"].as_str().unwrap().contains(p1));
+    }
+
+    /// A value given back in an answer is replaced wherever the agent sends it again, even
+    /// bare in a command where no rule would find it; short values are not searched for.
+    #[test]
+    fn known_values_are_replaced_wherever_they_stand() {
+        let vault = vault();
+        let password = "3zgUc2-N4Desicqr";
+        let first = serde_json::json!({"messages": [{"role": "tool", "content": format!("DATABASE_URL=postgres://app:{password}@db:5432/app")}]}).to_string();
+        redact(first.as_bytes(), &vault, "s");
+        let known = vault.lock().unwrap().values_of("s").known();
+        assert_eq!(known.len(), 1);
+        assert_eq!(known[0].0, SecretKind::DbPassword);
+        let args = serde_json::json!({"cmd": format!("printf '%s\\n' '{password}' > out.txt")})
+            .to_string();
+        let second = serde_json::json!({"messages": [{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "bash", "arguments": args}}]}]}).to_string();
+        assert!(
+            scan(second.as_bytes(), rules()).is_empty(),
+            "no rule finds it bare"
+        );
+        let out = scan_with(second.as_bytes(), rules(), &known).redact(
+            second.as_bytes(),
+            &mut vault.lock().unwrap(),
+            "s",
+        );
+        let sent = String::from_utf8(out.body.unwrap()).unwrap();
+        assert!(!sent.contains(password), "{sent}");
+        assert!(sent.contains("TRIMGATE_SECRET_DB_PASSWORD_"));
+        let short = [(SecretKind::EnvSecret, Arc::<str>::from("hunter2"))];
+        assert!(scan_with(br#"{"a":"say hunter2"}"#, rules(), &short).is_empty());
     }
 
     /// Ids, signatures, media and model names are never touched, even when they look

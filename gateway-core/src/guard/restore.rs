@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::escape::escape_into;
+use super::kind::SecretKind;
 use super::placeholder::{placeholder_at, PREFIX};
 use super::vault::Vault;
 
@@ -86,6 +87,23 @@ impl Values {
     /// `text` with every placeholder of these values replaced, written per `escape`.
     pub fn restore(&self, text: &str, escape: Escape) -> String {
         restore_with(text, escape, |p| self.values.get(p).cloned())
+    }
+
+    /// Each value with the kind its placeholder names: what the scope's next requests must
+    /// not send as it is, wherever it stands (the answers gave these values back, and an
+    /// agent's history sends them again where no rule may find them, bare in a command).
+    pub fn known(&self) -> Vec<(SecretKind, Arc<str>)> {
+        self.values
+            .iter()
+            .filter_map(|(placeholder, value)| {
+                let tag = placeholder
+                    .strip_prefix(PREFIX)?
+                    .rsplit_once('_')
+                    .map(|(tag, _)| tag)?;
+                let kind = SecretKind::ALL.into_iter().find(|k| k.tag() == tag)?;
+                Some((kind, value.clone()))
+            })
+            .collect()
     }
 
     /// A restorer for one streamed text (a message's deltas, a tool call's arguments).

@@ -76,11 +76,21 @@ pub(super) async fn request(
             restore: None,
         });
     }
+    // What the scope was given back in earlier answers goes out replaced wherever it
+    // stands: the agent's history sends it again, bare in a command no rule would read.
+    let mut scope = Some(scope);
+    let mut scope_text: Option<String> = None;
+    let mut known = Vec::new();
+    if mode == Mode::Redact && !state.vault().is_empty() {
+        let text = scope.take().map(|f| f()).unwrap_or_default();
+        known = state.vault().values_of(&text).known();
+        scope_text = Some(text);
+    }
     let hits = if body.len() < OFF_THREAD_BYTES {
-        crate::guard::body::scan(body, &settings.detect)
+        crate::guard::body::scan_with(body, &settings.detect, &known)
     } else {
         let (rules, bytes) = (settings.detect.clone(), body.clone());
-        tokio::task::spawn_blocking(move || crate::guard::body::scan(&bytes, &rules))
+        tokio::task::spawn_blocking(move || crate::guard::body::scan_with(&bytes, &rules, &known))
             .await
             .unwrap_or_default()
     };
@@ -100,13 +110,15 @@ pub(super) async fn request(
         });
     }
     if hits.is_empty() {
-        let restore = (!state.vault().is_empty()).then(scope);
         return Ok(Guarded {
             body: None,
-            restore,
+            restore: scope_text,
         });
     }
-    let scope = scope();
+    let scope = match scope_text {
+        Some(text) => text,
+        None => scope.map(|f| f()).unwrap_or_default(),
+    };
     let redacted = hits.redact(body, &mut state.vault(), &scope);
     pending.record().secrets = body::tally(&redacted.found);
     count(&redacted.found, dialect, mode);
