@@ -64,6 +64,9 @@ pub struct AppState {
     pub vault: std::sync::Mutex<crate::guard::Vault>,
     /// The client that calls guardrail hooks.
     pub hooks: crate::hooks::Hooks,
+    /// Strings the guard searched and found clean (a hash each): history is not searched
+    /// again on every turn.
+    pub clean: crate::guard::Clean,
 }
 
 impl AppState {
@@ -114,6 +117,7 @@ impl AppState {
             keys_required: AtomicBool::new(false),
             vault,
             hooks: crate::hooks::Hooks::new()?,
+            clean: crate::guard::Clean::default(),
         }))
     }
 

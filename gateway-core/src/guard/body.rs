@@ -11,6 +11,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use super::clean::Clean;
 use super::escape::Unescaped;
 use super::kind::SecretKind;
 use super::rules::Rules;
@@ -110,13 +111,19 @@ impl Hits {
 
 /// Finds the secrets in `body`; the vault is not needed (nor held) for it.
 pub fn scan(body: &[u8], rules: &Rules) -> Hits {
-    Hits(hits(body, rules, &[]))
+    Hits(hits(body, rules, &[], None))
 }
 
 /// As [`scan`], and also finds each of `known` (values the scope was given back in
-/// answers) wherever it stands, whether a rule would find it there or not.
-pub fn scan_with(body: &[u8], rules: &Rules, known: &[(SecretKind, Arc<str>)]) -> Hits {
-    Hits(hits(body, rules, known))
+/// answers) wherever it stands, whether a rule would find it there or not. Strings
+/// `clean` holds are not searched by the rules again; those found clean go into it.
+pub fn scan_with(
+    body: &[u8],
+    rules: &Rules,
+    known: &[(SecretKind, Arc<str>)],
+    clean: &Clean,
+) -> Hits {
+    Hits(hits(body, rules, known, Some(clean)))
 }
 
 /// Values shorter than this are not searched for by value: too likely to be a word.
@@ -147,18 +154,16 @@ enum Level {
     Array { index: usize },
 }
 
-fn hits(body: &[u8], rules: &Rules, known: &[(SecretKind, Arc<str>)]) -> Vec<Hit> {
+fn hits(
+    body: &[u8],
+    rules: &Rules,
+    known: &[(SecretKind, Arc<str>)],
+    clean: Option<&Clean>,
+) -> Vec<Hit> {
     let known: Vec<&(SecretKind, Arc<str>)> = known
         .iter()
         .filter(|(_, v)| v.len() >= MIN_KNOWN_LEN)
         .collect();
-    // A body no rule's keyword appears in has nothing to find: one pass, nothing parsed.
-    if known.is_empty() && !rules.may_find(body) {
-        return Vec::new();
-    }
-    let Ok(text) = std::str::from_utf8(body) else {
-        return Vec::new();
-    };
     let bytes = body;
     let mut stack: Vec<Level> = Vec::new();
     let mut hits = Vec::new();
@@ -198,10 +203,33 @@ fn hits(body: &[u8], rules: &Rules, known: &[(SecretKind, Arc<str>)]) -> Vec<Hit
                     }
                     _ => {}
                 }
-                if skipped(text, &stack) || text[content.clone()].starts_with("data:") {
+                let raw = &bytes[content.clone()];
+                if raw.len() < MIN_SECRET_LEN || skipped(bytes, &stack) || raw.starts_with(b"data:")
+                {
                     continue;
                 }
-                search(text, content, &stack, rules, &known, &mut hits);
+                let hash = clean.map(|_| Clean::hash(rules.seed, raw));
+                let seen = matches!((clean, hash), (Some(c), Some(h)) if c.contains(h));
+                if seen && known.is_empty() {
+                    continue;
+                }
+                let Ok(escaped) = std::str::from_utf8(raw) else {
+                    continue;
+                };
+                let before = hits.len();
+                let rules = if seen { None } else { Some(rules) };
+                search(
+                    bytes,
+                    escaped,
+                    content.start,
+                    &stack,
+                    rules,
+                    &known,
+                    &mut hits,
+                );
+                if let (false, true, Some(c), Some(h)) = (seen, hits.len() == before, clean, hash) {
+                    c.insert(h);
+                }
             }
             _ => i += 1,
         }
@@ -226,24 +254,31 @@ fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
 }
 
 /// Whether the value being read sits under a key that is never searched.
-fn skipped(text: &str, stack: &[Level]) -> bool {
+fn skipped(bytes: &[u8], stack: &[Level]) -> bool {
     match stack.last() {
-        Some(Level::Object { key: Some(key) }) => SKIPPED.contains(&&text[key.clone()]),
+        Some(Level::Object { key: Some(key) }) => {
+            let key = &bytes[key.clone()];
+            SKIPPED.iter().any(|s| s.as_bytes() == key)
+        }
         _ => false,
     }
 }
 
+/// No rule finds a secret shorter than this: a string this short is not searched.
+const MIN_SECRET_LEN: usize = 8;
+
 /// The secrets in one string value (its escaped content at `content`): what the rules
 /// find, and the known values wherever they stand outside those.
+#[allow(clippy::too_many_arguments)]
 fn search(
-    text: &str,
-    content: Range<usize>,
+    body: &[u8],
+    escaped: &str,
+    at: usize,
     stack: &[Level],
-    rules: &Rules,
+    rules: Option<&Rules>,
     known: &[&(SecretKind, Arc<str>)],
     hits: &mut Vec<Hit>,
 ) {
-    let escaped = &text[content.clone()];
     let plain = !escaped.contains('\\');
     let decoded = if plain {
         None
@@ -252,7 +287,8 @@ fn search(
     };
     let searched = decoded.as_ref().map_or(escaped, |d| d.text.as_str());
     let mut found: Vec<(Range<usize>, SecretKind)> = rules
-        .detect(searched)
+        .map(|rules| rules.detect(searched))
+        .unwrap_or_default()
         .into_iter()
         .map(|f| (f.start..f.end, f.kind))
         .collect();
@@ -276,12 +312,12 @@ fn search(
             Some(d) => (d.escaped_offset(span.start), d.escaped_offset(span.end)),
         };
         hits.push(Hit {
-            span: content.start + start..content.start + end,
+            span: at + start..at + end,
             kind,
             value: searched[span.clone()].to_owned(),
             found: Found {
                 kind,
-                path: path(text, stack),
+                path: path(body, stack),
                 line: searched[..span.start].matches('\n').count() + 1,
             },
         });
@@ -289,7 +325,7 @@ fn search(
 }
 
 /// The path of the value being read: `messages[3].content[0].text`.
-fn path(text: &str, stack: &[Level]) -> String {
+fn path(body: &[u8], stack: &[Level]) -> String {
     let mut out = String::new();
     for level in stack {
         match level {
@@ -297,7 +333,7 @@ fn path(text: &str, stack: &[Level]) -> String {
                 if !out.is_empty() {
                     out.push('.');
                 }
-                out.push_str(&text[key.clone()]);
+                out.push_str(&String::from_utf8_lossy(&body[key.clone()]));
             }
             Level::Object { key: None } => {}
             Level::Array { index } => {
@@ -418,7 +454,8 @@ mod tests {
             scan(second.as_bytes(), rules()).is_empty(),
             "no rule finds it bare"
         );
-        let out = scan_with(second.as_bytes(), rules(), &known).redact(
+        let clean = Clean::default();
+        let out = scan_with(second.as_bytes(), rules(), &known, &clean).redact(
             second.as_bytes(),
             &mut vault.lock().unwrap(),
             "s",
@@ -427,7 +464,28 @@ mod tests {
         assert!(!sent.contains(password), "{sent}");
         assert!(sent.contains("TRIMGATE_SECRET_DB_PASSWORD_"));
         let short = [(SecretKind::EnvSecret, Arc::<str>::from("hunter2"))];
-        assert!(scan_with(br#"{"a":"say hunter2"}"#, rules(), &short).is_empty());
+        assert!(scan_with(br#"{"a":"say hunter2"}"#, rules(), &short, &clean).is_empty());
+    }
+
+    /// A string found clean is not searched again; a string with a secret always is; and
+    /// other rules search what one set found clean.
+    #[test]
+    fn clean_strings_are_remembered() {
+        let clean = Clean::default();
+        let body = serde_json::json!({"messages": [
+            {"role": "user", "content": "the api token rotates weekly, see the docs"},
+            {"role": "tool", "content": format!("GITHUB_TOKEN={GITHUB}")},
+        ]})
+        .to_string();
+        let first = scan_with(body.as_bytes(), rules(), &[], &clean).into_found();
+        assert_eq!(first.len(), 1);
+        let text = "the api token rotates weekly, see the docs";
+        assert!(clean.contains(Clean::hash(rules().seed, text.as_bytes())));
+        // Found again on the next turn: strings with secrets are never taken as clean.
+        let again = scan_with(body.as_bytes(), rules(), &[], &clean).into_found();
+        assert_eq!(again, first);
+        let other = Rules::with(&[], &[], &[]).unwrap();
+        assert!(!clean.contains(Clean::hash(other.seed, text.as_bytes())));
     }
 
     /// Ids, signatures, media and model names are never touched, even when they look

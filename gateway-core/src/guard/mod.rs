@@ -31,6 +31,7 @@
 
 pub mod answer;
 pub mod body;
+pub mod clean;
 mod context;
 pub mod detect;
 mod escape;
@@ -45,6 +46,7 @@ pub mod vault;
 #[cfg(test)]
 mod tests;
 
+pub use clean::Clean;
 pub use detect::Finding;
 pub use kind::SecretKind;
 pub use placeholder::Placeholders;

@@ -170,6 +170,15 @@ pub struct Rules {
     pub(super) keyword_rules: Vec<Vec<usize>>,
     /// Rules without keywords, tried on every text.
     pub(super) unkeyed: Vec<usize>,
+    /// Different for every rule set built: what one set found clean, another searches
+    /// again ([`super::clean::Clean::hash`]).
+    pub(super) seed: u64,
+}
+
+/// A seed no other rule set of this process has.
+fn next_seed() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// A pattern of the user's own (`[[guard.patterns]]`).
@@ -278,13 +287,8 @@ impl Rules {
             keywords,
             keyword_rules,
             unkeyed,
+            seed: next_seed(),
         })
-    }
-
-    /// Whether any rule could find something in `bytes`: a rule runs without keywords, or
-    /// one's keyword appears. One pass over the bytes, nothing decoded.
-    pub fn may_find(&self, bytes: &[u8]) -> bool {
-        !self.unkeyed.is_empty() || self.keywords.is_match(bytes)
     }
 
     /// No rules at all: finds nothing.

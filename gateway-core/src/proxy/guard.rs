@@ -87,12 +87,14 @@ pub(super) async fn request(
         scope_text = Some(text);
     }
     let hits = if body.len() < OFF_THREAD_BYTES {
-        crate::guard::body::scan_with(body, &settings.detect, &known)
+        crate::guard::body::scan_with(body, &settings.detect, &known, &state.clean)
     } else {
-        let (rules, bytes) = (settings.detect.clone(), body.clone());
-        tokio::task::spawn_blocking(move || crate::guard::body::scan_with(&bytes, &rules, &known))
-            .await
-            .unwrap_or_default()
+        let (rules, bytes, state) = (settings.detect.clone(), body.clone(), state.clone());
+        tokio::task::spawn_blocking(move || {
+            crate::guard::body::scan_with(&bytes, &rules, &known, &state.clean)
+        })
+        .await
+        .unwrap_or_default()
     };
     if mode == Mode::Block {
         let found = hits.into_found();
