@@ -544,6 +544,25 @@ hooks = ["slow-closed"]
     assert!(!post_calls.is_empty());
     assert!(post_calls[0]["response"]["json"]["choices"].is_array());
 
+    // A streamed answer is not held back: the post hooks get its text once it has ended.
+    seen.lock().unwrap().clear();
+    let mut streamed = user("gpt-5");
+    streamed["stream"] = json!(true);
+    let (status, text) = post(&gw.url, "/v1/chat/completions", &streamed, &[]).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("data: [DONE]"));
+    let got_it = eventually(std::time::Duration::from_secs(10), || {
+        seen.lock().unwrap().iter().any(|c| {
+            c["eventType"] == "afterRequestHook"
+                && c["response"]["json"]["streamed"] == true
+                && c["response"]["json"]["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("Hello from the mock"))
+        })
+    })
+    .await;
+    assert!(got_it, "{:?}", seen.lock().unwrap());
+
     // Fail closed: 503 in the client's shape, nothing upstream.
     mock.state.clear();
     let (status, text) = post(

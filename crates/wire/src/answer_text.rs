@@ -63,6 +63,12 @@ impl AnswerText {
         }
     }
 
+    /// What was said, as far as it was kept (escapes as the frames wrote them), and
+    /// whether more was said than kept.
+    pub fn kept(&self) -> (&str, bool) {
+        (&self.kept, self.over > 0)
+    }
+
     /// Nothing was said.
     pub fn is_empty(&self) -> bool {
         self.kept.is_empty() && self.over == 0

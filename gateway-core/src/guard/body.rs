@@ -514,7 +514,11 @@ mod tests {
                 inner[at] = b'"';
                 let escaped = serde_json::to_string(std::str::from_utf8(&inner).unwrap()).unwrap();
                 let body = format!("{escaped},\"x\"");
-                assert_eq!(string_end(body.as_bytes(), 0), Some(escaped.len() - 1), "{body}");
+                assert_eq!(
+                    string_end(body.as_bytes(), 0),
+                    Some(escaped.len() - 1),
+                    "{body}"
+                );
             }
         }
         assert_eq!(string_end(br#""abc\"#, 0), None);

@@ -18,6 +18,7 @@ use crate::guard::answer::{restore_whole, SseRestorer};
 use crate::guard::{body, Mode, Values};
 use crate::pending::Pending;
 use crate::state::AppState;
+use trimgate_wire::sse::{frame_data, scan, Scan};
 
 /// Bodies from this size are searched on a blocking thread.
 const OFF_THREAD_BYTES: usize = 64 * 1024;
@@ -139,7 +140,7 @@ fn count(found: &[body::Found], dialect: Dialect, mode: Mode) {
 /// The answer on its way out: a whole one through the post hooks (which see
 /// placeholders, never values), then the values back in place.
 pub(super) async fn after(
-    state: &AppState,
+    state: &Arc<AppState>,
     ctx: &mut super::Ctx,
     response: Response,
 ) -> Result<Response, GatewayError> {
@@ -162,7 +163,19 @@ pub(super) async fn after(
             parts.headers.remove(header::CONTENT_LENGTH);
             Response::from_parts(parts, Body::from(checked))
         }
-        _ => response,
+        Some((hooks, request, model, provider)) => {
+            let report = StreamReport {
+                state: state.clone(),
+                hooks,
+                request,
+                model,
+                provider,
+                id: ctx.id.clone(),
+                dialect: ctx.dialect(),
+            };
+            report.wrap(response)
+        }
+        None => response,
     };
     Ok(
         match ctx.restore.as_deref().and_then(|s| values(state, s)) {
@@ -170,6 +183,79 @@ pub(super) async fn after(
             None => response,
         },
     )
+}
+
+/// A streamed answer's post hooks: a stream is not held back for them (the agent reads
+/// it as it comes), so they get its text once it has ended, and what they say is
+/// reported (a warning naming the hook, the metric), not enforced.
+struct StreamReport {
+    state: Arc<AppState>,
+    hooks: Vec<Arc<crate::guard::Hook>>,
+    request: Bytes,
+    model: String,
+    provider: String,
+    id: String,
+    dialect: Dialect,
+}
+
+type Collected = (StreamReport, crate::answer_text::AnswerText, Vec<u8>);
+
+impl StreamReport {
+    fn wrap(self, response: Response) -> Response {
+        let (parts, body) = response.into_parts();
+        let start: Option<Collected> =
+            Some((self, crate::answer_text::AnswerText::default(), Vec::new()));
+        let stream = futures_util::stream::unfold(
+            (body.into_data_stream(), start),
+            |(mut chunks, mut report)| async move {
+                let next = chunks.next().await;
+                match (&next, report.as_mut()) {
+                    (Some(Ok(chunk)), Some((r, text, buf))) => {
+                        buf.extend_from_slice(chunk);
+                        let mut from = 0;
+                        while let Scan::End(end) = scan(buf, from) {
+                            if let Some(data) = frame_data(&buf[from..end]) {
+                                text.observe(r.dialect, &data);
+                            }
+                            from = end;
+                        }
+                        buf.drain(..from);
+                    }
+                    (None, Some(_)) => {
+                        if let Some((r, text, _)) = report.take() {
+                            r.send(&text);
+                        }
+                    }
+                    _ => {}
+                }
+                next.map(|item| (item, (chunks, report)))
+            },
+        );
+        Response::from_parts(parts, Body::from_stream(stream))
+    }
+
+    /// Calls the hooks off the stream's path, with what the answer said.
+    fn send(self, text: &crate::answer_text::AnswerText) {
+        let (said, cut) = text.kept();
+        let answer = serde_json::json!({"streamed": true, "text": said, "truncated": cut});
+        let answer = Bytes::from(answer.to_string());
+        tokio::spawn(async move {
+            let meta = crate::hooks::Meta {
+                request_id: &self.id,
+                model: &self.model,
+                dialect: self.dialect.as_str(),
+                provider: &self.provider,
+            };
+            if let Err(e) = self
+                .state
+                .hooks
+                .after(&self.hooks, &meta, &self.request, answer)
+                .await
+            {
+                tracing::warn!(request_id = %self.id, error = %e, "a guardrail hook objected to a streamed answer the client already has");
+            }
+        });
+    }
 }
 
 fn is_stream(headers: &HeaderMap) -> bool {
