@@ -45,6 +45,46 @@ impl Rules {
     /// replaced by a placeholder (this engine's, from an earlier turn, or typed by the
     /// user) is no secret: a finding that touches one is dropped.
     pub fn detect<'t>(&'t self, text: &'t str) -> Vec<Finding<'t>> {
+        let mut found = self.detect_plain(text);
+        let encoded = self.in_base64(text, &found);
+        if !encoded.is_empty() {
+            found.extend(encoded);
+            found = merge(found, text);
+        }
+        found
+    }
+
+    /// Secrets written in base64 (`base64 .env`, a Kubernetes Secret's `data`, an
+    /// `Authorization: Basic` pair): a run of base64, possibly over several lines, that
+    /// decodes to text in which a rule finds a secret is replaced whole, of that kind.
+    /// Runs a rule has found already, short ones, and what decodes to no text (images,
+    /// hashes, lockfiles' integrity digests) are left alone.
+    fn in_base64<'t>(&'t self, text: &'t str, found: &[Finding<'t>]) -> Vec<Finding<'t>> {
+        let mut out = Vec::new();
+        for run in base64_runs(text) {
+            if found.iter().any(|f| f.start < run.end && run.start < f.end) {
+                continue;
+            }
+            let Some(decoded) = decode_text(&text[run.clone()]) else {
+                continue;
+            };
+            let inner = self.detect_plain(&decoded);
+            let Some(best) = inner.iter().max_by_key(|f| f.kind.priority()) else {
+                continue;
+            };
+            out.push(Finding {
+                kind: best.kind,
+                rule: "base64",
+                start: run.start,
+                end: run.end,
+                value: &text[run],
+            });
+        }
+        out
+    }
+
+    /// The secrets the rules find in `text` as it stands.
+    fn detect_plain<'t>(&'t self, text: &'t str) -> Vec<Finding<'t>> {
         let candidates = self.candidates(text);
         if candidates.is_empty() {
             return Vec::new();
@@ -154,6 +194,94 @@ impl Rules {
         };
         passes.then(|| secret.range())
     }
+}
+
+/// Base64 runs shorter than this (newlines not counted) are not decoded: 18 bytes of text.
+const MIN_BASE64: usize = 24;
+/// Nor longer than this: a secret's file is small, an inline image is not.
+const MAX_BASE64: usize = 64 * 1024;
+
+fn is_base64(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
+}
+
+/// The runs of base64 in `text`: base64 characters, `=` padding at a run's end, and line
+/// breaks between lines of them (`base64` wraps its output at 76 columns).
+fn base64_runs(text: &str) -> Vec<std::ops::Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !is_base64(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut end = i;
+        let mut chars = 0usize;
+        // Characters on the run's current line: a wrapped line is long and whole quads.
+        let mut line = 0usize;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if is_base64(b) {
+                chars += 1;
+                line += 1;
+                i += 1;
+                end = i;
+            } else if b == b'=' && !bytes.get(i + 1).copied().is_some_and(is_base64) {
+                // Padding: one or two, then the run ends.
+                while i < bytes.len() && bytes[i] == b'=' {
+                    i += 1;
+                }
+                end = i;
+                break;
+            } else if (b == b'\n' || b == b'\r')
+                && line >= MIN_BASE64
+                && line % 4 == 0
+                && bytes
+                    .get(i + 1)
+                    .copied()
+                    .is_some_and(|n| is_base64(n) || n == b'\n')
+            {
+                if b == b'\n' {
+                    line = 0;
+                }
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        if (MIN_BASE64..=MAX_BASE64).contains(&chars) {
+            runs.push(start..end);
+        }
+        i = i.max(end).max(start + 1);
+    }
+    runs
+}
+
+/// A run of base64 decoded, when it is text (UTF-8 without control characters other
+/// than line breaks and tabs).
+fn decode_text(run: &str) -> Option<String> {
+    use base64::Engine as _;
+    let compact: String = run.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    if compact.trim_end_matches('=').len() % 4 == 1 {
+        return None;
+    }
+    let alphabet = if compact.contains(['-', '_']) {
+        &base64::alphabet::URL_SAFE
+    } else {
+        &base64::alphabet::STANDARD
+    };
+    let engine = base64::engine::GeneralPurpose::new(
+        alphabet,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+    );
+    let bytes = engine.decode(compact.as_bytes()).ok()?;
+    let text = String::from_utf8(bytes).ok()?;
+    text.chars()
+        .all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
+        .then_some(text)
 }
 
 /// Overlapping findings become one, spanning them all, of the kind that knows the shape
