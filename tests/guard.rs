@@ -667,3 +667,49 @@ async fn placeholders_survive_a_restart_and_the_detail_shows_no_value() {
         "two installations share a key"
     );
 }
+
+/// The allow-list lets a value through as it is; a pattern of the user's own is found as
+/// `custom` and given back like any other.
+#[tokio::test]
+async fn allow_list_and_custom_patterns() {
+    let mock = start_mock(MockConfig::default()).await;
+    let extra = format!(
+        r#"
+[guard]
+allow = ["{GITHUB}"]
+allow_patterns = ["Zx9-pQ2_.*"]
+
+[[guard.patterns]]
+id = "acme-token"
+regex = 'acme_[a-z0-9]{{32}}'
+keywords = ["acme_"]
+"#
+    );
+    let gw = start_inprocess(&config(&mock.url, &extra)).await;
+    let acme = "acme_0123456789abcdef0123456789abcdef";
+    let body = json!({"model": "gpt-5", "messages": [
+        {"role": "user", "content": "read .env"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+          "function": {"name": "read", "arguments": "{\"path\":\".env\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": format!("ACME={acme}\n{}", env_file())},
+    ]});
+    let (status, text) = post(
+        &gw.url,
+        "/v1/chat/completions",
+        &body,
+        &[("x-request-id", "custom")],
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    let sent = String::from_utf8_lossy(&mock.state.requests()[0].body).into_owned();
+    assert!(!sent.contains(acme), "{sent}");
+    assert!(sent.contains("TRIMGATE_SECRET_CUSTOM_"), "{sent}");
+    assert!(
+        sent.contains(GITHUB) && sent.contains(DB_PASSWORD),
+        "allowed values go as they are"
+    );
+    assert!(text.contains(acme), "{text}");
+    let records = gw.records.records();
+    let row = records.iter().find(|r| r.request_id == "custom").unwrap();
+    assert_eq!(row.secrets, "custom:1");
+}
