@@ -167,107 +167,79 @@ fn hits(
     let bytes = body;
     let mut stack: Vec<Level> = Vec::new();
     let mut hits = Vec::new();
+    // Every quote of the body in one vector search; between a string's end and the next
+    // string's start there are only a few bytes of structure to read one by one.
+    let mut quotes = memchr::memchr_iter(b'"', bytes);
     let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'{' => {
-                stack.push(Level::Object { key: None });
-                i += 1;
-            }
-            b'[' => {
-                stack.push(Level::Array { index: 0 });
-                i += 1;
-            }
-            b'}' | b']' => {
-                stack.pop();
-                i += 1;
-            }
-            b',' => {
-                match stack.last_mut() {
+    while let Some(open) = quotes.next() {
+        for &b in &bytes[i..open] {
+            match b {
+                b'{' => stack.push(Level::Object { key: None }),
+                b'[' => stack.push(Level::Array { index: 0 }),
+                b'}' | b']' => {
+                    stack.pop();
+                }
+                b',' => match stack.last_mut() {
                     Some(Level::Array { index }) => *index += 1,
                     Some(Level::Object { key }) => *key = None,
                     None => {}
-                }
-                i += 1;
+                },
+                _ => {}
             }
-            b'"' => {
-                let Some(end) = string_end(bytes, i) else {
-                    return hits;
-                };
-                let content = i + 1..end;
-                i = end + 1;
-                match stack.last_mut() {
-                    Some(Level::Object { key }) if key.is_none() => {
-                        *key = Some(content);
-                        continue;
-                    }
-                    _ => {}
-                }
-                let raw = &bytes[content.clone()];
-                if raw.len() < MIN_SECRET_LEN || skipped(bytes, &stack) || raw.starts_with(b"data:")
-                {
-                    continue;
-                }
-                let hash = clean.map(|_| Clean::hash(rules.seed, raw));
-                let seen = matches!((clean, hash), (Some(c), Some(h)) if c.contains(h));
-                if seen && known.is_empty() {
-                    continue;
-                }
-                let Ok(escaped) = std::str::from_utf8(raw) else {
-                    continue;
-                };
-                let before = hits.len();
-                let rules = if seen { None } else { Some(rules) };
-                search(
-                    bytes,
-                    escaped,
-                    content.start,
-                    &stack,
-                    rules,
-                    &known,
-                    &mut hits,
-                );
-                if let (false, true, Some(c), Some(h)) = (seen, hits.len() == before, clean, hash) {
-                    c.insert(h);
-                }
+        }
+        // The string's end: the next quote no backslash escapes.
+        let Some(end) = quotes.by_ref().find(|&q| !escaped_at(bytes, q)) else {
+            return hits;
+        };
+        let content = open + 1..end;
+        i = end + 1;
+        match stack.last_mut() {
+            Some(Level::Object { key }) if key.is_none() => {
+                *key = Some(content);
+                continue;
             }
-            _ => i += 1,
+            _ => {}
+        }
+        let raw = &bytes[content.clone()];
+        if raw.len() < MIN_SECRET_LEN || skipped(bytes, &stack) || raw.starts_with(b"data:") {
+            continue;
+        }
+        let hash = clean.map(|_| Clean::hash(rules.seed, raw));
+        let seen = matches!((clean, hash), (Some(c), Some(h)) if c.contains(h));
+        if seen && known.is_empty() {
+            continue;
+        }
+        let Ok(escaped) = std::str::from_utf8(raw) else {
+            continue;
+        };
+        let before = hits.len();
+        let rules = if seen { None } else { Some(rules) };
+        search(
+            bytes,
+            escaped,
+            content.start,
+            &stack,
+            rules,
+            &known,
+            &mut hits,
+        );
+        if let (false, true, Some(c), Some(h)) = (seen, hits.len() == before, clean, hash) {
+            c.insert(h);
         }
     }
     hits
 }
 
-/// The offset of the quote that closes the string opened at `open`.
-fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
-    let mut j = open + 1;
-    // Most strings of a body are keys and short values: a plain look at their first bytes
-    // costs less than setting up a vector search.
-    let short = bytes.len().min(j + SHORT);
-    while j < short {
-        match bytes[j] {
-            b'"' => return Some(j),
-            b'\\' => j += 2,
-            _ => j += 1,
-        }
-    }
-    if j > bytes.len() {
-        return None;
-    }
-    loop {
-        let at = j + memchr::memchr2(b'"', b'\\', &bytes[j..])?;
-        if bytes[at] == b'\\' {
-            j = at + 2;
-            if j > bytes.len() {
-                return None;
-            }
-        } else {
-            return Some(at);
-        }
-    }
+/// Whether the quote at `at` is escaped: an odd run of backslashes before it.
+fn escaped_at(bytes: &[u8], at: usize) -> bool {
+    bytes[..at]
+        .iter()
+        .rev()
+        .take_while(|&&b| b == b'\\')
+        .count()
+        % 2
+        == 1
 }
-
-/// How far [`string_end`] looks byte by byte before a vector search.
-const SHORT: usize = 24;
 
 /// Whether the value being read sits under a key that is never searched.
 fn skipped(bytes: &[u8], stack: &[Level]) -> bool {
@@ -504,25 +476,28 @@ mod tests {
         assert!(!clean.contains(Clean::hash(other.seed, text.as_bytes())));
     }
 
-    /// A string's end is found past escaped quotes and backslashes wherever they fall,
-    /// before and after the byte-by-byte look gives way to the vector search.
+    /// Strings are read whole past escaped quotes and backslashes wherever they fall: the
+    /// walk's paths stay right after them.
     #[test]
-    fn string_ends() {
-        for len in 0..60 {
+    fn escaped_quotes_do_not_end_strings() {
+        for len in 0..40 {
             for at in 0..len {
                 let mut inner: Vec<u8> = vec![b'a'; len];
                 inner[at] = b'"';
-                let escaped = serde_json::to_string(std::str::from_utf8(&inner).unwrap()).unwrap();
-                let body = format!("{escaped},\"x\"");
-                assert_eq!(
-                    string_end(body.as_bytes(), 0),
-                    Some(escaped.len() - 1),
-                    "{body}"
-                );
+                if at + 1 < len {
+                    inner[at + 1] = b'\\';
+                }
+                let body = serde_json::json!({
+                    "a": String::from_utf8(inner).unwrap(),
+                    "b": [1, {"c": format!("GITHUB_TOKEN={GITHUB}")}],
+                })
+                .to_string();
+                let found = find(body.as_bytes(), rules());
+                assert_eq!(found.len(), 1, "{body}");
+                assert_eq!(found[0].path, "b[1].c", "{body}");
             }
         }
-        assert_eq!(string_end(br#""abc\"#, 0), None);
-        assert_eq!(string_end(br#""abc"#, 0), None);
+        assert!(find(br#"{"a":"abc\"#, rules()).is_empty());
     }
 
     /// Ids, signatures, media and model names are never touched, even when they look
