@@ -65,7 +65,9 @@ pub struct Meta<'a> {
 
 /// The client that calls every hook: made once, its connections kept between calls.
 pub struct Hooks {
-    client: Client<Connector, Full<Bytes>>,
+    /// Made on the first hook call: a gateway without hooks never reads the platform's
+    /// certificate store for them (some milliseconds at start).
+    client: std::sync::OnceLock<Result<Client<Connector, Full<Bytes>>, String>>,
     /// Hook and environment variable pairs already warned about (unset or unusable), so
     /// a missing token is said once, not on every request.
     warned: Mutex<HashSet<(String, String)>>,
@@ -74,29 +76,38 @@ pub struct Hooks {
 impl Hooks {
     /// The client, with the platform's certificate verifier for `https` hooks.
     pub fn new() -> Result<Hooks, std::io::Error> {
-        use hyper_rustls::ConfigBuilderExt as _;
-        crate::upstream::install_tls_provider();
-        let tls = rustls::ClientConfig::builder()
-            .try_with_platform_verifier()
-            .map_err(|e| std::io::Error::other(format!("cannot set up TLS for hooks: {e}")))?
-            .with_no_client_auth();
-        let mut http = HttpConnector::new();
-        http.set_nodelay(true);
-        // The HTTPS connector below handles `https`; this one must let it through.
-        http.enforce_http(false);
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_all_versions()
-            .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(IDLE_TIMEOUT)
-            .build(connector);
         Ok(Hooks {
-            client,
+            client: std::sync::OnceLock::new(),
             warned: Mutex::new(HashSet::new()),
         })
+    }
+
+    /// The client, made on first use.
+    fn client(&self) -> Result<&Client<Connector, Full<Bytes>>, Failure> {
+        self.client
+            .get_or_init(|| {
+                use hyper_rustls::ConfigBuilderExt as _;
+                crate::upstream::install_tls_provider();
+                let tls = rustls::ClientConfig::builder()
+                    .try_with_platform_verifier()
+                    .map_err(|e| format!("cannot set up TLS for hooks: {e}"))?
+                    .with_no_client_auth();
+                let mut http = HttpConnector::new();
+                http.set_nodelay(true);
+                // The HTTPS connector below handles `https`; this one must let it through.
+                http.enforce_http(false);
+                let connector = hyper_rustls::HttpsConnectorBuilder::new()
+                    .with_tls_config(tls)
+                    .https_or_http()
+                    .enable_all_versions()
+                    .wrap_connector(http);
+                Ok(Client::builder(TokioExecutor::new())
+                    .pool_timer(TokioTimer::new())
+                    .pool_idle_timeout(IDLE_TIMEOUT)
+                    .build(connector))
+            })
+            .as_ref()
+            .map_err(|e| Failure::Unreachable(e.clone()))
     }
 
     /// The request stage: runs each hook with `pre` set, in order, each seeing the body
@@ -229,7 +240,7 @@ impl Hooks {
 
         let exchange = async {
             let response = self
-                .client
+                .client()?
                 .request(req)
                 .await
                 .map_err(|e| Failure::Unreachable(root_cause(&e)))?;
