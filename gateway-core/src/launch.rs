@@ -188,8 +188,6 @@ pub async fn serve(
     server::serve(listener, state, app, shutdown).await
 }
 
-/// The local key beside the config file, made on the first start. Unlike a broken ledger,
-/// a key that cannot be had stops the start: serving without it would let every local user in.
 /// The installation's key for naming secrets: the file `[guard] key_file` names (any
 /// text of at least 32 bytes, such as a mounted secret the replicas share), else
 /// `guard-key` beside the config, made there owner-only on the first start. Without a
@@ -240,6 +238,8 @@ fn guard_key(
 /// The guard's key file, beside the config.
 const GUARD_KEY_FILE: &str = "guard-key";
 
+/// The local key beside the config file, made on the first start. Unlike a broken ledger,
+/// a key that cannot be had stops the start: serving without it would let every local user in.
 fn open_local_key(config_path: Option<&std::path::Path>) -> Result<LocalKey, std::io::Error> {
     let config_path = config_path.ok_or_else(|| {
         std::io::Error::other("local_key is on, but there is no config folder to keep the key in")
