@@ -52,11 +52,13 @@ pub(super) fn scope(
 }
 
 /// What the guard did to a request.
+#[derive(Default)]
 pub(super) struct Guarded {
     /// The body to go on with, when it changed.
     pub body: Option<Bytes>,
-    /// The scope whose values an answer gets back (redact mode only).
-    pub restore: Option<String>,
+    /// What the answer gets back: the scope's values, the request's own among them
+    /// (redact mode, when the scope has any).
+    pub restore: Option<Values>,
 }
 
 /// Runs the request's mode on `body`: `redact` replaces its secrets, `block` refuses a
@@ -67,26 +69,22 @@ pub(super) async fn request(
     pending: &mut Pending,
     settings: &crate::guard::Settings,
     mode: Mode,
-    scope: impl FnOnce() -> String,
+    scope: impl Fn() -> String,
     dialect: Dialect,
     body: &Bytes,
 ) -> Result<Guarded, GatewayError> {
     if mode == Mode::Off {
-        return Ok(Guarded {
-            body: None,
-            restore: None,
-        });
+        return Ok(Guarded::default());
     }
     // What the scope was given back in earlier answers goes out replaced wherever it
     // stands: the agent's history sends it again, bare in a command no rule would read.
-    let mut scope = Some(scope);
-    let mut scope_text: Option<String> = None;
-    let mut known = Vec::new();
-    if mode == Mode::Redact && !state.vault().is_empty() {
-        let text = scope.take().map(|f| f()).unwrap_or_default();
-        known = state.vault().values_of(&text).known();
-        scope_text = Some(text);
-    }
+    let earlier = (mode == Mode::Redact && !state.vault().is_empty())
+        .then(&scope)
+        .and_then(|scope| held(state, &scope).map(|values| (scope, values)));
+    let known = earlier
+        .as_ref()
+        .map(|(_, values)| values.known())
+        .unwrap_or_default();
     let hits = if body.len() < OFF_THREAD_BYTES {
         crate::guard::body::scan_with(body, &settings.detect, &known, &state.clean)
     } else {
@@ -100,10 +98,7 @@ pub(super) async fn request(
     if mode == Mode::Block {
         let found = hits.into_found();
         let Some(first) = found.first() else {
-            return Ok(Guarded {
-                body: None,
-                restore: None,
-            });
+            return Ok(Guarded::default());
         };
         pending.record().secrets = body::tally(&found);
         count(&found, dialect, mode);
@@ -115,25 +110,52 @@ pub(super) async fn request(
     if hits.is_empty() {
         return Ok(Guarded {
             body: None,
-            restore: scope_text,
+            restore: earlier.map(|(_, values)| values),
         });
     }
-    let scope = match scope_text {
-        Some(text) => text,
-        None => scope.map(|f| f()).unwrap_or_default(),
+    let scope = earlier.map_or_else(scope, |(scope, _)| scope);
+    let (redacted, restore) = {
+        let mut vault = state.vault();
+        let redacted = hits.redact(body, &mut vault, &scope);
+        (redacted, vault.values_of(&scope))
     };
-    let redacted = hits.redact(body, &mut state.vault(), &scope);
     pending.record().secrets = body::tally(&redacted.found);
     count(&redacted.found, dialect, mode);
     Ok(Guarded {
         body: redacted.body.map(Bytes::from),
-        restore: Some(scope),
+        restore: Some(restore),
     })
+}
+
+/// The values `scope` has sent so far; none when it has sent none.
+fn held(state: &AppState, scope: &str) -> Option<Values> {
+    let values = state.vault().values_of(scope);
+    (!values.is_empty()).then_some(values)
 }
 
 fn count(found: &[body::Found], dialect: Dialect, mode: Mode) {
     for f in found {
         metrics::counter!("trimgate_guard_secrets_total", "kind" => f.kind.as_str(), "mode" => mode.as_str(), "dialect" => dialect.as_str()).increment(1);
+    }
+}
+
+/// The hooks that see a request's answer, with what they are told about it.
+pub(super) struct PostHooks {
+    pub hooks: Vec<Arc<crate::guard::Hook>>,
+    /// The request as it went upstream.
+    pub request: Bytes,
+    pub model: String,
+    pub provider: String,
+}
+
+impl PostHooks {
+    fn meta<'a>(&'a self, request_id: &'a str, dialect: Dialect) -> crate::hooks::Meta<'a> {
+        crate::hooks::Meta {
+            request_id,
+            model: &self.model,
+            dialect: dialect.as_str(),
+            provider: &self.provider,
+        }
     }
 }
 
@@ -145,44 +167,35 @@ pub(super) async fn after(
     response: Response,
 ) -> Result<Response, GatewayError> {
     let response = match ctx.post_hooks.take() {
-        Some((hooks, request, model, provider)) if !is_stream(response.headers()) => {
+        Some(post) if !is_stream(response.headers()) => {
             let (mut parts, body) = response.into_parts();
             let whole = axum::body::to_bytes(body, usize::MAX).await.map_err(|e| {
                 GatewayError::UpstreamBroken {
-                    provider: provider.clone(),
+                    provider: post.provider.clone(),
                     detail: e.to_string(),
                 }
             })?;
-            let meta = crate::hooks::Meta {
-                request_id: &ctx.id,
-                model: &model,
-                dialect: ctx.dialect().as_str(),
-                provider: &provider,
-            };
-            let checked = state.hooks.after(&hooks, &meta, &request, whole).await?;
+            let meta = post.meta(&ctx.id, ctx.dialect());
+            let checked = state
+                .hooks
+                .after(&post.hooks, &meta, &post.request, whole)
+                .await?;
             parts.headers.remove(header::CONTENT_LENGTH);
             Response::from_parts(parts, Body::from(checked))
         }
-        Some((hooks, request, model, provider)) => {
-            let report = StreamReport {
-                state: state.clone(),
-                hooks,
-                request,
-                model,
-                provider,
-                id: ctx.id.clone(),
-                dialect: ctx.dialect(),
-            };
-            report.wrap(response)
+        Some(post) => StreamReport {
+            state: state.clone(),
+            post,
+            id: ctx.id.clone(),
+            dialect: ctx.dialect(),
         }
+        .wrap(response),
         None => response,
     };
-    Ok(
-        match ctx.restore.as_deref().and_then(|s| values(state, s)) {
-            Some(values) => answer(ctx.dialect(), values, response).await,
-            None => response,
-        },
-    )
+    Ok(match ctx.restore.take() {
+        Some(values) => answer(ctx.dialect(), values, response).await,
+        None => response,
+    })
 }
 
 /// A streamed answer's post hooks: a stream is not held back for them (the agent reads
@@ -190,10 +203,7 @@ pub(super) async fn after(
 /// reported (a warning naming the hook, the metric), not enforced.
 struct StreamReport {
     state: Arc<AppState>,
-    hooks: Vec<Arc<crate::guard::Hook>>,
-    request: Bytes,
-    model: String,
-    provider: String,
+    post: PostHooks,
     id: String,
     dialect: Dialect,
 }
@@ -240,16 +250,11 @@ impl StreamReport {
         let answer = serde_json::json!({"streamed": true, "text": said, "truncated": cut});
         let answer = Bytes::from(answer.to_string());
         tokio::spawn(async move {
-            let meta = crate::hooks::Meta {
-                request_id: &self.id,
-                model: &self.model,
-                dialect: self.dialect.as_str(),
-                provider: &self.provider,
-            };
+            let meta = self.post.meta(&self.id, self.dialect);
             if let Err(e) = self
                 .state
                 .hooks
-                .after(&self.hooks, &meta, &self.request, answer)
+                .after(&self.post.hooks, &meta, &self.post.request, answer)
                 .await
             {
                 tracing::warn!(request_id = %self.id, error = %e, "a guardrail hook objected to a streamed answer the client already has");
@@ -263,16 +268,6 @@ fn is_stream(headers: &HeaderMap) -> bool {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"))
-}
-
-/// The values an answer for `scope` gets back; none when the scope has sent none.
-pub(super) fn values(state: &AppState, scope: &str) -> Option<Values> {
-    let vault = state.vault();
-    if vault.is_empty() {
-        return None;
-    }
-    let values = vault.values_of(scope);
-    (!values.is_empty()).then_some(values)
 }
 
 /// The client's response with the values back in place: a stream restored as it goes, a

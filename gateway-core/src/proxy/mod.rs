@@ -74,10 +74,10 @@ struct Ctx {
     /// A Gemini client asked for its stream as one JSON array (no `alt=sse`): translated,
     /// it gets the whole answer as that array's one element.
     json_array: bool,
-    /// The guard's scope, in redact mode: its values go back into the answer.
-    restore: Option<String>,
-    /// Guardrail hooks that see a whole answer, with the request as it went on.
-    post_hooks: Option<(Vec<Arc<crate::guard::Hook>>, Bytes, String, String)>,
+    /// In redact mode, the values the answer gets back (its scope's).
+    restore: Option<crate::guard::Values>,
+    /// Guardrail hooks that see the answer.
+    post_hooks: Option<guard::PostHooks>,
 }
 
 /// The optimizer's echo: `x-trimgate-applied`, `-saved-bytes`, `-saved-tokens`.
@@ -685,12 +685,12 @@ async fn run(
             changed = Some(checked.clone());
         }
         if decision.hooks.iter().any(|h| h.post) {
-            ctx.post_hooks = Some((
-                decision.hooks.clone(),
-                checked,
-                sniffed.model.clone(),
-                steps[0].provider.name.clone(),
-            ));
+            ctx.post_hooks = Some(guard::PostHooks {
+                hooks: decision.hooks.clone(),
+                request: checked,
+                model: sniffed.model.clone(),
+                provider: steps[0].provider.name.clone(),
+            });
         }
     }
     // Spans of the sniffed fields move with a changed body.
