@@ -73,38 +73,30 @@ pub struct Hooks {
     warned: Mutex<HashSet<(String, String)>>,
 }
 
+impl Default for Hooks {
+    fn default() -> Self {
+        Hooks::new()
+    }
+}
+
 impl Hooks {
-    /// The client, with the platform's certificate verifier for `https` hooks.
-    pub fn new() -> Result<Hooks, std::io::Error> {
-        Ok(Hooks {
+    pub fn new() -> Hooks {
+        Hooks {
             client: std::sync::OnceLock::new(),
             warned: Mutex::new(HashSet::new()),
-        })
+        }
     }
 
-    /// The client, made on first use.
+    /// The client, made on first use, with the platform's certificate verifier for
+    /// `https` hooks.
     fn client(&self) -> Result<&Client<Connector, Full<Bytes>>, Failure> {
         self.client
             .get_or_init(|| {
-                use hyper_rustls::ConfigBuilderExt as _;
-                crate::upstream::install_tls_provider();
-                let tls = rustls::ClientConfig::builder()
-                    .try_with_platform_verifier()
-                    .map_err(|e| format!("cannot set up TLS for hooks: {e}"))?
-                    .with_no_client_auth();
-                let mut http = HttpConnector::new();
-                http.set_nodelay(true);
-                // The HTTPS connector below handles `https`; this one must let it through.
-                http.enforce_http(false);
-                let connector = hyper_rustls::HttpsConnectorBuilder::new()
-                    .with_tls_config(tls)
-                    .https_or_http()
-                    .enable_all_versions()
-                    .wrap_connector(http);
+                let tls = crate::upstream::tls_config()?;
                 Ok(Client::builder(TokioExecutor::new())
                     .pool_timer(TokioTimer::new())
                     .pool_idle_timeout(IDLE_TIMEOUT)
-                    .build(connector))
+                    .build(crate::upstream::connector(&tls, None)))
             })
             .as_ref()
             .map_err(|e| Failure::Unreachable(e.clone()))
@@ -585,7 +577,7 @@ mod tests {
     #[tokio::test]
     async fn allowing_hook_leaves_the_request_as_it_was() {
         let (url, seen) = hook_server(|_| Reply::Json(json!({"verdict": true}))).await;
-        let hooks = Hooks::new().unwrap();
+        let hooks = Hooks::new();
         let out = hooks
             .before(&[hook("pii", &url, FailMode::Closed)], &META, request())
             .await
@@ -615,7 +607,7 @@ mod tests {
             Reply::Json(json!({"verdict": false, "reason": "contains a passport number"}))
         })
         .await;
-        let hooks = Hooks::new().unwrap();
+        let hooks = Hooks::new();
         let err = hooks
             .before(&[hook("pii", &url, FailMode::Open)], &META, request())
             .await
@@ -644,7 +636,7 @@ mod tests {
     #[tokio::test]
     async fn refusal_without_reason_says_none_was_given() {
         let (url, _) = hook_server(|_| Reply::Json(json!({"verdict": false}))).await;
-        let hooks = Hooks::new().unwrap();
+        let hooks = Hooks::new();
         let err = hooks
             .before(&[hook("pii", &url, FailMode::Closed)], &META, request())
             .await
@@ -664,7 +656,7 @@ mod tests {
             Reply::Json(json!({"verdict": true, "transformedData": {"request": {"json": masked}}}))
         })
         .await;
-        let hooks = Hooks::new().unwrap();
+        let hooks = Hooks::new();
         let out = hooks
             .before(
                 &[hook("presidio", &url, FailMode::Closed)],
@@ -682,7 +674,7 @@ mod tests {
     #[tokio::test]
     async fn slow_hook_failing_open_lets_the_request_through() {
         let (url, _) = hook_server(|_| Reply::Slow).await;
-        let hooks = Hooks::new().unwrap();
+        let hooks = Hooks::new();
         let out = hooks
             .before(
                 &[short(hook("slow", &url, FailMode::Open))],
@@ -698,7 +690,7 @@ mod tests {
     #[tokio::test]
     async fn slow_hook_failing_closed_fails_the_request() {
         let (url, _) = hook_server(|_| Reply::Slow).await;
-        let hooks = Hooks::new().unwrap();
+        let hooks = Hooks::new();
         let err = hooks
             .before(
                 &[short(hook("slow", &url, FailMode::Closed))],
@@ -723,7 +715,7 @@ mod tests {
         let (url, _) =
             hook_server(|_| Reply::Raw(StatusCode::INTERNAL_SERVER_ERROR, "{\"verdict\":false}"))
                 .await;
-        let hooks = Hooks::new().unwrap();
+        let hooks = Hooks::new();
         let err = hooks
             .before(&[hook("h", &url, FailMode::Closed)], &META, request())
             .await
@@ -753,7 +745,7 @@ mod tests {
                 "`transformedData`",
             ),
         ];
-        let hooks = Hooks::new().unwrap();
+        let hooks = Hooks::new();
         for (answer, says) in cases {
             let (url, _) = hook_server(move |_| Reply::Raw(StatusCode::OK, answer)).await;
             let err = hooks
@@ -777,7 +769,7 @@ mod tests {
     #[tokio::test]
     async fn unreachable_hook_is_a_failure() {
         let url = dead_url().await;
-        let hooks = Hooks::new().unwrap();
+        let hooks = Hooks::new();
         let err = hooks
             .before(&[hook("gone", &url, FailMode::Closed)], &META, request())
             .await
@@ -810,7 +802,7 @@ mod tests {
             pre: false,
             ..Arc::try_unwrap(hook("answers", &answer_only, FailMode::Closed)).unwrap()
         });
-        let hooks = Hooks::new().unwrap();
+        let hooks = Hooks::new();
         let out = hooks
             .before(
                 &[
@@ -846,7 +838,7 @@ mod tests {
         let answer = Bytes::from_static(
             br#"{"id":"c1","choices":[{"message":{"role":"assistant","content":"call 555-0100"}}]}"#,
         );
-        let hooks = Hooks::new().unwrap();
+        let hooks = Hooks::new();
         let out = hooks
             .after(
                 &[hook("pii", &url, FailMode::Closed)],
@@ -901,7 +893,7 @@ mod tests {
             ],
             ..Arc::try_unwrap(hook("auth", &url, FailMode::Closed)).unwrap()
         });
-        let hooks = Hooks::new().unwrap();
+        let hooks = Hooks::new();
         for _ in 0..2 {
             hooks
                 .before(std::slice::from_ref(&with_headers), &META, request())

@@ -116,7 +116,7 @@ impl AppState {
             originals_db: std::sync::OnceLock::new(),
             keys_required: AtomicBool::new(false),
             vault,
-            hooks: crate::hooks::Hooks::new()?,
+            hooks: crate::hooks::Hooks::new(),
             clean: crate::guard::Clean::default(),
         }))
     }

@@ -37,6 +37,34 @@ pub fn install_tls_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
+/// The TLS client setup of every outgoing connection (providers, guardrail hooks): ring,
+/// the platform's certificate verifier, no client certificate.
+pub fn tls_config() -> Result<rustls::ClientConfig, String> {
+    use hyper_rustls::ConfigBuilderExt as _;
+    install_tls_provider();
+    Ok(rustls::ClientConfig::builder()
+        .try_with_platform_verifier()
+        .map_err(|e| format!("cannot set up TLS: {e}"))?
+        .with_no_client_auth())
+}
+
+/// A connector for `http` and `https` URLs over `tls`, without Nagle's delay.
+pub fn connector(
+    tls: &rustls::ClientConfig,
+    connect_timeout: Option<std::time::Duration>,
+) -> hyper_rustls::HttpsConnector<HttpConnector> {
+    let mut http = HttpConnector::new();
+    http.set_connect_timeout(connect_timeout);
+    http.set_nodelay(true);
+    // The HTTPS connector wrapping it handles `https`; this one must let it through.
+    http.enforce_http(false);
+    hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls.clone())
+        .https_or_http()
+        .enable_all_versions()
+        .wrap_connector(http)
+}
+
 /// A provider's connection pools and its endpoint URLs, parsed once.
 struct ProviderClient {
     /// One pool per serving thread (index 0 for any other thread): an upstream connection
@@ -72,25 +100,12 @@ pub struct Upstream {
 
 impl Upstream {
     pub fn new(config: &Config, secrets: Arc<dyn SecretStore>) -> Result<Upstream, std::io::Error> {
-        use hyper_rustls::ConfigBuilderExt as _;
-        install_tls_provider();
         // One TLS setup for every provider: the platform verifier reads the system's
         // certificate store when made (some milliseconds each).
-        let tls = rustls::ClientConfig::builder()
-            .try_with_platform_verifier()
-            .map_err(|e| std::io::Error::other(format!("cannot set up TLS: {e}")))?
-            .with_no_client_auth();
+        let tls = tls_config().map_err(std::io::Error::other)?;
         let mut clients = fnv::FnvHashMap::default();
         for provider in &config.providers {
-            let mut http = HttpConnector::new();
-            http.set_connect_timeout(Some(provider.timeouts.connect));
-            http.set_nodelay(true);
-            http.enforce_http(false);
-            let connector = hyper_rustls::HttpsConnectorBuilder::new()
-                .with_tls_config(tls.clone())
-                .https_or_http()
-                .enable_all_versions()
-                .wrap_connector(http);
+            let connector = connector(&tls, Some(provider.timeouts.connect));
             let pools = (0..=config.server.workers)
                 .map(|_| Pool::new(connector.clone(), IDLE_TIMEOUT))
                 .collect();
