@@ -12,8 +12,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::clean::Clean;
-use super::escape::Unescaped;
 use super::kind::SecretKind;
+use super::redact::{splice, spot};
 use super::rules::Rules;
 use super::vault::Vault;
 
@@ -94,14 +94,11 @@ impl Hits {
         if self.0.is_empty() {
             return Redacted::default();
         }
-        let mut out = Vec::with_capacity(body.len());
-        let mut copied = 0;
-        for hit in &self.0 {
-            out.extend_from_slice(&body[copied..hit.span.start]);
-            out.extend_from_slice(vault.keep(scope, hit.kind, &hit.value).as_bytes());
-            copied = hit.span.end;
-        }
-        out.extend_from_slice(&body[copied..]);
+        let secrets = self
+            .0
+            .iter()
+            .map(|h| (h.span.clone(), h.kind, h.value.as_str()));
+        let out = splice(body, secrets, vault, scope);
         Redacted {
             body: Some(out),
             found: self.into_found(),
@@ -255,9 +252,8 @@ fn skipped(bytes: &[u8], stack: &[Level]) -> bool {
 /// No rule finds a secret shorter than this: a string this short is not searched.
 const MIN_SECRET_LEN: usize = 8;
 
-/// The secrets in one string value (its escaped content at `content`): what the rules
-/// find, and the known values wherever they stand outside those.
-#[allow(clippy::too_many_arguments)]
+/// The secrets in one string value (its escaped content, which starts at `at` in the
+/// body): what the rules find, and the known values wherever they stand outside those.
 fn search(
     body: &[u8],
     escaped: &str,
@@ -267,46 +263,15 @@ fn search(
     known: &[&(SecretKind, Arc<str>)],
     hits: &mut Vec<Hit>,
 ) {
-    let plain = !escaped.contains('\\');
-    let decoded = if plain {
-        None
-    } else {
-        Some(Unescaped::new(escaped))
-    };
-    let searched = decoded.as_ref().map_or(escaped, |d| d.text.as_str());
-    let mut found: Vec<(Range<usize>, SecretKind)> = rules
-        .map(|rules| rules.detect(searched))
-        .unwrap_or_default()
-        .into_iter()
-        .map(|f| (f.start..f.end, f.kind))
-        .collect();
-    for (kind, value) in known {
-        let mut from = 0;
-        while let Some(at) = memchr::memmem::find(&searched.as_bytes()[from..], value.as_bytes()) {
-            let span = from + at..from + at + value.len();
-            from = span.end;
-            if !found
-                .iter()
-                .any(|(f, _)| f.start < span.end && span.start < f.end)
-            {
-                found.push((span, *kind));
-            }
-        }
-    }
-    found.sort_by_key(|(span, _)| span.start);
-    for (span, kind) in found {
-        let (start, end) = match &decoded {
-            None => (span.start, span.end),
-            Some(d) => (d.escaped_offset(span.start), d.escaped_offset(span.end)),
-        };
+    for s in spot(escaped, rules, known) {
         hits.push(Hit {
-            span: at + start..at + end,
-            kind,
-            value: searched[span.clone()].to_owned(),
+            span: at + s.span.start..at + s.span.end,
+            kind: s.kind,
+            value: s.value,
             found: Found {
-                kind,
+                kind: s.kind,
                 path: path(body, stack),
-                line: searched[..span.start].matches('\n').count() + 1,
+                line: s.line,
             },
         });
     }
@@ -389,8 +354,12 @@ mod tests {
         );
         assert_eq!(tally(&out.found), "github_token:1,env_secret:1");
         // Restored, the text is the client's again.
-        let mut v = vault.lock().unwrap();
-        assert_eq!(v.restore("s", content), env);
+        let v = vault.lock().unwrap();
+        assert_eq!(
+            v.values_of("s")
+                .restore(content, crate::guard::Escape::Plain),
+            env
+        );
     }
 
     /// A tool call of an earlier turn, whose arguments (JSON text inside a JSON string)

@@ -12,21 +12,22 @@
 //!   hash that names a secret ([`Placeholders`]).
 //! - [`vault`]: placeholder → value per scope, bounded ([`Vault`]).
 //! - [`redact`]: [`redact()`] and [`redact_json_escaped`] replace a text's secrets.
-//! - [`restore`]: [`Vault::restore`], [`Vault::restore_json_escaped`] and the streaming
-//!   [`StreamRestorer`] put them back.
+//! - [`restore`]: [`Vault::values_of`] takes a scope's values, which [`Values::restore`]
+//!   and the streaming [`StreamRestorer`] put back.
 //! - [`answer`]: [`answer::restore_whole`] and [`answer::SseRestorer`] put them back in the
 //!   answer's own bytes, whole or streamed, in each client dialect.
 //! - `escape`: JSON string escaping both ways, with offsets mapped back.
 //!
 //! ```
-//! use gateway_core::guard::{redact, vault::DEFAULT_CAPACITY, Placeholders, Rules, Vault};
+//! use gateway_core::guard::{redact, vault::DEFAULT_CAPACITY, Escape, Placeholders, Rules, Vault};
 //!
 //! let rules = Rules::builtin().unwrap();
 //! let mut vault = Vault::new(Placeholders::new([0; 32]), DEFAULT_CAPACITY);
 //! let (out, found) = redact("DB_PASSWORD=Zx9-pQ2_mL7vB4\n", &rules, &mut vault, "session-1");
 //! assert_eq!(found.len(), 1);
 //! assert!(out.starts_with("DB_PASSWORD=TRIMGATE_SECRET_ENV_SECRET_"));
-//! assert_eq!(vault.restore("session-1", &out), "DB_PASSWORD=Zx9-pQ2_mL7vB4\n");
+//! let values = vault.values_of("session-1");
+//! assert_eq!(values.restore(&out, Escape::Plain), "DB_PASSWORD=Zx9-pQ2_mL7vB4\n");
 //! ```
 
 pub mod answer;

@@ -1,6 +1,9 @@
 //! Replacing each secret in an outgoing text by its placeholder, keeping the value in the
 //! vault for the answer.
 
+use std::ops::Range;
+use std::sync::Arc;
+
 use super::escape::Unescaped;
 use super::kind::SecretKind;
 use super::rules::Rules;
@@ -25,24 +28,8 @@ pub fn redact(
     scope: &str,
 ) -> (String, Vec<Redaction>) {
     let findings = rules.detect(text);
-    if findings.is_empty() {
-        return (text.to_string(), Vec::new());
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut redactions = Vec::with_capacity(findings.len());
-    let mut copied = 0;
-    for finding in findings {
-        out.push_str(&text[copied..finding.start]);
-        out.push_str(&vault.keep(scope, finding.kind, finding.value));
-        copied = finding.end;
-        redactions.push(Redaction {
-            kind: finding.kind,
-            start: finding.start,
-            end: finding.end,
-        });
-    }
-    out.push_str(&text[copied..]);
-    (out, redactions)
+    let secrets = findings.iter().map(|f| (f.start..f.end, f.kind, f.value));
+    replaced(text, secrets, vault, scope)
 }
 
 /// As [`redact`], for text that is a JSON string's escaped content (a tool's output as it
@@ -56,32 +43,110 @@ pub fn redact_json_escaped(
     vault: &mut Vault,
     scope: &str,
 ) -> (String, Vec<Redaction>) {
-    // Nothing to decode: the text reads the same either way.
-    if !text.contains('\\') {
-        return redact(text, rules, vault, scope);
+    let spotted = spot(text, Some(rules), &[]);
+    let secrets = spotted
+        .iter()
+        .map(|s| (s.span.clone(), s.kind, s.value.as_str()));
+    replaced(text, secrets, vault, scope)
+}
+
+/// [`splice`] on a text, with what was replaced.
+fn replaced<'s>(
+    text: &str,
+    secrets: impl Iterator<Item = (Range<usize>, SecretKind, &'s str)> + Clone,
+    vault: &mut Vault,
+    scope: &str,
+) -> (String, Vec<Redaction>) {
+    let redactions: Vec<Redaction> = secrets
+        .clone()
+        .map(|(span, kind, _)| Redaction {
+            kind,
+            start: span.start,
+            end: span.end,
+        })
+        .collect();
+    if redactions.is_empty() {
+        return (text.to_string(), redactions);
     }
-    let decoded = Unescaped::new(text);
-    let findings = rules.detect(&decoded.text);
-    if findings.is_empty() {
-        return (text.to_string(), Vec::new());
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut redactions = Vec::with_capacity(findings.len());
-    let mut copied = 0;
-    for finding in findings {
-        let start = decoded.escaped_offset(finding.start);
-        let end = decoded.escaped_offset(finding.end);
-        out.push_str(&text[copied..start]);
-        out.push_str(&vault.keep(scope, finding.kind, finding.value));
-        copied = end;
-        redactions.push(Redaction {
-            kind: finding.kind,
-            start,
-            end,
-        });
-    }
-    out.push_str(&text[copied..]);
+    let out = splice(text.as_bytes(), secrets, vault, scope);
+    // Text cut at the secrets' character boundaries, placeholders of ASCII put in.
+    let out = String::from_utf8(out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     (out, redactions)
+}
+
+/// One secret of a JSON string's escaped content: its span there, its kind, its value
+/// decoded, and the line (from 1) of the decoded text it starts on.
+pub(super) struct Spotted {
+    pub span: Range<usize>,
+    pub kind: SecretKind,
+    pub value: String,
+    pub line: usize,
+}
+
+/// The secrets in `text`, a JSON string's escaped content: what `rules` find in its decoded
+/// text (none when `rules` is `None`: the text was found clean before), and each of
+/// `known` wherever it stands outside those. Left to right, none overlapping, spans in
+/// the escaped text.
+pub(super) fn spot(
+    text: &str,
+    rules: Option<&Rules>,
+    known: &[&(SecretKind, Arc<str>)],
+) -> Vec<Spotted> {
+    // Nothing to decode: the text reads the same either way.
+    let decoded = text.contains('\\').then(|| Unescaped::new(text));
+    let searched = decoded.as_ref().map_or(text, |d| d.text.as_str());
+    let mut found: Vec<(Range<usize>, SecretKind)> = rules
+        .map(|rules| rules.detect(searched))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|f| (f.start..f.end, f.kind))
+        .collect();
+    for (kind, value) in known {
+        let mut from = 0;
+        while let Some(at) = memchr::memmem::find(&searched.as_bytes()[from..], value.as_bytes()) {
+            let span = from + at..from + at + value.len();
+            from = span.end;
+            if !found
+                .iter()
+                .any(|(f, _)| f.start < span.end && span.start < f.end)
+            {
+                found.push((span, *kind));
+            }
+        }
+    }
+    found.sort_by_key(|(span, _)| span.start);
+    found
+        .into_iter()
+        .map(|(span, kind)| Spotted {
+            span: match &decoded {
+                None => span.clone(),
+                Some(d) => d.escaped_offset(span.start)..d.escaped_offset(span.end),
+            },
+            kind,
+            value: searched[span.clone()].to_owned(),
+            line: searched[..span.start].matches('\n').count() + 1,
+        })
+        .collect()
+}
+
+/// `text` with each of `secrets` (left to right, apart) replaced by its placeholder, the
+/// values kept in `vault` under `scope`.
+pub(super) fn splice<'s>(
+    text: &[u8],
+    secrets: impl IntoIterator<Item = (Range<usize>, SecretKind, &'s str)>,
+    vault: &mut Vault,
+    scope: &str,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut copied = 0;
+    for (span, kind, value) in secrets {
+        out.extend_from_slice(&text[copied..span.start]);
+        out.extend_from_slice(vault.keep(scope, kind, value).as_bytes());
+        copied = span.end;
+    }
+    out.extend_from_slice(&text[copied..]);
+    out
 }
 
 #[cfg(test)]

@@ -42,23 +42,6 @@ impl Escape {
 }
 
 impl Vault {
-    /// `text` with every placeholder `scope` sent replaced by its value.
-    pub fn restore(&mut self, scope: &str, text: &str) -> String {
-        restore_with(text, Escape::Plain, |p| self.lookup(scope, p))
-    }
-
-    /// As [`Vault::restore`], for text that is a JSON string's escaped content: each
-    /// value is written escaped as JSON would (`"`, `\`, control characters).
-    pub fn restore_json_escaped(&mut self, scope: &str, text: &str) -> String {
-        restore_with(text, Escape::Json, |p| self.lookup(scope, p))
-    }
-
-    /// A restorer for a streamed answer of `scope`, with what the scope has sent so far
-    /// (the request that asks for this answer has been redacted by now).
-    pub fn restorer(&self, scope: &str, escape: Escape) -> StreamRestorer {
-        self.values_of(scope).restorer(escape)
-    }
-
     /// What `scope` has sent so far, to restore one answer with (taken when the answer
     /// starts: the vault is not held while it streams).
     pub fn values_of(&self, scope: &str) -> Values {
@@ -258,10 +241,13 @@ mod tests {
         let p = vault.keep("s", SecretKind::GithubToken, "ghp_value");
         let answer = format!("Run `gh auth login --with-token <<< {p}` now.");
         assert_eq!(
-            vault.restore("s", &answer),
+            vault.values_of("s").restore(&answer, Escape::Plain),
             "Run `gh auth login --with-token <<< ghp_value` now."
         );
-        assert_eq!(vault.restore("s", "nothing here"), "nothing here");
+        assert_eq!(
+            vault.values_of("s").restore("nothing here", Escape::Plain),
+            "nothing here"
+        );
     }
 
     /// Another scope's placeholder, and one the vault never made, stay as they are.
@@ -273,10 +259,10 @@ mod tests {
         let typed = "TRIMGATE_SECRET_OPENAI_KEY_0123456789ab";
         let answer = format!("{mine} {theirs} {typed}");
         assert_eq!(
-            vault.restore("me", &answer),
+            vault.values_of("me").restore(&answer, Escape::Plain),
             format!("mine-secret {theirs} {typed}")
         );
-        let mut stream = vault.restorer("me", Escape::Plain);
+        let mut stream = vault.values_of("me").restorer(Escape::Plain);
         let streamed = stream.push(&answer) + &stream.finish();
         assert_eq!(streamed, format!("mine-secret {theirs} {typed}"));
     }
@@ -290,14 +276,14 @@ mod tests {
         let value = "pa\"ss\\wo\nrd";
         let p = vault.keep("s", SecretKind::EnvSecret, value);
         let arguments = format!("{{\"command\":\"login --password {p}\"}}");
-        let restored = vault.restore_json_escaped("s", &arguments);
+        let restored = vault.values_of("s").restore(&arguments, Escape::Json);
         assert_eq!(restored, r#"{"command":"login --password pa\"ss\\wo\nrd"}"#);
         let parsed: serde_json::Value = serde_json::from_str(&restored).unwrap();
         assert_eq!(parsed["command"], format!("login --password {value}"));
 
         // The same arguments inside a response's JSON, restored in its raw bytes.
         let body = serde_json::json!({ "arguments": arguments }).to_string();
-        let mut stream = vault.restorer("s", Escape::JsonInJson);
+        let mut stream = vault.values_of("s").restorer(Escape::JsonInJson);
         let raw = stream.push(&body) + &stream.finish();
         let outer: serde_json::Value = serde_json::from_str(&raw).unwrap();
         let inner: serde_json::Value =
@@ -315,19 +301,19 @@ mod tests {
         let text = format!("T{a}TRIMGATE_ then TRIMGATE_SECRET_SLACK_{b}{a}. TRIM");
         for escape in [Escape::Plain, Escape::Json, Escape::JsonInJson] {
             let whole = match escape {
-                Escape::Plain => vault.restore("s", &text),
-                Escape::Json => vault.restore_json_escaped("s", &text),
+                Escape::Plain => vault.values_of("s").restore(&text, Escape::Plain),
+                Escape::Json => vault.values_of("s").restore(&text, Escape::Json),
                 Escape::JsonInJson => restore_with(&text, escape, |p| vault.lookup("s", p)),
             };
             assert!(whole.contains("xoxb-1") && whole.contains("hooks.slack.com"));
             for cut in 0..=text.len() {
-                let mut stream = vault.restorer("s", escape);
+                let mut stream = vault.values_of("s").restorer(escape);
                 let mut out = stream.push(&text[..cut]);
                 out += &stream.push(&text[cut..]);
                 out += &stream.finish();
                 assert_eq!(out, whole, "cut at {cut}");
             }
-            let mut stream = vault.restorer("s", escape);
+            let mut stream = vault.values_of("s").restorer(escape);
             let mut out = String::new();
             for i in 0..text.len() {
                 out += &stream.push(&text[i..i + 1]);
@@ -342,7 +328,7 @@ mod tests {
     fn streaming_holds_back_only_a_possible_prefix() {
         let mut vault = vault();
         let p = vault.keep("s", SecretKind::GithubToken, "ghp_value");
-        let mut stream = vault.restorer("s", Escape::Plain);
+        let mut stream = vault.values_of("s").restorer(Escape::Plain);
         assert_eq!(stream.push("hello "), "hello ");
         assert_eq!(stream.push("see TRIMGATE_SEC"), "see ");
         assert_eq!(stream.push("RET_GITHUB_"), "");
@@ -359,7 +345,7 @@ mod tests {
     #[test]
     fn streaming_without_values_passes_through() {
         let vault = vault();
-        let mut stream = vault.restorer("s", Escape::Plain);
+        let mut stream = vault.values_of("s").restorer(Escape::Plain);
         assert_eq!(stream.push("TRIMGATE_SECRET_"), "TRIMGATE_SECRET_");
         assert_eq!(stream.finish(), "");
     }

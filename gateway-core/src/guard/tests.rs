@@ -191,8 +191,12 @@ fn labelled_set_round_trips() {
         for (kind, value) in &expected {
             assert!(!out.contains(value.as_str()), "{file}: {kind} left in");
         }
-        assert_eq!(vault.restore("s", &out), text, "{file}");
-        let mut stream = vault.restorer("s", Escape::Plain);
+        assert_eq!(
+            vault.values_of("s").restore(&out, Escape::Plain),
+            text,
+            "{file}"
+        );
+        let mut stream = vault.values_of("s").restorer(Escape::Plain);
         let mut streamed = String::new();
         let mut rest = out.as_str();
         while !rest.is_empty() {
@@ -217,7 +221,7 @@ fn labelled_set_round_trips() {
             );
         }
         assert_eq!(
-            vault.restore_json_escaped("s", &escaped_out),
+            vault.values_of("s").restore(&escaped_out, Escape::Json),
             content,
             "{file}: JSON"
         );
@@ -227,7 +231,9 @@ fn labelled_set_round_trips() {
         // A placeholder of this scope is not restored for another.
         if let Some(span) = find_placeholders(&out).first() {
             assert_eq!(
-                vault.restore("other", &out[span.clone()]),
+                vault
+                    .values_of("other")
+                    .restore(&out[span.clone()], Escape::Plain),
                 &out[span.clone()]
             );
         }

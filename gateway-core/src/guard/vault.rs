@@ -94,6 +94,7 @@ impl Vault {
     }
 
     /// The value behind `placeholder` for `scope`, if that scope sent it.
+    #[cfg(test)]
     pub(super) fn lookup(&mut self, scope: &str, placeholder: &str) -> Option<Arc<str>> {
         self.values.get(&key(scope, placeholder)).cloned()
     }
