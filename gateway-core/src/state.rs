@@ -61,7 +61,7 @@ pub struct AppState {
     originals_db: std::sync::OnceLock<Arc<crate::ledger::originals::OriginalsDb>>,
     /// Secrets replaced in requests, waiting for their answers: in memory only, bounded,
     /// kept across reloads. Named with a random key until launch sets the installation's.
-    pub vault: std::sync::Mutex<crate::guard::Vault>,
+    vault: std::sync::Mutex<crate::guard::Vault>,
     /// The client that calls guardrail hooks.
     pub hooks: crate::hooks::Hooks,
     /// Strings the guard searched and found clean (a hash each): history is not searched
