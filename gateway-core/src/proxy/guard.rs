@@ -62,24 +62,26 @@ pub(super) struct Guarded {
 }
 
 /// Runs the request's mode on `body`: `redact` replaces its secrets, `block` refuses a
-/// request that holds one, `off` passes it. The scope is worked out only when a secret is
-/// found or the vault holds any (most requests need neither).
+/// request that holds one, `off` passes it. `scope` gives the scope of the request's
+/// session; it is worked out only when a secret is found or the vault holds any (most
+/// requests need neither).
 pub(super) async fn request(
     state: &Arc<AppState>,
     pending: &mut Pending,
     settings: &crate::guard::Settings,
     mode: Mode,
-    scope: impl Fn() -> String,
+    scope: impl Fn(Option<&str>) -> String,
     dialect: Dialect,
     body: &Bytes,
 ) -> Result<Guarded, GatewayError> {
     if mode == Mode::Off {
         return Ok(Guarded::default());
     }
+    let scope = |pending: &mut Pending| scope(pending.record().session.as_deref());
     // What the scope was given back in earlier answers goes out replaced wherever it
     // stands: the agent's history sends it again, bare in a command no rule would read.
     let earlier = (mode == Mode::Redact && !state.vault().is_empty())
-        .then(&scope)
+        .then(|| scope(pending))
         .and_then(|scope| held(state, &scope).map(|values| (scope, values)));
     let known = earlier
         .as_ref()
@@ -113,7 +115,7 @@ pub(super) async fn request(
             restore: earlier.map(|(_, values)| values),
         });
     }
-    let scope = earlier.map_or_else(scope, |(scope, _)| scope);
+    let scope = earlier.map_or_else(|| scope(pending), |(scope, _)| scope);
     let (redacted, restore) = {
         let mut vault = state.vault();
         let redacted = hits.redact(body, &mut vault, &scope);

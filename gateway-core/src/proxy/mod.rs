@@ -654,8 +654,7 @@ async fn run(
         &steps[0].provider.name,
         key.as_ref().and_then(|k| k.guard),
     );
-    let session = pending.record().session.clone();
-    let scope = || guard::scope(key.as_ref(), &parts.headers, session.as_deref());
+    let scope = |session: Option<&str>| guard::scope(key.as_ref(), &parts.headers, session);
     let guarded = guard::request(
         state,
         pending,
