@@ -406,12 +406,15 @@ fn describe(config: &Config) {
         } else {
             format!(", models {patterns}")
         };
+        let credentials = match &p.cloud {
+            Some(cloud) => cloud.credentials(&p.key),
+            None => format!("key from {}", p.key),
+        };
         eprintln!(
-            "provider {}: {} at {} ({dialects}{extra}), key from {}",
+            "provider {}: {} at {} ({dialects}{extra}), {credentials}",
             p.name,
             p.kind.as_str(),
             gateway_core::secrets::redact_url(&p.base_url),
-            p.key
         );
     }
     let modes = &config.optimize;

@@ -74,6 +74,10 @@ pub enum GatewayError {
     },
     #[error("provider {provider:?} has no API key: {hint}")]
     MissingKey { provider: String, hint: String },
+    /// A cloud provider's credentials (the AWS chain's, a Google token, an Entra ID
+    /// token) could not be had; `detail` says what is missing, never a secret.
+    #[error("provider {provider:?} has no usable cloud credentials: {detail}")]
+    CloudCredentials { provider: String, detail: String },
     #[error("provider {provider:?} is unreachable: {detail}")]
     UpstreamUnreachable { provider: String, detail: String },
     #[error("provider {provider:?} timed out waiting for {phase}")]
@@ -202,6 +206,7 @@ impl GatewayError {
             | GatewayError::UpstreamBroken { .. } => Culprit::Upstream,
             GatewayError::CoolingDown { .. } => Culprit::Upstream,
             GatewayError::MissingKey { .. }
+            | GatewayError::CloudCredentials { .. }
             | GatewayError::ShuttingDown
             | GatewayError::Overloaded => Culprit::Gateway,
         }
@@ -230,6 +235,7 @@ impl GatewayError {
                 StatusCode::NOT_FOUND
             }
             GatewayError::MissingKey { .. }
+            | GatewayError::CloudCredentials { .. }
             | GatewayError::GatewayKeyMissing
             | GatewayError::GatewayKeyInvalid
             | GatewayError::LocalKeyMissing
@@ -275,6 +281,7 @@ impl GatewayError {
             GatewayError::DialectUnsupported { .. } => "dialect_unsupported",
             GatewayError::Untranslatable { .. } => "untranslatable",
             GatewayError::MissingKey { .. } => "missing_key",
+            GatewayError::CloudCredentials { .. } => "missing_credentials",
             GatewayError::UpstreamUnreachable { .. } => "upstream_unreachable",
             GatewayError::UpstreamTimeout { .. } => "upstream_timeout",
             GatewayError::UpstreamBroken { .. } => "upstream_broken",

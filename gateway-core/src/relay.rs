@@ -13,7 +13,6 @@ use axum::body::Body;
 use bytes::{Bytes, BytesMut};
 use futures_util::{FutureExt, Stream, StreamExt};
 use http_body_util::BodyDataStream;
-use hyper::body::Incoming;
 use memchr::memmem;
 use tokio::sync::watch;
 
@@ -25,14 +24,14 @@ use crate::pending::Pending;
 use crate::record::Outcome;
 use crate::translate::ir::ProviderError;
 use crate::translate::stream::{Decoder, Encoder, Event};
-use crate::upstream::classify;
+use crate::upstream::{classify, BodyError, UpBody};
 use crate::usage::StreamUsage;
 use trimgate_wire::sse::{scan, Scan};
 
 /// SSE framing, kept with the rest of the wire layer.
 pub use trimgate_wire::sse::{frame_data, frame_end};
 
-type Chunks = Pin<Box<dyn Stream<Item = Result<Bytes, hyper::Error>> + Send>>;
+type Chunks = Pin<Box<dyn Stream<Item = Result<Bytes, BodyError>> + Send>>;
 
 /// What a relay needs to know besides the bytes.
 pub struct RelayParams {
@@ -93,7 +92,7 @@ pub(crate) async fn ready_or_within<F: std::future::Future>(
 
 /// Reads a whole non-streamed body, each chunk within the idle timeout and the total within `limit`.
 pub async fn read_whole(
-    body: Incoming,
+    body: UpBody,
     provider: &str,
     idle: Duration,
     limit: usize,
@@ -174,7 +173,7 @@ struct Relay {
     pending: Option<Pending>,
     done: bool,
     /// The end of the stream or a failure met while gathering a burst, handled next.
-    stashed: Option<Option<Result<Bytes, hyper::Error>>>,
+    stashed: Option<Option<Result<Bytes, BodyError>>>,
     /// A bound the provider went past while gathering a burst, handled next.
     failed: Option<GatewayError>,
     /// A relayed Responses stream: the number its next event takes.
@@ -506,11 +505,11 @@ impl Drop for Relay {
 enum Next {
     Abort,
     Idle,
-    Chunk(Option<Result<Bytes, hyper::Error>>),
+    Chunk(Option<Result<Bytes, BodyError>>),
 }
 
 /// Relays an event stream; `pending` is finished when the stream ends, however it ends.
-pub fn relay_stream(body: Incoming, params: RelayParams, pending: Pending) -> Body {
+pub fn relay_stream(body: UpBody, params: RelayParams, pending: Pending) -> Body {
     let upstream = params
         .translate
         .as_ref()

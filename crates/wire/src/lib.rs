@@ -3,6 +3,7 @@
 //!
 //! - [`dialect`]   — the closed set of wire dialects (OpenAI Chat, OpenAI Responses, Anthropic Messages).
 //! - [`provider`]  — the closed set of provider kinds, and what each is known to be and do.
+//! - [`bedrock`]   — Amazon Bedrock's wire (event-stream frames, InvokeModel, Converse, its errors) to and from Anthropic Messages.
 //! - [`sniff`]     — reads `model` and `stream` from the inbound bytes and splices the few edits passthrough needs.
 //! - [`usage`]     — provider-reported token usage, per dialect, and where a stream's answer ends.
 //! - [`answer_text`] — the text a streamed answer has said so far, for counting when the provider does not.
@@ -15,6 +16,7 @@
 //! parsing all of it.
 
 pub mod answer_text;
+pub mod bedrock;
 pub mod dialect;
 pub mod error;
 pub mod provider;

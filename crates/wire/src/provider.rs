@@ -10,6 +10,15 @@ pub enum ProviderKind {
     DeepSeek,
     OpenAiCompatible,
     Gemini,
+    /// GPT models bought through an Azure subscription: OpenAI's dialects at a resource's
+    /// endpoint, the deployment named in the path (classic) or the body (v1).
+    AzureOpenAi,
+    /// Amazon Bedrock: Claude through InvokeModel, other models through Converse, both
+    /// spoken here as Anthropic Messages and turned into Bedrock's wire at the edge.
+    Bedrock,
+    /// Google Vertex AI: Claude through rawPredict (Anthropic Messages) and Gemini through
+    /// generateContent (the Gemini dialect), under a project and location.
+    Vertex,
 }
 
 impl ProviderKind {
@@ -21,6 +30,9 @@ impl ProviderKind {
             "deepseek" => Some(Self::DeepSeek),
             "openai_compatible" => Some(Self::OpenAiCompatible),
             "gemini" => Some(Self::Gemini),
+            "azure_openai" => Some(Self::AzureOpenAi),
+            "bedrock" => Some(Self::Bedrock),
+            "vertex" => Some(Self::Vertex),
             _ => None,
         }
     }
@@ -32,6 +44,9 @@ impl ProviderKind {
             Self::DeepSeek => "deepseek",
             Self::OpenAiCompatible => "openai_compatible",
             Self::Gemini => "gemini",
+            Self::AzureOpenAi => "azure_openai",
+            Self::Bedrock => "bedrock",
+            Self::Vertex => "vertex",
         }
     }
 
@@ -40,8 +55,9 @@ impl ProviderKind {
             Self::OpenAi => Some("https://api.openai.com/v1"),
             Self::Anthropic => Some("https://api.anthropic.com/v1"),
             Self::DeepSeek => Some("https://api.deepseek.com/v1"),
-            Self::OpenAiCompatible => None,
             Self::Gemini => Some("https://generativelanguage.googleapis.com/v1beta"),
+            // Made from the resource, region or project the config names.
+            Self::OpenAiCompatible | Self::AzureOpenAi | Self::Bedrock | Self::Vertex => None,
         }
     }
 
@@ -59,11 +75,25 @@ impl ProviderKind {
             Self::DeepSeek => vec![Dialect::OpenAiChat, Dialect::AnthropicMessages],
             Self::OpenAiCompatible => vec![Dialect::OpenAiChat],
             Self::Gemini => vec![Dialect::Gemini],
+            Self::AzureOpenAi => vec![Dialect::OpenAiChat, Dialect::OpenAiResponses],
+            Self::Bedrock => vec![Dialect::AnthropicMessages],
+            Self::Vertex => vec![Dialect::AnthropicMessages, Dialect::Gemini],
         }
     }
 
     /// DeepSeek's chat model takes at most 8K output tokens and refuses a request for
     /// more, which agents written for other models send (Claude Code asks for 128K).
+    /// Whether this kind speaks OpenAI's own API (its parameter names, its reasoning
+    /// fields), not only the Chat shape.
+    pub fn is_openai(self) -> bool {
+        matches!(self, Self::OpenAi | Self::AzureOpenAi)
+    }
+
+    /// Whether this kind serves Claude and takes Anthropic's `cache_control` marks.
+    pub fn takes_cache_control(self) -> bool {
+        matches!(self, Self::Anthropic | Self::Bedrock | Self::Vertex)
+    }
+
     pub fn default_max_output_tokens(self) -> Option<u64> {
         match self {
             Self::DeepSeek => Some(8192),
@@ -83,8 +113,10 @@ impl ProviderKind {
             ],
             Self::Anthropic => &["claude-*"],
             Self::DeepSeek => &["deepseek-*"],
-            Self::OpenAiCompatible => &[],
             Self::Gemini => &["gemini-*", "gemma-*"],
+            // A cloud's model names are its own (deployments, `anthropic.…-v1:0`,
+            // `…@date`): routes name them.
+            Self::OpenAiCompatible | Self::AzureOpenAi | Self::Bedrock | Self::Vertex => &[],
         }
     }
 
@@ -93,8 +125,8 @@ impl ProviderKind {
             Self::OpenAi => &["gpt-5.5", "gpt-5.4-mini", "gpt-5.4-nano"],
             Self::Anthropic => &["claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"],
             Self::DeepSeek => &["deepseek-chat", "deepseek-reasoner"],
-            Self::OpenAiCompatible => &[],
             Self::Gemini => &["gemini-3-pro-preview", "gemini-2.5-pro", "gemini-2.5-flash"],
+            Self::OpenAiCompatible | Self::AzureOpenAi | Self::Bedrock | Self::Vertex => &[],
         }
     }
 }

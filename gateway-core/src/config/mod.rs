@@ -22,6 +22,7 @@ use crate::routing::RouteTable;
 
 pub mod admin;
 pub mod cache;
+pub mod clouds;
 pub mod env;
 pub mod gateway_keys;
 pub mod guard;
@@ -283,6 +284,14 @@ impl Config {
                             max_output_tokens: None,
                             client_auth: None,
                             client_org: None,
+                            api_version: None,
+                            entra: None,
+                            region: None,
+                            aws_profile: None,
+                            bedrock_api: None,
+                            project: None,
+                            location: None,
+                            credentials_file: None,
                         },
                     );
                 }

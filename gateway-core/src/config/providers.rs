@@ -21,6 +21,8 @@ pub const ENV_ANTHROPIC_KEY: &str = "ANTHROPIC_API_KEY";
 pub const ENV_DEEPSEEK_KEY: &str = "DEEPSEEK_API_KEY";
 /// Google AI Studio's key, as Gemini CLI and the `google-genai` SDK read it.
 pub const ENV_GEMINI_KEY: &str = "GEMINI_API_KEY";
+/// Azure OpenAI's key, as the `openai` SDKs' `AzureOpenAI` clients read it.
+pub const ENV_AZURE_OPENAI_KEY: &str = "AZURE_OPENAI_API_KEY";
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
@@ -56,6 +58,16 @@ pub struct ProviderConfig {
     /// Let a client's `OpenAI-Organization` and `OpenAI-Project` headers through, so it
     /// picks which organization the provider's key bills; off by default.
     pub client_org: Option<bool>,
+    /// Azure, Bedrock and Vertex: see [`super::clouds::CloudConfig`], where each is
+    /// documented. Listed here because a flattened table cannot refuse unknown fields.
+    pub api_version: Option<String>,
+    pub entra: Option<super::clouds::EntraConfig>,
+    pub region: Option<String>,
+    pub aws_profile: Option<String>,
+    pub bedrock_api: Option<String>,
+    pub project: Option<String>,
+    pub location: Option<String>,
+    pub credentials_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -105,7 +117,9 @@ pub(super) fn default_key_env(kind: ProviderKind) -> Option<&'static str> {
         ProviderKind::Anthropic => Some(ENV_ANTHROPIC_KEY),
         ProviderKind::DeepSeek => Some(ENV_DEEPSEEK_KEY),
         ProviderKind::Gemini => Some(ENV_GEMINI_KEY),
-        ProviderKind::OpenAiCompatible => None,
+        ProviderKind::AzureOpenAi => Some(ENV_AZURE_OPENAI_KEY),
+        // Signed with the AWS chain's or Google's credentials unless a key is named.
+        ProviderKind::OpenAiCompatible | ProviderKind::Bedrock | ProviderKind::Vertex => None,
     }
 }
 
@@ -171,6 +185,8 @@ pub struct Provider {
     pub client_auth: ClientAuth,
     /// Whether a client's `openai-organization`/`openai-project` headers go on.
     pub client_org: bool,
+    /// Azure, Bedrock or Vertex: what the cloud's URLs and credentials are made from.
+    pub cloud: Option<super::clouds::Cloud>,
 }
 
 /// One key of a provider's pool, with the name the ledger shows for it.
@@ -220,8 +236,14 @@ impl Provider {
     }
 
     /// The header the key goes in for `dialect`, as the key alone: Anthropic's
-    /// `x-api-key`, Google's `x-goog-api-key`; `None` for a bearer token in `authorization`.
+    /// `x-api-key`, Google's `x-goog-api-key`, Azure's `api-key`; `None` for a bearer
+    /// token in `authorization` (Bedrock's API keys, Google access tokens among them).
     pub fn key_header(&self, dialect: Dialect) -> Option<http::HeaderName> {
+        match self.kind {
+            ProviderKind::AzureOpenAi => return Some(http::HeaderName::from_static("api-key")),
+            ProviderKind::Bedrock | ProviderKind::Vertex => return None,
+            _ => {}
+        }
         match dialect {
             Dialect::AnthropicMessages => Some(crate::headers::X_API_KEY),
             Dialect::Gemini => Some(crate::headers::X_GOOG_API_KEY),
@@ -325,6 +347,14 @@ pub(super) fn validate_provider(
         max_output_tokens,
         client_auth,
         client_org,
+        api_version,
+        entra,
+        region,
+        aws_profile,
+        bedrock_api,
+        project,
+        location,
+        credentials_file,
     } = provider;
     let at = |field: &str| format!("providers.{name}.{field}");
     let before = problems.len();
@@ -338,13 +368,40 @@ pub(super) fn validate_provider(
         problems.push(ConfigProblem {
             path: at("kind"),
             message: format!(
-                "unknown kind {kind:?}; expected one of openai, anthropic, deepseek, gemini, openai_compatible"
+                "unknown kind {kind:?}; expected one of openai, anthropic, deepseek, gemini, openai_compatible, azure_openai, bedrock, vertex"
             ),
         });
         return None;
     };
-    let base_url = match base_url.as_deref().or(kind_parsed.default_base_url()) {
+    let cloud_config = super::clouds::CloudConfig {
+        api_version,
+        entra,
+        region,
+        aws_profile,
+        bedrock_api,
+        project,
+        location,
+        credentials_file,
+    };
+    let cloud = super::clouds::validate(name, kind_parsed, cloud_config, problems);
+    let cloud_url = cloud
+        .as_ref()
+        .and_then(super::clouds::Cloud::default_base_url);
+    let base_url = match base_url
+        .as_deref()
+        .or(kind_parsed.default_base_url())
+        .or(cloud_url.as_deref())
+    {
         Some(url) => check_url(url, at("base_url"), problems),
+        None if kind_parsed == ProviderKind::AzureOpenAi => {
+            problems.push(ConfigProblem {
+                path: at("base_url"),
+                message: "is required for kind azure_openai: the resource's endpoint (e.g. https://my-resource.openai.azure.com)".into(),
+            });
+            String::new()
+        }
+        // A cloud whose own fields were wrong: already said.
+        None if cloud.is_none() && kind_parsed != ProviderKind::OpenAiCompatible => String::new(),
         None => {
             problems.push(ConfigProblem {
                 path: at("base_url"),
@@ -391,8 +448,14 @@ pub(super) fn validate_provider(
             message: "give api_key or api_keys, not both".into(),
         });
     }
+    let entra = matches!(
+        cloud,
+        Some(super::clouds::Cloud::Azure { entra: Some(_), .. })
+    );
     let key = match api_key {
         _ if !pool.is_empty() => pool[0].source.clone(),
+        // The Entra ID token is the credential: no api-key is looked for.
+        None if entra => KeySource::None,
         None => match default_key_env(kind_parsed) {
             Some(var) => KeySource::Env(var.to_owned()),
             None => KeySource::None,
@@ -484,6 +547,22 @@ pub(super) fn validate_provider(
         ClientAuth::WhenNoKey if context.gateway_keys || !context.loopback => ClientAuth::Never,
         other => other,
     };
+    // A client's login (a Claude or ChatGPT subscription) belongs to its own provider; a
+    // cloud takes the account's credentials only.
+    let client_auth = match client_auth {
+        ClientAuth::Never => ClientAuth::Never,
+        _ if cloud.is_some() => {
+            problems.push(ConfigProblem {
+                path: at("client_auth"),
+                message: format!(
+                    "must be never for kind {}: a client's own login is not a cloud credential",
+                    kind_parsed.as_str()
+                ),
+            });
+            ClientAuth::Never
+        }
+        other => other,
+    };
     if max_output_tokens == Some(0) {
         problems.push(ConfigProblem {
             path: at("max_output_tokens"),
@@ -516,6 +595,7 @@ pub(super) fn validate_provider(
         max_output_tokens: max_output_tokens.or(kind_parsed.default_max_output_tokens()),
         client_auth,
         client_org: client_org.unwrap_or(false),
+        cloud,
     })
 }
 

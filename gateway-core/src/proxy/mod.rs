@@ -519,6 +519,9 @@ struct Outgoing {
     endpoint: Endpoint,
     /// The path below the base URL, for an endpoint whose path names the model (Gemini's).
     path: Option<String>,
+    /// The model and whether a stream is asked for, as sent: a cloud's path names them.
+    model: String,
+    stream: bool,
     query: Option<String>,
     /// The headers to send, when not the client's own (a translated request's are filtered).
     headers: Option<HeaderMap>,
@@ -707,7 +710,10 @@ async fn run(
         });
     }
 
-    if ctx.endpoint.counts_tokens() && !steps[0].provider.speaks(ctx.dialect()) {
+    if ctx.endpoint.counts_tokens()
+        && (!steps[0].provider.speaks(ctx.dialect())
+            || crate::cloud::counts_locally(&steps[0].provider, ctx.dialect()))
+    {
         pending.record().provider = Some(steps[0].provider.name.clone());
         return count_locally(ctx, pending, body).await;
     }
@@ -844,6 +850,8 @@ async fn run(
                 outgoing.endpoint,
                 outgoing.path.as_deref(),
                 outgoing.query.as_deref(),
+                &outgoing.model,
+                outgoing.stream,
                 outgoing.headers.as_ref().unwrap_or(&parts.headers),
                 outgoing.body.clone(),
             )
@@ -1104,7 +1112,7 @@ async fn prepare(
         ctx.dialect(),
         body,
     )?;
-    let breakpoints = plan.breakpoints && provider.kind == crate::config::ProviderKind::Anthropic;
+    let breakpoints = plan.breakpoints && provider.kind.takes_cache_control();
     if provider.speaks(ctx.dialect()) {
         // 3. optimize, 4. prepare
         let edits = optimize(state, ctx, body, &step.model, &plan).await;
@@ -1164,7 +1172,7 @@ async fn prepare(
 /// A provider's answer on its way to the client: headers with the body still to come,
 /// or a whole body already read.
 enum Upstream {
-    Headers(http::Response<hyper::body::Incoming>),
+    Headers(http::Response<crate::upstream::UpBody>),
     Whole(Whole),
 }
 
@@ -1177,7 +1185,7 @@ pub(super) struct Whole {
 
 /// Whether an answer is relayed as a stream: an event stream, which for a translated
 /// answer must also be a success (a provider's error is re-shaped whole).
-fn streams(response: &http::Response<hyper::body::Incoming>, via: &Via) -> bool {
+fn streams(response: &http::Response<crate::upstream::UpBody>, via: &Via) -> bool {
     is_event_stream(response.headers())
         && (matches!(via, Via::Same { .. }) || response.status().is_success())
 }
@@ -1326,7 +1334,7 @@ async fn cached(
 /// A non-streamed answer: its status, headers and whole body.
 async fn whole_body(
     provider: &Provider,
-    response: http::Response<hyper::body::Incoming>,
+    response: http::Response<crate::upstream::UpBody>,
     limit: usize,
 ) -> Result<Whole, ReadFailed> {
     let (parts, body) = response.into_parts();
@@ -1367,7 +1375,7 @@ fn stream_out(
     ctx: &mut Ctx,
     pending: &mut Pending,
     provider: &Provider,
-    response: http::Response<hyper::body::Incoming>,
+    response: http::Response<crate::upstream::UpBody>,
     streamed: Streamed,
 ) -> Response {
     let (parts, body) = response.into_parts();

@@ -78,6 +78,8 @@ pub(super) async fn prepare(
         endpoint: ctx.endpoint,
         path,
         query: query.map(str::to_owned),
+        model: model.to_owned(),
+        stream,
         headers: None,
         body,
         store,

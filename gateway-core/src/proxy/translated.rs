@@ -113,6 +113,8 @@ pub(super) async fn prepare(
         endpoint,
         path,
         query,
+        model: ir.model.clone(),
+        stream: ir.stream,
         headers: Some(headers),
         body: upstream_body,
         store,

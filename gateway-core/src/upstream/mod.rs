@@ -12,7 +12,6 @@ use http::header::InvalidHeaderValue;
 use http::uri::PathAndQuery;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, Uri};
 use http_body_util::Full;
-use hyper::body::Incoming;
 use hyper_util::client::legacy::connect::HttpConnector;
 
 use crate::config::{ClientAuth, Config, Provider};
@@ -25,7 +24,9 @@ use crate::headers::{
 use crate::secrets::{KeySource, Secret, SecretError, SecretStore};
 use crate::telemetry;
 
+mod body;
 mod pool;
+pub use body::{BodyError, Convert, UpBody, Whole};
 use pool::Pool;
 
 /// Anthropic version sent when the client did not name one.
@@ -73,6 +74,8 @@ struct ProviderClient {
     pools: Vec<Pool>,
     /// Each endpoint's URL and the `Host` header that goes with it.
     urls: Vec<(Endpoint, Uri, HeaderValue)>,
+    /// Azure, Bedrock, Vertex: their paths, credentials and answers.
+    cloud: Option<crate::cloud::Client>,
 }
 
 impl ProviderClient {
@@ -81,6 +84,10 @@ impl ProviderClient {
         &self.pools[if i < self.pools.len() { i } else { 0 }]
     }
 }
+
+/// The most a cloud's whole answer that is rewritten (a Converse answer, an error) may
+/// hold; the relay's own bound applies to what comes out.
+const MAX_CLOUD_ANSWER: usize = 64 << 20;
 
 /// An upstream connection unused this long is closed rather than used again.
 const IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(90);
@@ -118,7 +125,11 @@ impl Upstream {
                     Some((*e, uri, host))
                 })
                 .collect();
-            clients.insert(provider.name.clone(), ProviderClient { pools, urls });
+            let cloud = crate::cloud::Client::new(provider);
+            clients.insert(
+                provider.name.clone(),
+                ProviderClient { pools, urls, cloud },
+            );
         }
         Ok(Upstream { clients, secrets })
     }
@@ -134,9 +145,11 @@ impl Upstream {
         endpoint: Endpoint,
         path: Option<&str>,
         query: Option<&str>,
+        model: &str,
+        stream: bool,
         inbound: &HeaderMap,
         body: Bytes,
-    ) -> Result<Response<Incoming>, GatewayError> {
+    ) -> Result<Response<UpBody>, GatewayError> {
         let unreachable = |detail: &str| GatewayError::UpstreamUnreachable {
             provider: provider.name.clone(),
             detail: detail.to_owned(),
@@ -146,6 +159,13 @@ impl Upstream {
             .get(&provider.name)
             .ok_or_else(|| unreachable("no client for this provider (config changed?)"))?;
         let dialect = endpoint.dialect();
+        if let Some(cloud) = &pc.cloud {
+            return self
+                .send_to_cloud(
+                    pc, cloud, provider, key, endpoint, path, query, model, stream, inbound, body,
+                )
+                .await;
+        }
         let made;
         let (base, host) = match path {
             Some(path) => {
@@ -184,7 +204,96 @@ impl Upstream {
                 provider: provider.name.clone(),
                 phase: "the response headers",
             }),
-            Ok(Ok(response)) => Ok(response),
+            Ok(Ok(response)) => Ok(response.map(UpBody::Plain)),
+            Ok(Err(e)) => Err(classify(&provider.name, &*e)),
+        };
+        telemetry::end_upstream_span(span, sent, &result);
+        result
+    }
+
+    /// [`Upstream::send`] for Azure, Bedrock and Vertex: the cloud's path and body, the
+    /// dialect's headers (only the needed few for Bedrock, whose every header is signed),
+    /// the account's credentials, and the answer read back as the dialect's own.
+    #[allow(clippy::too_many_arguments)]
+    async fn send_to_cloud(
+        &self,
+        pc: &ProviderClient,
+        cloud: &crate::cloud::Client,
+        provider: &Provider,
+        key: &KeySource,
+        endpoint: Endpoint,
+        path: Option<&str>,
+        query: Option<&str>,
+        model: &str,
+        stream: bool,
+        inbound: &HeaderMap,
+        body: Bytes,
+    ) -> Result<Response<UpBody>, GatewayError> {
+        let unreachable = |detail: &str| GatewayError::UpstreamUnreachable {
+            provider: provider.name.clone(),
+            detail: detail.to_owned(),
+        };
+        let dialect = endpoint.dialect();
+        let shaped = cloud.shape(provider, endpoint, path, query, model, stream, inbound, body)?;
+        let uri = format!("{}{}", provider.base_url, shaped.path)
+            .parse::<Uri>()
+            .map_err(|_| unreachable("its base URL and the model do not form a valid URL"))?;
+        let host =
+            pool::host_header(&uri).ok_or_else(|| unreachable("its base URL names no host"))?;
+        // The key, when one is configured: Azure's `api-key`, a Bedrock API key.
+        let key_set = !matches!(key, KeySource::None);
+        let mut headers = self.headers_for(provider, key, dialect, inbound)?;
+        if !cloud.forwards_headers() {
+            // Bedrock takes the API version and betas in the body; every header sent is
+            // signed, and Anthropic's mean nothing to AWS.
+            let anthropic: Vec<_> = headers
+                .keys()
+                .filter(|k| k.as_str().starts_with("anthropic-"))
+                .cloned()
+                .collect();
+            for name in anthropic {
+                headers.remove(name);
+            }
+            headers.insert(
+                http::header::ACCEPT,
+                HeaderValue::from_static(if stream {
+                    "application/vnd.amazon.eventstream"
+                } else {
+                    "application/json"
+                }),
+            );
+        }
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        let mut request = Request::new(Full::new(shaped.body.clone()));
+        *request.method_mut() = Method::POST;
+        *request.uri_mut() = uri;
+        *request.headers_mut() = headers;
+        cloud
+            .authorize(
+                provider,
+                &*self.secrets,
+                &mut request,
+                &shaped.body,
+                key_set,
+            )
+            .await?;
+        let span = telemetry::upstream_span(&provider.name, endpoint, request.uri());
+        let sent = (!span.is_disabled()).then(Instant::now);
+        let sending = pc.pool().send(request, &host);
+        let result = match tokio::time::timeout(provider.timeouts.first_byte, sending).await {
+            Err(_) => Err(GatewayError::UpstreamTimeout {
+                provider: provider.name.clone(),
+                phase: "the response headers",
+            }),
+            Ok(Ok(response)) => Ok(crate::cloud::Client::adapt(
+                provider,
+                &shaped.answer,
+                response,
+                MAX_CLOUD_ANSWER,
+            )),
             Ok(Err(e)) => Err(classify(&provider.name, &*e)),
         };
         telemetry::end_upstream_span(span, sent, &result);
@@ -193,6 +302,8 @@ impl Upstream {
 
     /// Lists the provider's models with its key (`GET …/models`): the window's "test
     /// connection". Returns the status the provider answered with.
+    /// Bedrock and Vertex have no model list on the runtime API the gateway uses: for
+    /// them the check is that the account's credentials are had (and 200 says so).
     pub async fn probe(&self, provider: &Provider) -> Result<http::StatusCode, GatewayError> {
         let pc =
             self.clients
@@ -206,7 +317,33 @@ impl Upstream {
             .first()
             .copied()
             .unwrap_or(Dialect::OpenAiChat);
-        let uri: Uri = format!("{}/models", provider.base_for(dialect))
+        let models_path = match (&pc.cloud, &provider.cloud) {
+            (Some(_), Some(crate::config::clouds::Cloud::Azure { api_version, .. })) => {
+                match api_version {
+                    Some(v) => format!("/openai/models?api-version={v}"),
+                    None => "/openai/v1/models".to_owned(),
+                }
+            }
+            (Some(cloud), _) => {
+                let key_set = !matches!(provider.key, KeySource::None);
+                let mut request = Request::new(Full::new(Bytes::new()));
+                *request.uri_mut() = format!("{}/", provider.base_url).parse().map_err(|_| {
+                    GatewayError::UpstreamUnreachable {
+                        provider: provider.name.clone(),
+                        detail: "its base URL does not form a valid URL".into(),
+                    }
+                })?;
+                if key_set {
+                    self.headers_for(provider, &provider.key, dialect, &HeaderMap::new())?;
+                }
+                cloud
+                    .authorize(provider, &*self.secrets, &mut request, &Bytes::new(), key_set)
+                    .await?;
+                return Ok(http::StatusCode::OK);
+            }
+            (None, _) => "/models".to_owned(),
+        };
+        let uri: Uri = format!("{}{models_path}", provider.base_for(dialect))
             .parse()
             .map_err(|_| GatewayError::UpstreamUnreachable {
                 provider: provider.name.clone(),
@@ -221,6 +358,12 @@ impl Upstream {
         *request.uri_mut() = uri;
         *request.headers_mut() =
             self.headers_for(provider, &provider.key, dialect, &HeaderMap::new())?;
+        if let Some(cloud) = &pc.cloud {
+            let key_set = !matches!(provider.key, KeySource::None);
+            cloud
+                .authorize(provider, &*self.secrets, &mut request, &Bytes::new(), key_set)
+                .await?;
+        }
         let sent = pc.pool().send(request, &host);
         match tokio::time::timeout(provider.timeouts.first_byte, sent).await {
             Err(_) => Err(GatewayError::UpstreamTimeout {
@@ -369,7 +512,7 @@ fn key_header(key: Secret, x_api_key: bool) -> Result<HeaderValue, InvalidHeader
 
 /// The innermost cause of an error: the part that says what actually went wrong
 /// ("connection refused", "invalid peer certificate"), not the wrappers' text.
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     let mut cause = e;
     while let Some(next) = cause.source() {
         cause = next;

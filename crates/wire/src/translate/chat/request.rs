@@ -436,7 +436,7 @@ pub fn encode_request(
     out.insert("messages".into(), Value::Array(messages));
     if let Some(n) = req.max_tokens {
         // OpenAI deprecated max_tokens for max_completion_tokens; other servers know the old name.
-        let key = if kind == ProviderKind::OpenAi {
+        let key = if kind.is_openai() {
             "max_completion_tokens"
         } else {
             "max_tokens"
@@ -456,7 +456,7 @@ pub fn encode_request(
         out.insert("user".into(), json!(compat::openai_user(user)));
     }
     // Only OpenAI documents these three; other Chat servers refuse or ignore them.
-    let openai = kind == ProviderKind::OpenAi;
+    let openai = kind.is_openai();
     match (&req.reasoning, openai) {
         // Adaptive thinking leaves the depth to the model: OpenAI's default effort.
         (Some(Reasoning::Adaptive), _) | (None, _) => {}

@@ -463,7 +463,7 @@ pub fn encode_request(
         }
     }
     // OpenAI documents these; other Responses servers may not know them.
-    let openai = kind == ProviderKind::OpenAi;
+    let openai = kind.is_openai();
     let mut text = Map::new();
     match (&req.verbosity, openai) {
         (Some(v), true) => {

@@ -1,0 +1,538 @@
+//! The clouds models are bought through: Azure OpenAI, Amazon Bedrock and Google Vertex
+//! AI. The gateway speaks their models' own dialects to them (OpenAI's to Azure,
+//! Anthropic Messages to Bedrock and Vertex Claude, Gemini to Vertex Gemini); what differs
+//! is done here, at the provider edge, after everything else has worked on the body:
+//!
+//! - [`Client::shape`]: the cloud's path for the endpoint and model (a deployment, a model
+//!   id in the path, a publisher's method), and the body edits the cloud wants
+//!   (`anthropic_version` instead of `model`, Bedrock's Converse shape);
+//! - [`Client::authorize`]: the account's credentials on the request (an Entra ID token,
+//!   a SigV4 signature from the AWS credential chain, a Google access token);
+//! - [`Client::adapt`]: the answer turned back into the dialect's own wire (Bedrock's
+//!   binary event stream into SSE, a Converse answer or a cloud's error into Anthropic's).
+//!
+//! - `azure`   — Entra ID tokens, from a command or the client-credentials flow.
+//! - `aws`     — the AWS credential chain and SigV4.
+//! - `google`  — Google access tokens (service-account key or Application Default Credentials).
+//! - `token`   — a bearer token kept until shortly before it expires.
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Request, Response};
+use http_body_util::Full;
+use hyper::body::Incoming;
+
+use crate::config::clouds::{BedrockApi, Cloud};
+use crate::config::Provider;
+use crate::dialect::{Dialect, Endpoint};
+use crate::error::GatewayError;
+use crate::secrets::SecretStore;
+use crate::upstream::{UpBody, Whole};
+use trimgate_wire::bedrock;
+
+mod aws;
+mod azure;
+mod google;
+mod token;
+
+/// The largest event-stream frame Bedrock's answer may hold.
+const MAX_FRAME: usize = 16 << 20;
+
+/// A cloud provider's credentials and how its requests are shaped; one per provider,
+/// made with the upstream clients, credentials fetched on first use.
+pub enum Client {
+    Azure {
+        api_version: Option<String>,
+        entra: Option<azure::Entra>,
+    },
+    Bedrock {
+        aws: aws::Aws,
+        api: BedrockApi,
+    },
+    Vertex {
+        google: google::Google,
+    },
+}
+
+/// How a request goes to a cloud, and what its answer needs to be read as the dialect's.
+pub struct Shaped {
+    /// The path (and query) below the provider's base URL.
+    pub path: String,
+    pub body: Bytes,
+    pub answer: AnswerShape,
+}
+
+#[derive(Clone, Debug)]
+pub enum AnswerShape {
+    /// The dialect's own wire (Azure, Vertex Gemini).
+    AsIs,
+    /// Claude on Vertex: its answers are Anthropic's, its errors sometimes Google's.
+    VertexClaude,
+    Bedrock {
+        api: bedrock::StreamApi,
+        model: String,
+    },
+}
+
+impl Client {
+    pub fn new(provider: &Provider) -> Option<Client> {
+        Some(match provider.cloud.as_ref()? {
+            Cloud::Azure { api_version, entra } => Client::Azure {
+                api_version: api_version.clone(),
+                entra: entra.clone().map(azure::Entra::new),
+            },
+            Cloud::Bedrock {
+                region,
+                profile,
+                api,
+            } => Client::Bedrock {
+                aws: aws::Aws::new(region.clone(), profile.clone()),
+                api: *api,
+            },
+            Cloud::Vertex {
+                credentials_file, ..
+            } => Client::Vertex {
+                google: google::Google::new(credentials_file.clone()),
+            },
+        })
+    }
+
+    /// Whether the dialect's headers go on as they are (Azure, Vertex: `anthropic-beta`
+    /// among them), or without Anthropic's (Bedrock takes those in the body).
+    pub fn forwards_headers(&self) -> bool {
+        !matches!(self, Client::Bedrock { .. })
+    }
+
+    /// The cloud's path and body for a request the gateway made for `endpoint`. `path`
+    /// and `query` are what the dialect alone would use (Gemini's model path, the
+    /// client's own query).
+    #[allow(clippy::too_many_arguments)]
+    pub fn shape(
+        &self,
+        provider: &Provider,
+        endpoint: Endpoint,
+        path: Option<&str>,
+        query: Option<&str>,
+        model: &str,
+        stream: bool,
+        inbound: &HeaderMap,
+        body: Bytes,
+    ) -> Result<Shaped, GatewayError> {
+        let refused = |detail: String| GatewayError::UpstreamUnreachable {
+            provider: provider.name.clone(),
+            detail,
+        };
+        match (self, endpoint) {
+            (
+                Client::Azure { api_version, .. },
+                Endpoint::ChatCompletions | Endpoint::Responses,
+            ) => {
+                let method = if endpoint == Endpoint::Responses {
+                    "responses"
+                } else {
+                    "chat/completions"
+                };
+                let path = match (api_version, endpoint) {
+                    (None, _) => format!("/openai/v1/{method}"),
+                    // Classic Responses is not under a deployment: the body names it.
+                    (Some(v), Endpoint::Responses) => format!("/openai/responses?api-version={v}"),
+                    (Some(v), _) => format!(
+                        "/openai/deployments/{}/{method}?api-version={v}",
+                        encode_segment(model)
+                    ),
+                };
+                Ok(Shaped {
+                    path,
+                    body,
+                    answer: AnswerShape::AsIs,
+                })
+            }
+            (Client::Bedrock { api, .. }, Endpoint::Messages) => {
+                let converse = match api {
+                    BedrockApi::Invoke => false,
+                    BedrockApi::Converse => true,
+                    BedrockApi::Auto => !is_anthropic_model(model),
+                };
+                let (method, body, stream_api) = if converse {
+                    let body = bedrock::converse_request(&body).map_err(|e| {
+                        GatewayError::InvalidJson(format!(
+                            "cannot make a Bedrock Converse request: {e}"
+                        ))
+                    })?;
+                    (
+                        if stream {
+                            "converse-stream"
+                        } else {
+                            "converse"
+                        },
+                        body,
+                        bedrock::StreamApi::Converse,
+                    )
+                } else {
+                    let betas: Vec<&str> = inbound
+                        .get_all("anthropic-beta")
+                        .iter()
+                        .filter_map(|v| v.to_str().ok())
+                        .flat_map(|v| v.split(','))
+                        .map(str::trim)
+                        .filter(|v| !v.is_empty())
+                        .collect();
+                    let body = bedrock::invoke_body(&body, &betas).map_err(|e| {
+                        GatewayError::InvalidJson(format!(
+                            "cannot make a Bedrock InvokeModel request: {e}"
+                        ))
+                    })?;
+                    (
+                        if stream {
+                            "invoke-with-response-stream"
+                        } else {
+                            "invoke"
+                        },
+                        body,
+                        bedrock::StreamApi::Invoke,
+                    )
+                };
+                Ok(Shaped {
+                    path: format!("/model/{}/{method}", encode_segment(model)),
+                    body: Bytes::from(body),
+                    answer: AnswerShape::Bedrock {
+                        api: stream_api,
+                        model: model.to_owned(),
+                    },
+                })
+            }
+            (Client::Vertex { .. }, Endpoint::Messages) => {
+                let method = if stream {
+                    "streamRawPredict"
+                } else {
+                    "rawPredict"
+                };
+                let body = bedrock::vertex_body(&body).map_err(|e| {
+                    GatewayError::InvalidJson(format!("cannot make a Vertex request: {e}"))
+                })?;
+                Ok(Shaped {
+                    path: format!(
+                        "/publishers/anthropic/models/{}:{method}",
+                        encode_segment(model)
+                    ),
+                    body: Bytes::from(body),
+                    answer: AnswerShape::VertexClaude,
+                })
+            }
+            (Client::Vertex { .. }, Endpoint::GenerateContent | Endpoint::GeminiCountTokens) => {
+                let below = path.ok_or_else(|| refused("no model path for Gemini".into()))?;
+                let path = match query {
+                    Some(q) => format!("/publishers/google{below}?{q}"),
+                    None => format!("/publishers/google{below}"),
+                };
+                Ok(Shaped {
+                    path,
+                    body,
+                    answer: AnswerShape::AsIs,
+                })
+            }
+            _ => Err(refused(format!(
+                "{} has no {} endpoint on this cloud",
+                provider.kind.as_str(),
+                endpoint.dialect().as_str()
+            ))),
+        }
+    }
+
+    /// Puts the account's credentials on `request`, whose URI, headers and body are final.
+    pub async fn authorize(
+        &self,
+        provider: &Provider,
+        secrets: &dyn SecretStore,
+        request: &mut Request<Full<Bytes>>,
+        body: &Bytes,
+        has_key: bool,
+    ) -> Result<(), GatewayError> {
+        let missing = |detail: String| GatewayError::CloudCredentials {
+            provider: provider.name.clone(),
+            detail,
+        };
+        match self {
+            Client::Azure {
+                entra: Some(entra), ..
+            } => {
+                let token = entra.token(secrets).await.map_err(missing)?;
+                request.headers_mut().insert(
+                    http::header::AUTHORIZATION,
+                    bearer(&token).map_err(missing)?,
+                );
+                Ok(())
+            }
+            Client::Azure { entra: None, .. } => Ok(()),
+            // A Bedrock API key is a bearer token, already on the request.
+            Client::Bedrock { .. } if has_key => Ok(()),
+            Client::Bedrock { aws, .. } => aws.sign(request, body).await.map_err(missing),
+            Client::Vertex { google } => {
+                let token = google.token().await.map_err(missing)?;
+                request.headers_mut().insert(
+                    http::header::AUTHORIZATION,
+                    bearer(&token).map_err(missing)?,
+                );
+                Ok(())
+            }
+        }
+    }
+
+    /// The cloud's answer as the dialect's own: Bedrock's event stream as SSE, its
+    /// Converse answers and errors as Anthropic's, Vertex's Google-shaped errors on Claude
+    /// as Anthropic's.
+    pub fn adapt(
+        provider: &Provider,
+        shape: &AnswerShape,
+        response: Response<Incoming>,
+        limit: usize,
+    ) -> Response<UpBody> {
+        let (mut parts, body) = response.into_parts();
+        let success = parts.status.is_success();
+        let name = provider.name.clone();
+        let body = match shape {
+            AnswerShape::AsIs => UpBody::Plain(body),
+            AnswerShape::VertexClaude if success => UpBody::Plain(body),
+            AnswerShape::VertexClaude => {
+                let status = parts.status.as_u16();
+                set_json(&mut parts.headers);
+                UpBody::converted(
+                    body,
+                    Box::new(Whole::new(limit, move |b: &[u8]| {
+                        Ok(google_error_to_anthropic(&name, status, b))
+                    })),
+                )
+            }
+            AnswerShape::Bedrock { api, model } if success => {
+                if is_event_stream(&parts.headers) {
+                    parts.headers.insert(
+                        http::header::CONTENT_TYPE,
+                        HeaderValue::from_static("text/event-stream"),
+                    );
+                    parts.headers.remove(http::header::CONTENT_LENGTH);
+                    let sse = bedrock::SseFromEventStream::new(*api, model, MAX_FRAME);
+                    UpBody::converted(body, Box::new(EventStream(sse)))
+                } else if matches!(api, bedrock::StreamApi::Converse) {
+                    set_json(&mut parts.headers);
+                    let model = model.clone();
+                    UpBody::converted(
+                        body,
+                        Box::new(Whole::new(limit, move |b: &[u8]| {
+                            bedrock::converse_response(b, &model)
+                                .map_err(|e| format!("the Converse answer could not be read: {e}"))
+                        })),
+                    )
+                } else {
+                    UpBody::Plain(body)
+                }
+            }
+            AnswerShape::Bedrock { .. } => {
+                let error_type = parts
+                    .headers
+                    .get("x-amzn-errortype")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                let status = parts.status.as_u16();
+                let (mapped, _) =
+                    bedrock::error_to_anthropic(&name, status, error_type.as_deref(), b"");
+                if let Ok(mapped) = http::StatusCode::from_u16(mapped) {
+                    parts.status = mapped;
+                }
+                set_json(&mut parts.headers);
+                UpBody::converted(
+                    body,
+                    Box::new(Whole::new(limit, move |b: &[u8]| {
+                        Ok(bedrock::error_to_anthropic(&name, status, error_type.as_deref(), b).1)
+                    })),
+                )
+            }
+        };
+        Response::from_parts(parts, body)
+    }
+}
+
+/// Bedrock's event stream, read frame by frame into Anthropic SSE.
+struct EventStream(bedrock::SseFromEventStream);
+
+impl crate::upstream::Convert for EventStream {
+    fn push(&mut self, chunk: &[u8]) -> Result<Bytes, String> {
+        self.0
+            .push(chunk)
+            .map(Bytes::from)
+            .map_err(|e| format!("Bedrock's event stream is broken: {e}"))
+    }
+
+    fn finish(&mut self) -> Result<Bytes, String> {
+        self.0
+            .finish()
+            .map(Bytes::from)
+            .map_err(|e| format!("Bedrock's event stream is broken: {e}"))
+    }
+}
+
+fn set_json(headers: &mut HeaderMap) {
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.remove(http::header::CONTENT_LENGTH);
+}
+
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/vnd.amazon.eventstream"))
+}
+
+fn bearer(token: &crate::secrets::Secret) -> Result<HeaderValue, String> {
+    let mut value = HeaderValue::from_str(&format!("Bearer {}", token.expose()))
+        .map_err(|_| "the token holds characters that cannot go in a header".to_owned())?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// Whether a Bedrock model id (or inference profile, or ARN) names an Anthropic model,
+/// which InvokeModel serves in Anthropic's own Messages shape.
+pub fn is_anthropic_model(model: &str) -> bool {
+    model.starts_with("anthropic.")
+        || model.contains(".anthropic.")
+        || model.contains("/anthropic.")
+}
+
+/// A model id as one path segment: a Bedrock id's `:` and an ARN's `/` escaped, as the
+/// AWS SDKs send them.
+fn encode_segment(model: &str) -> String {
+    let mut out = String::with_capacity(model.len());
+    for b in model.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'@') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Google's error shape (`{"error":{"code","message","status"}}`), which Vertex answers
+/// with for its own refusals (a token, a quota) even on Claude's paths, as Anthropic's.
+fn google_error_to_anthropic(provider: &str, status: u16, body: &[u8]) -> Vec<u8> {
+    let parsed: Option<serde_json::Value> = serde_json::from_slice(body).ok();
+    // Already Anthropic's (the model's own refusal): as it is.
+    if parsed
+        .as_ref()
+        .and_then(|v| v.get("type"))
+        .and_then(|t| t.as_str())
+        == Some("error")
+    {
+        return body.to_vec();
+    }
+    let error = parsed.as_ref().and_then(|v| {
+        let e = v
+            .get("error")
+            .or_else(|| v.as_array()?.first()?.get("error"))?;
+        Some((
+            e.get("status")
+                .and_then(|s| s.as_str())
+                .unwrap_or("")
+                .to_owned(),
+            e.get("message")
+                .and_then(|s| s.as_str())
+                .unwrap_or("")
+                .to_owned(),
+        ))
+    });
+    let (code, message) = error.unwrap_or_else(|| {
+        (
+            String::new(),
+            String::from_utf8_lossy(&body[..body.len().min(500)]).into_owned(),
+        )
+    });
+    let kind = match status {
+        400 | 404 | 413 | 422 => "invalid_request_error",
+        401 => "authentication_error",
+        403 => "permission_error",
+        429 => "rate_limit_error",
+        503 | 529 => "overloaded_error",
+        _ => "api_error",
+    };
+    let label = if code.is_empty() {
+        provider.to_owned()
+    } else {
+        format!("{provider} ({code})")
+    };
+    serde_json::to_vec(&serde_json::json!({
+        "type": "error",
+        "error": {"type": kind, "message": format!("{label}: {message}")},
+    }))
+    .unwrap_or_default()
+}
+
+/// Whether requests of this dialect to `provider` have their `count_tokens` answered
+/// by the gateway: Bedrock and Vertex Claude have no such endpoint in Anthropic's shape.
+pub fn counts_locally(provider: &Provider, dialect: Dialect) -> bool {
+    matches!(
+        provider.cloud,
+        Some(Cloud::Bedrock { .. }) | Some(Cloud::Vertex { .. })
+    ) && dialect == Dialect::AnthropicMessages
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_ids_are_one_path_segment() {
+        assert_eq!(
+            encode_segment("anthropic.claude-sonnet-4-5-20250929-v1:0"),
+            "anthropic.claude-sonnet-4-5-20250929-v1%3A0"
+        );
+        assert_eq!(
+            encode_segment("arn:aws:bedrock:us-east-1:1:inference-profile/us.anthropic.x"),
+            "arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fus.anthropic.x"
+        );
+        assert_eq!(
+            encode_segment("claude-sonnet-4-5@20250929"),
+            "claude-sonnet-4-5@20250929"
+        );
+    }
+
+    #[test]
+    fn anthropic_models_are_told_from_others() {
+        assert!(is_anthropic_model("anthropic.claude-3-haiku-20240307-v1:0"));
+        assert!(is_anthropic_model(
+            "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+        ));
+        assert!(is_anthropic_model(
+            "arn:aws:bedrock:us-east-1:1:inference-profile/us.anthropic.claude-x"
+        ));
+        assert!(!is_anthropic_model("amazon.nova-pro-v1:0"));
+        assert!(!is_anthropic_model("meta.llama3-70b-instruct-v1:0"));
+    }
+
+    #[test]
+    fn google_errors_become_anthropic_errors_naming_the_provider() {
+        let body =
+            br#"{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}"#;
+        let out: serde_json::Value =
+            serde_json::from_slice(&google_error_to_anthropic("vertex-east", 429, body)).unwrap();
+        assert_eq!(out["type"], "error");
+        assert_eq!(out["error"]["type"], "rate_limit_error");
+        assert_eq!(
+            out["error"]["message"],
+            "vertex-east (RESOURCE_EXHAUSTED): Quota exceeded"
+        );
+        let anthropic =
+            br#"{"type":"error","error":{"type":"invalid_request_error","message":"x"}}"#;
+        assert_eq!(
+            google_error_to_anthropic("v", 400, anthropic),
+            anthropic.to_vec()
+        );
+        let garbage = google_error_to_anthropic("v", 502, b"<html>bad gateway</html>");
+        let out: serde_json::Value = serde_json::from_slice(&garbage).unwrap();
+        assert_eq!(out["error"]["type"], "api_error");
+        assert!(out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("bad gateway"));
+    }
+}
