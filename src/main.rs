@@ -209,6 +209,12 @@ struct MockArgs {
     /// The key Gemini endpoints accept (`x-goog-api-key` or `?key=`).
     #[arg(long, default_value = trimgate_mock::MOCK_GEMINI_KEY)]
     gemini_key: String,
+    /// The `api-key` Azure OpenAI endpoints accept (also any Entra token the mock issued).
+    #[arg(long, default_value = trimgate_mock::MOCK_AZURE_KEY)]
+    azure_key: String,
+    /// Seconds an access token from the mock's Entra and Google token endpoints lasts.
+    #[arg(long, default_value_t = 3599)]
+    token_lifetime_secs: u64,
     /// The Claude subscription login (OAuth access token) Anthropic endpoints accept.
     #[arg(long, default_value = trimgate_mock::MOCK_OAUTH_TOKEN)]
     anthropic_oauth_token: String,
@@ -540,6 +546,8 @@ async fn mock(args: MockArgs) -> Result<(), String> {
         openai_key: (!args.any_key).then_some(args.openai_key),
         anthropic_key: (!args.any_key).then_some(args.anthropic_key),
         gemini_key: (!args.any_key).then_some(args.gemini_key),
+        azure_key: (!args.any_key).then_some(args.azure_key),
+        token_lifetime_secs: args.token_lifetime_secs,
         anthropic_oauth_token: Some(args.anthropic_oauth_token),
         keyless: args.keyless,
         fail_status: args.fail_status,

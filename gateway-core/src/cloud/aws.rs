@@ -79,7 +79,7 @@ impl Aws {
                 .unwrap_or_default();
             format!(
                 "no AWS credentials{profile}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, name a profile with aws_profile, run where a role gives them, or give a Bedrock API key as api_key; the AWS credential chain said: {}",
-                aws_smithy_types::error::display::DisplayErrorContext(&e)
+                chain_text(&e)
             )
         })?;
         let keep = match credentials.expiry() {
@@ -102,6 +102,20 @@ impl Aws {
         let credentials = self.credentials().await?;
         sign_request(request, body, credentials, &self.region, SystemTime::now())
     }
+}
+
+/// An error and its causes, each once, without the debug dump the SDK's own display adds.
+fn chain_text(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cause = c.source();
+    }
+    parts.join(": ")
 }
 
 pub fn sign_request(

@@ -1112,7 +1112,12 @@ async fn prepare(
         ctx.dialect(),
         body,
     )?;
-    let breakpoints = plan.breakpoints && provider.kind.takes_cache_control();
+    // On Bedrock only Claude takes the marks (Converse turns them into cache points,
+    // which other models refuse).
+    let breakpoints = plan.breakpoints
+        && provider.kind.takes_cache_control()
+        && (provider.kind != crate::config::ProviderKind::Bedrock
+            || crate::cloud::is_anthropic_model(&step.model));
     if provider.speaks(ctx.dialect()) {
         // 3. optimize, 4. prepare
         let edits = optimize(state, ctx, body, &step.model, &plan).await;
