@@ -15,7 +15,7 @@ use super::reply::{
     ToolDecl, Usage,
 };
 use super::{
-    answer, bytes_response, fault, header_str, json_response, random_id, sse, Controls, MockState,
+    answer, bytes_response, dates, header_str, json_response, random_id, sse, Controls, MockState,
 };
 
 pub(super) const VERSION_HEADER: &str = "anthropic-version";
@@ -219,16 +219,104 @@ fn messages(
     let Some(model) = request.model.as_deref().filter(|m| !m.is_empty()) else {
         return invalid_request("model: Field required", request_id);
     };
+    let stream = request.stream == Some(true);
+    match reply(
+        state,
+        controls,
+        body,
+        &request,
+        model,
+        Host::Anthropic,
+        stream,
+    ) {
+        Ok(generated) => respond(state, controls, generated),
+        Err(message) => invalid_request(&message, request_id),
+    }
+}
+
+/// Where a Messages request is served: Anthropic's API, or a cloud that hosts Claude (the
+/// message ids say which, as the real ones do).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Host {
+    Anthropic,
+    Bedrock,
+    Vertex,
+}
+
+impl Host {
+    fn id_prefix(self) -> &'static str {
+        match self {
+            Self::Anthropic => "msg_01",
+            Self::Bedrock => "msg_bdrk_01",
+            Self::Vertex => "msg_vrtx_01",
+        }
+    }
+}
+
+/// A Messages reply before it is framed: the message's JSON, or the stream's events.
+pub(super) struct Generated {
+    pub reply: Generation,
+    pub tokens: TokenCounts,
+}
+
+pub(super) enum Generation {
+    Whole(Bytes),
+    Events(Vec<Event>),
+}
+
+/// One stream event: its name and its JSON (what an SSE frame's `data:` line carries).
+pub(super) struct Event {
+    pub name: &'static str,
+    pub json: String,
+}
+
+/// The usage a reply reports, as the Messages API counts it: `input` leaves out the cache's
+/// reads and writes.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct TokenCounts {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+/// A Messages body as the clouds take it (Bedrock's `invoke`, Vertex's `rawPredict`): the
+/// model named by the path, the body's `anthropic_version` checked by the caller. `Err` is
+/// the API's `invalid_request_error` message.
+pub(super) fn cloud_reply(
+    state: &MockState,
+    controls: &Controls,
+    body: &Bytes,
+    model: &str,
+    host: Host,
+    stream: bool,
+) -> Result<Generated, String> {
+    let request: MessagesRequest<'_> =
+        serde_json::from_slice(body).map_err(|e| format!("Request body is not valid JSON: {e}"))?;
+    reply(state, controls, body, &request, model, host, stream)
+}
+
+/// The reply to a request whose model is known: its required fields and thinking
+/// signatures checked, then the answer decided and written whole or as stream events.
+fn reply(
+    state: &MockState,
+    controls: &Controls,
+    body: &Bytes,
+    request: &MessagesRequest<'_>,
+    model: &str,
+    host: Host,
+    stream: bool,
+) -> Result<Generated, String> {
     let Some(messages) = request.messages.as_deref() else {
-        return invalid_request("messages: Field required", request_id);
+        return Err("messages: Field required".to_owned());
     };
     if request.max_tokens.is_none() {
-        return invalid_request("max_tokens: Field required", request_id);
+        return Err("max_tokens: Field required".to_owned());
     }
     let thinks = request.thinks();
     if thinks {
         if let Some(message) = unsigned_thinking(messages) {
-            return invalid_request(&message, request_id);
+            return Err(message);
         }
     }
     let conversation = conversation(
@@ -241,12 +329,19 @@ fn messages(
     let usage = Usage::new(body.len(), controls.cached_tokens, answer.output_tokens())
         .with_prompt_cache(state.prompt_cache(body))
         .with_reasoning(reasoning.as_ref());
-    let id = random_id("msg_01", 22);
+    let id = random_id(host.id_prefix(), 22);
     let tool_id = random_id("toolu_01", 22);
     let signature = reasoning.as_ref().map(Reasoning::signature);
     let thinking = reasoning.as_ref().zip(signature.as_deref());
-    if request.stream == Some(true) {
-        let mut frames = events(
+    let whole = MessageUsage::new(usage, usage.output);
+    let tokens = TokenCounts {
+        input: whole.input_tokens,
+        output: whole.output_tokens,
+        cache_read: whole.cache_read_input_tokens,
+        cache_write: whole.cache_creation_input_tokens,
+    };
+    if stream {
+        let events = events(
             model,
             &id,
             &tool_id,
@@ -255,43 +350,62 @@ fn messages(
             usage,
             controls.split,
         );
-        sse::inject_error(state, &mut frames, controls.stream_error_after, |_| {
-            vec![sse::frame(
-                Some("error"),
-                &ErrorEnvelope {
-                    kind: "error",
-                    error: ErrorBody {
-                        kind: "overloaded_error",
-                        message: "Overloaded",
-                    },
-                    request_id: None,
-                },
-            )]
+        return Ok(Generated {
+            reply: Generation::Events(events),
+            tokens,
         });
-        sse::response(state, frames, controls)
-    } else {
-        let arguments = tool_input(&answer);
-        let mut content = Vec::with_capacity(2);
-        if let Some((reasoning, signature)) = thinking {
-            content.push(Block::Thinking {
-                kind: "thinking",
-                thinking: &reasoning.text,
-                signature,
-            });
-        }
-        content.push(block(&answer, &tool_id, arguments));
-        let message = MessageOut {
-            model,
-            id: &id,
-            kind: "message",
-            role: "assistant",
-            content: &content,
-            stop_reason: Some(stop_reason(&answer)),
-            stop_sequence: (),
-            usage: MessageUsage::new(usage, usage.output),
-        };
-        json_response(StatusCode::OK, &message)
     }
+    let arguments = tool_input(&answer);
+    let mut content = Vec::with_capacity(2);
+    if let Some((reasoning, signature)) = thinking {
+        content.push(Block::Thinking {
+            kind: "thinking",
+            thinking: &reasoning.text,
+            signature,
+        });
+    }
+    content.push(block(&answer, &tool_id, arguments));
+    let message = MessageOut {
+        model,
+        id: &id,
+        kind: "message",
+        role: "assistant",
+        content: &content,
+        stop_reason: Some(stop_reason(&answer)),
+        stop_sequence: (),
+        usage: whole,
+    };
+    Ok(Generated {
+        reply: Generation::Whole(Bytes::from(super::to_json(&message))),
+        tokens,
+    })
+}
+
+/// A reply as Anthropic's API sends it: the message as JSON, or the events as SSE frames
+/// (an `overloaded_error` event where `x-mock-stream-error-after` cuts the stream).
+pub(super) fn respond(state: &MockState, controls: &Controls, generated: Generated) -> Response {
+    let events = match generated.reply {
+        Generation::Whole(json) => return bytes_response(StatusCode::OK, "application/json", json),
+        Generation::Events(events) => events,
+    };
+    let mut frames: Vec<Bytes> = events
+        .iter()
+        .map(|event| sse::raw_frame(Some(event.name), &event.json))
+        .collect();
+    sse::inject_error(state, &mut frames, controls.stream_error_after, |_| {
+        vec![sse::frame(
+            Some("error"),
+            &ErrorEnvelope {
+                kind: "error",
+                error: ErrorBody {
+                    kind: "overloaded_error",
+                    message: "Overloaded",
+                },
+                request_id: None,
+            },
+        )]
+    });
+    sse::response(state, frames, controls)
 }
 
 fn count_tokens(
@@ -612,7 +726,7 @@ fn events(
     answer: &Answer,
     usage: Usage,
     split: Split,
-) -> Vec<Bytes> {
+) -> Vec<Event> {
     let pieces = answer.pieces(split);
     let thoughts = thinking
         .map(|(reasoning, _)| reasoning.pieces())
@@ -631,10 +745,10 @@ fn events(
             usage: MessageUsage::new(usage, 1),
         },
     };
-    frames.push(sse::frame(Some("message_start"), &start));
+    frames.push(event("message_start", &start));
     let block_start = |index: u32, content_block: Block<'_>| {
-        sse::frame(
-            Some("content_block_start"),
+        event(
+            "content_block_start",
             &BlockStart {
                 kind: "content_block_start",
                 index,
@@ -643,8 +757,8 @@ fn events(
         )
     };
     let delta = |index: u32, delta: Delta<'_>| {
-        sse::frame(
-            Some("content_block_delta"),
+        event(
+            "content_block_delta",
             &BlockDelta {
                 kind: "content_block_delta",
                 index,
@@ -653,8 +767,8 @@ fn events(
         )
     };
     let block_stop = |index: u32| {
-        sse::frame(
-            Some("content_block_stop"),
+        event(
+            "content_block_stop",
             &BlockStop {
                 kind: "content_block_stop",
                 index,
@@ -662,7 +776,10 @@ fn events(
         )
     };
     // The API's ping carries a space after the colon; clients must accept any JSON spacing.
-    let ping = || sse::raw_frame(Some("ping"), r#"{"type": "ping"}"#);
+    let ping = || Event {
+        name: "ping",
+        json: r#"{"type": "ping"}"#.to_owned(),
+    };
     let mut index = 0;
     if let Some((_, signature)) = thinking {
         frames.push(block_start(
@@ -736,8 +853,8 @@ fn events(
     }
     frames.push(block_stop(index));
     let start_usage = MessageUsage::new(usage, usage.output);
-    frames.push(sse::frame(
-        Some("message_delta"),
+    frames.push(event(
+        "message_delta",
         &MessageDelta {
             kind: "message_delta",
             delta: StopDelta {
@@ -752,13 +869,20 @@ fn events(
             },
         },
     ));
-    frames.push(sse::frame(
-        Some("message_stop"),
+    frames.push(event(
+        "message_stop",
         &TypeOnly {
             kind: "message_stop",
         },
     ));
     frames
+}
+
+fn event(name: &'static str, payload: &impl Serialize) -> Event {
+    Event {
+        name,
+        json: String::from_utf8(super::to_json(payload)).unwrap_or_default(),
+    }
 }
 
 #[derive(Serialize)]
@@ -794,7 +918,7 @@ fn error(status: StatusCode, kind: &str, message: &str, request_id: &str) -> Res
     response
 }
 
-fn invalid_request(message: &str, request_id: &str) -> Response {
+pub(super) fn invalid_request(message: &str, request_id: &str) -> Response {
     error(
         StatusCode::BAD_REQUEST,
         "invalid_request_error",
@@ -804,7 +928,7 @@ fn invalid_request(message: &str, request_id: &str) -> Response {
 }
 
 /// The error Anthropic answers with for each status `x-mock-error-status` may ask for.
-fn injected_error(status: StatusCode, body: &[u8], request_id: &str) -> Response {
+pub(super) fn injected_error(status: StatusCode, body: &[u8], request_id: &str) -> Response {
     let owned;
     let (kind, message): (&str, &str) = match status.as_u16() {
         401 => ("authentication_error", "invalid x-api-key"),
@@ -843,7 +967,7 @@ fn injected_error(status: StatusCode, body: &[u8], request_id: &str) -> Response
     error(status, kind, message, request_id)
 }
 
-fn request_id() -> String {
+pub(super) fn request_id() -> String {
     random_id("req_011C", 20)
 }
 
@@ -886,7 +1010,7 @@ fn add_headers(response: &mut Response, controls: &Controls, request_id: &str) {
             HeaderName::from_static("anthropic-ratelimit-requests-remaining"),
             HeaderValue::from_static("0"),
         );
-        if let Ok(reset) = HeaderValue::from_str(&fault::rfc3339_in(secs)) {
+        if let Ok(reset) = HeaderValue::from_str(&dates::rfc3339_in(secs)) {
             for name in [
                 "anthropic-ratelimit-requests-reset",
                 "anthropic-ratelimit-tokens-reset",

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::body::{Body, BodyDataStream, HttpBody};
 use axum::response::Response;
@@ -27,6 +27,10 @@ pub(crate) const DRIP_MS: &str = "x-mock-drip-ms";
 pub(crate) const DROP: &str = "x-mock-drop";
 pub(crate) const FAIL_FIRST: &str = "x-mock-fail-first";
 pub(crate) const FAULT_KEY: &str = "x-mock-fault-key";
+pub(crate) const TRUNCATE_AFTER: &str = "x-mock-truncate-after";
+pub(crate) const BAD_CRC_AFTER: &str = "x-mock-bad-crc-after";
+pub(crate) const AWS_ERROR_TYPE: &str = "x-mock-aws-error-type";
+pub(crate) const AWS_ERROR_MESSAGE: &str = "x-mock-aws-error-message";
 
 /// How many bytes a dripped body releases at a time.
 pub(crate) const DRIP_PIECE: usize = 16;
@@ -51,6 +55,10 @@ pub struct FaultStats {
     pub dripped: u64,
     /// Streams ended by an in-stream error event (`x-mock-stream-error-after`).
     pub stream_errors: u64,
+    /// Streams whose body ended halfway through a frame (`x-mock-truncate-after`).
+    pub truncated: u64,
+    /// Event-stream frames sent with a wrong message CRC (`x-mock-bad-crc-after`).
+    pub bad_crc: u64,
 }
 
 /// The counts plus what decides the next faults: the request ordinal the `--*-every`
@@ -170,44 +178,9 @@ pub(crate) fn go_duration(secs: u64) -> String {
     }
 }
 
-/// The time `secs` from now in RFC 3339 (`2025-10-25T12:00:00Z`), as Anthropic's
-/// `anthropic-ratelimit-*-reset` headers give it.
-pub(crate) fn rfc3339_in(secs: u64) -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    rfc3339(now.saturating_add(secs))
-}
-
-fn rfc3339(unix: u64) -> String {
-    let days = unix / 86_400;
-    let rest = unix % 86_400;
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    )
-}
-
-/// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (year, month, day)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{go_duration, rfc3339};
+    use super::go_duration;
 
     #[test]
     fn reset_durations_are_written_as_openai_writes_them() {
@@ -215,12 +188,5 @@ mod tests {
         assert_eq!(go_duration(1), "1s");
         assert_eq!(go_duration(360), "6m0s");
         assert_eq!(go_duration(3725), "1h2m5s");
-    }
-
-    #[test]
-    fn reset_times_are_rfc3339_utc() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339(1_761_393_600), "2025-10-25T12:00:00Z");
     }
 }

@@ -6,6 +6,9 @@
 //! (`{"error": {code, message, status, details}}`), pretty-printed as Google's front end
 //! prints every whole JSON body.
 //!
+//! Vertex AI's `publishers/google` routes reuse all of this behind their own auth
+//! (`vertex_post`), with Vertex's 401, 404 and quota errors.
+//!
 //! Stages, as for the other dialects: admission (key, then an injected error), the body read
 //! as Google reads it (`request`), the model looked up, the conversation checked (function
 //! responses in place, Gemini 3's thought signatures), then the reply.
@@ -29,11 +32,15 @@ use self::request::{Data, GenerateRequest, Mode, Rejection, Role};
 use super::reply::{
     input_tokens, thought_signature, Answer, Conversation, Reasoning, Split, ToolDecl, Usage,
 };
-use super::{answer, bytes_response, header_str, random_id, sse, Controls, EmptyObject, MockState};
+use super::{
+    answer, bytes_response, header_str, query_param, random_id, sse, Controls, EmptyObject,
+    MockState,
+};
 
 /// The header Google reads the API key from (the `key` query parameter is the other place).
 pub(super) const API_KEY_HEADER: &str = "x-goog-api-key";
 const SERVICE: &str = "generativelanguage.googleapis.com";
+const VERTEX_SERVICE: &str = "aiplatform.googleapis.com";
 const JSON: &str = "application/json; charset=UTF-8";
 
 const KEY_INVALID: &str = "API key not valid. Please pass a valid API key.";
@@ -42,6 +49,9 @@ const UNREGISTERED: &str = "Method doesn't allow unregistered callers (callers w
     this API.";
 const UNAUTHENTICATED: &str = "Request had invalid authentication credentials. Expected OAuth \
     2 access token, login cookie or other valid authentication credential. See \
+    https://developers.google.com/identity/sign-in/web/devconsole-project.";
+const CREDENTIALS_MISSING: &str = "Request is missing required authentication credential. \
+    Expected OAuth 2 access token, login cookie or other valid authentication credential. See \
     https://developers.google.com/identity/sign-in/web/devconsole-project.";
 const INTERNAL: &str = "An internal error has occurred. Please retry or report in \
     https://developers.generativeai.google/guide/troubleshooting";
@@ -263,6 +273,9 @@ struct Target {
     tuned: bool,
     model: String,
     action: Option<String>,
+    /// On Vertex AI, the model's resource name
+    /// (`projects/{p}/locations/{l}/publishers/google/models/{m}`).
+    vertex: Option<String>,
 }
 
 impl Target {
@@ -277,6 +290,7 @@ impl Target {
             tuned: uri.path().contains("/tunedModels/"),
             model: model.strip_prefix("models/").unwrap_or(model).to_owned(),
             action,
+            vertex: None,
         }
     }
 
@@ -289,6 +303,14 @@ impl Target {
     }
 
     fn not_found_message(&self, method: &str) -> String {
+        if let Some(resource) = &self.vertex {
+            return format!(
+                "Publisher Model `{resource}` was not found or your project does not have \
+                 access to it. Please ensure you are using a valid model version. For more \
+                 information, see: \
+                 https://cloud.google.com/vertex-ai/generative-ai/docs/learn/model-versions"
+            );
+        }
         let collection = if self.tuned { "tunedModels" } else { "models" };
         format!(
             "{collection}/{} is not found for API version {}, or is not supported for {method}. \
@@ -325,30 +347,142 @@ fn post(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Response {
-    let stream = match target.action.as_deref() {
+    let stream = stream_mode(target, uri);
+    let method = target.action.as_deref().unwrap_or_default();
+    let refusal = Refusal {
+        model: &target.model,
+        not_found: target.not_found_message(method),
+        array: stream == Some(Stream::Array),
+    };
+    if let Some(response) = admission(state, controls, headers, uri, &refusal) {
+        return response;
+    }
+    act(state, controls, target, body, stream)
+}
+
+/// `streamGenerateContent` streams SSE with `alt=sse`, a JSON array without.
+fn stream_mode(target: &Target, uri: &Uri) -> Option<Stream> {
+    match target.action.as_deref() {
         Some("streamGenerateContent") if query_param(uri, "alt").as_deref() == Some("sse") => {
             Some(Stream::Sse)
         }
         Some("streamGenerateContent") => Some(Stream::Array),
         _ => None,
-    };
-    let array = stream == Some(Stream::Array);
-    let method = target.action.as_deref().unwrap_or_default();
-    let refusal = Refusal {
-        model: &target.model,
-        not_found: target.not_found_message(method),
-        array,
-    };
-    if let Some(response) = admission(state, controls, headers, uri, &refusal) {
-        return response;
     }
-    match method {
+}
+
+/// The action, for an admitted request.
+fn act(
+    state: &MockState,
+    controls: &Controls,
+    target: &Target,
+    body: &Bytes,
+    stream: Option<Stream>,
+) -> Response {
+    match target.action.as_deref().unwrap_or_default() {
         "generateContent" | "streamGenerateContent" => {
             generate(state, controls, target, body, stream)
         }
         "countTokens" => count_tokens(target, body),
         _ => method_not_found(false),
     }
+}
+
+/// Vertex AI's `…/publishers/google/models/{model}:{action}` (`segment` is the last path
+/// segment), for a caller Vertex has authenticated: an injected error (a 429 as Vertex
+/// words its quota), else the action as Google's API answers it.
+pub(super) fn vertex_post(
+    state: &MockState,
+    controls: &Controls,
+    resource: String,
+    segment: &str,
+    uri: &Uri,
+    body: &Bytes,
+) -> Response {
+    let mut target = Target::parse(uri, segment);
+    target.vertex = Some(resource);
+    let stream = stream_mode(&target, uri);
+    let array = stream == Some(Stream::Array);
+    match controls.error_status {
+        Some(StatusCode::TOO_MANY_REQUESTS) => {
+            vertex_quota_exceeded(VERTEX_GEMINI_QUOTA, &target.model, array)
+        }
+        Some(status) => {
+            let method = target.action.as_deref().unwrap_or_default();
+            let refusal = Refusal {
+                model: &target.model,
+                not_found: target.not_found_message(method),
+                array,
+            };
+            injected_error(status, controls, &refusal)
+        }
+        None => act(state, controls, &target, body, stream),
+    }
+}
+
+/// The quota Vertex AI counts Gemini requests against.
+const VERTEX_GEMINI_QUOTA: &str =
+    "aiplatform.googleapis.com/generate_content_requests_per_minute_per_project_per_base_model";
+
+/// Vertex AI's 429: the quota and the base model it was counted for.
+pub(super) fn vertex_quota_exceeded(metric: &str, base_model: &str, array: bool) -> Response {
+    let message = format!(
+        "Quota exceeded for {metric} with base model: {base_model}. Please submit a quota \
+         increase request. https://cloud.google.com/vertex-ai/docs/generative-ai/quotas-genai."
+    );
+    error(
+        StatusCode::TOO_MANY_REQUESTS,
+        "RESOURCE_EXHAUSTED",
+        &message,
+        Vec::new(),
+        array,
+    )
+}
+
+/// Why Vertex AI refuses a caller's credentials.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum VertexAuth {
+    /// No `Authorization` at all.
+    Missing,
+    /// A token this mock issued, expired.
+    Expired,
+    /// Anything else.
+    Invalid,
+}
+
+/// Vertex AI's 401, with the `ErrorInfo` reason Google gives for each case.
+pub(super) fn vertex_unauthenticated(why: VertexAuth, array: bool) -> Response {
+    let (message, reason) = match why {
+        VertexAuth::Missing => (CREDENTIALS_MISSING, "CREDENTIALS_MISSING"),
+        VertexAuth::Expired => (UNAUTHENTICATED, "ACCESS_TOKEN_EXPIRED"),
+        VertexAuth::Invalid => (UNAUTHENTICATED, "ACCESS_TOKEN_TYPE_UNSUPPORTED"),
+    };
+    error(
+        StatusCode::UNAUTHORIZED,
+        "UNAUTHENTICATED",
+        message,
+        vec![Detail::ErrorInfo {
+            kind: ERROR_INFO,
+            reason,
+            domain: "googleapis.com",
+            metadata: Metadata {
+                service: VERTEX_SERVICE,
+            },
+        }],
+        array,
+    )
+}
+
+/// Vertex AI's answer to a publisher or method it does not serve.
+pub(super) fn vertex_not_found(resource: &str) -> Response {
+    let target = Target {
+        ver: "v1",
+        tuned: false,
+        model: String::new(),
+        action: None,
+        vertex: Some(resource.to_owned()),
+    };
+    target.not_found("", false)
 }
 
 /// What an injected error says about the request it refuses.
@@ -1383,7 +1517,7 @@ fn error(
 
 /// The headers Google's front end puts on every response; on an injected error with a
 /// retry-after, `retry-after` (a 429's body says it too, in `RetryInfo`).
-fn add_headers(response: &mut Response, controls: &Controls) {
+pub(super) fn add_headers(response: &mut Response, controls: &Controls) {
     let status = response.status();
     let headers = response.headers_mut();
     for (name, value) in [
@@ -1408,40 +1542,4 @@ fn add_headers(response: &mut Response, controls: &Controls) {
     {
         headers.insert(RETRY_AFTER, HeaderValue::from(secs));
     }
-}
-
-/// A query parameter, percent-decoded (`+` is a space).
-fn query_param(uri: &Uri, name: &str) -> Option<String> {
-    uri.query()?.split('&').find_map(|pair| {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        (percent_decode(key) == name).then(|| percent_decode(value))
-    })
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |at: usize| {
-            bytes
-                .get(at)
-                .and_then(|b| char::from(*b).to_digit(16))
-                .and_then(|d| u8::try_from(d).ok())
-        };
-        match bytes[i] {
-            b'%' => match (hex(i + 1), hex(i + 2)) {
-                (Some(high), Some(low)) => {
-                    out.push(high * 16 + low);
-                    i += 3;
-                    continue;
-                }
-                _ => out.push(b'%'),
-            },
-            b'+' => out.push(b' '),
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }

@@ -1,6 +1,7 @@
 //! A mock LLM provider that speaks the OpenAI Chat Completions, OpenAI Responses, Anthropic
-//! Messages and Google Gemini wire formats, for tests and benchmarks where no real provider
-//! is reachable.
+//! Messages and Google Gemini wire formats, and the three clouds that serve them (Azure
+//! OpenAI, Amazon Bedrock, Google Vertex AI) with their token endpoints, for tests and
+//! benchmarks where no real provider is reachable.
 //!
 //! Replies are deterministic (ids and timestamps aside): one call to the first declared
 //! tool when the request has tools and did not just return a tool result, text otherwise.
@@ -15,9 +16,45 @@
 //! - `gemini`: Google's Gemini API (`generateContent`, streamed as SSE or a JSON array,
 //!   `countTokens`, the model list) under `/v1beta` and `/v1`; `gemini::request` reads its
 //!   bodies as Google does.
+//! - `azure`: Azure OpenAI's paths and auth in front of the OpenAI dialects.
+//! - `bedrock`: Bedrock's runtime (InvokeModel for Claude, Converse), SigV4's form
+//!   (`bedrock::sigv4`), AWS's event stream (`bedrock::eventstream`, an encoder of its own).
+//! - `vertex`: Vertex AI's publishers, Claude (the anthropic handler) and Gemini (gemini's).
+//! - `cloud_auth`: Entra's and Google's token endpoints, the tokens they issue and check.
 //! - `reply`: what the answer says, whatever the dialect.
-//! - `sse`: streamed bodies, and the faults that act on their frames.
+//! - `sse`: streamed bodies (SSE, or event-stream frames), and the faults that act on them.
 //! - `fault`: which faults a request gets, their counts, the slow drip.
+//! - `dates`: Unix seconds as the providers write dates (RFC 3339, `x-amz-date`).
+//!
+//! # Routes
+//!
+//! | route | speaks |
+//! |---|---|
+//! | `POST /v1/chat/completions`, `POST /v1/responses` | OpenAI (`Authorization: Bearer`) |
+//! | `POST /v1/messages`, `POST /v1/messages/count_tokens` | Anthropic (`x-api-key` + `anthropic-version`) |
+//! | `GET /v1/models` | Anthropic's, Gemini's or OpenAI's list, by the client's headers |
+//! | `/v1beta/…`, `/v1/models/{model}:{action}` | Gemini (`x-goog-api-key` or `?key=`) |
+//! | `POST /openai/deployments/{deployment}/chat/completions?api-version=…` | Azure classic: the deployment is the answer's `model` |
+//! | `POST /openai/responses?api-version=…` | Azure classic Responses (model in the body) |
+//! | `POST /openai/v1/chat/completions`, `POST /openai/v1/responses` | Azure v1 (model in the body = deployment) |
+//! | `GET /openai/models?api-version=…`, `GET /openai/v1/models` | Azure's model list |
+//! | `POST /{tenant}/oauth2/v2.0/token` | Entra client credentials → a token for Azure |
+//! | `POST /model/{modelId}/invoke`, `…/invoke-with-response-stream` | Bedrock InvokeModel: Claude's Messages body (`anthropic_version: bedrock-2023-05-31`) |
+//! | `POST /model/{modelId}/converse`, `…/converse-stream` | Bedrock Converse, any model id |
+//! | `POST /v1/projects/{p}/locations/{l}/publishers/anthropic/models/{m}:rawPredict` (`:streamRawPredict`) | Vertex Claude (`anthropic_version: vertex-2023-10-16`); also `/v1beta1` |
+//! | `POST /v1/projects/{p}/locations/{l}/publishers/google/models/{m}:generateContent` (`:streamGenerateContent`, `:countTokens`) | Vertex Gemini; also `/v1beta1` |
+//! | `POST /token` | Google OAuth: a service account's JWT (`jwt-bearer`) or a `refresh_token` → a token for Vertex |
+//!
+//! Azure takes `api-key` (`MockConfig::azure_key`) or `Authorization: Bearer` with a token
+//! from the Entra route for `https://cognitiveservices.azure.com/.default`; a classic path
+//! without `api-version` is Azure's 404. Bedrock takes a SigV4 `Authorization`
+//! (`Credential=<key id>/<date>/<region>/bedrock/aws4_request`, `x-amz-date` within five
+//! minutes; its form is checked, its signature is left to the tests) or
+//! `Authorization: Bearer <API key>`; every Bedrock error is `{"message"}` with
+//! `x-amzn-ErrorType`. Vertex takes `Authorization: Bearer` with a token from `/token`.
+//! Tokens live `MockConfig::token_lifetime_secs` and are refused once expired. The token
+//! routes are captured in `/_mock/requests` but take no faults and count as no provider
+//! request. A SigV4 request's listing in `/_mock/requests` adds its scope's `aws_region`.
 //!
 //! # Replies
 //!
@@ -34,22 +71,30 @@
 //! | `x-mock-secrets-file: <path>` | the file that command writes (default `secrets.txt`, in the agent's working directory) |
 //! | `x-mock-split-chars: 1` | stream a text answer one character per delta, not one word |
 //!
+//! The clouds answer as their dialect does (Bedrock's Converse by the same rule: the first
+//! declared `toolSpec`, or the one `x-mock-tool` or `toolChoice.tool` names; reasoning
+//! when `additionalModelRequestFields.thinking` asks).
+//!
 //! # Faults
 //!
-//! Per request (headers; a count `n` is of SSE frames, and one at or past the stream's
-//! length changes nothing):
+//! Per request (headers; a count `n` is of a stream's frames, SSE or Bedrock's event-stream
+//! frames, and one at or past the stream's length changes nothing):
 //!
 //! | header | effect |
 //! |---|---|
-//! | `x-mock-error-status: <code>` | answer that 4xx/5xx in the endpoint's dialect (529: `overloaded_error`) |
+//! | `x-mock-error-status: <code>` | answer that 4xx/5xx in the endpoint's dialect (529: `overloaded_error`; Azure: OpenAI's; Bedrock: 429 `ThrottlingException`, 400 `ValidationException`, 403 `AccessDeniedException`, 404 `ResourceNotFoundException`, 408 `ModelTimeoutException`, 424 `ModelErrorException`, 500 `InternalServerException`, 503 `ServiceUnavailableException`; Vertex: 429 `RESOURCE_EXHAUSTED` on both publishers, else the publisher's) |
+//! | `x-mock-aws-error-type: <Type>` | Bedrock: the type of the injected error (`ExpiredTokenException`…) and of a stream's exception frame, with that type's message |
+//! | `x-mock-aws-error-message: <text>` | Bedrock: that error's or exception frame's message |
 //! | `x-mock-retry-after: <secs>` | with an injected error: `retry-after`; on a 429 also the dialect's reset headers (Gemini: the body's `RetryInfo`) |
 //! | `x-mock-delay-ms: <ms>` | hold the response headers back |
 //! | `x-mock-frame-interval-ms: <ms>` | pause between SSE frames |
 //! | `x-mock-linger-ms: <ms>` | keep a stream's body open that long after its last frame, as a provider may before it ends the response |
-//! | `x-mock-stream-error-after: <n>` | `n` frames, then the dialect's in-stream error, then the end |
+//! | `x-mock-stream-error-after: <n>` | `n` frames, then the dialect's in-stream error, then the end (Bedrock: an exception frame, `internalServerException` unless `x-mock-aws-error-type` says) |
 //! | `x-mock-stall-after: <n>` | `n` frames, then silence with the connection open |
 //! | `x-mock-reset-after: <n>` | `n` frames, then the connection is cut (no final chunk) |
-//! | `x-mock-malformed-after: <n>` | after `n` frames one frame with broken JSON, then the rest |
+//! | `x-mock-malformed-after: <n>` | after `n` frames one frame with broken JSON, then the rest (Bedrock: well framed, its payload cut) |
+//! | `x-mock-truncate-after: <n>` | `n` frames, then the first half of the next, then the body ends cleanly |
+//! | `x-mock-bad-crc-after: <n>` | Bedrock streams: frame `n + 1` has a wrong message CRC |
 //! | `x-mock-drip-ms: <ms>` | any body in 16-byte pieces that far apart |
 //! | `x-mock-drop: 1` | close the connection without any answer |
 //! | `x-mock-fail-first: <n>` | with `x-mock-fault-key: <key>`: only the key's first `n` requests get the faults above (delay included) |
@@ -61,11 +106,16 @@
 //! its body (`RetryInfo`) as Google does.
 //!
 //! `GET /_mock/faults` counts what was served (`FaultStats`: answers by status, injected
-//! errors by status, dropped, reset, stalled, malformed, dripped, stream errors);
+//! errors by status, dropped, reset, stalled, malformed, dripped, stream errors, truncated,
+//! bad CRCs);
 //! `DELETE /_mock/faults` starts the counts, the request numbering and the fail-first
 //! keys afresh.
 
 mod anthropic;
+mod azure;
+mod bedrock;
+mod cloud_auth;
+mod dates;
 mod fault;
 mod gemini;
 mod openai;
@@ -76,13 +126,14 @@ mod responses;
 mod sse;
 #[cfg(test)]
 mod tests;
+mod vertex;
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, State};
@@ -99,6 +150,7 @@ use hyper_util::service::TowerToHyperService;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
+use dates::unix_now;
 pub use fault::FaultStats;
 use fault::{DropConnection, Dropped, Ledger};
 /// The type of `MockConfig::fail_status`.
@@ -112,6 +164,13 @@ pub const MOCK_OAUTH_TOKEN: &str = "sk-ant-oat01-mock-login";
 
 /// The Gemini API key the mock accepts unless configured otherwise.
 pub const MOCK_GEMINI_KEY: &str = "AIza-mock-gemini";
+
+/// The Azure OpenAI `api-key` the mock accepts unless configured otherwise.
+pub const MOCK_AZURE_KEY: &str = "mock-azure-openai-key";
+
+/// How long the tokens the mock's token endpoints issue live unless configured otherwise:
+/// what Entra and Google say (`expires_in: 3599`).
+pub const DEFAULT_TOKEN_LIFETIME_SECS: u64 = 3599;
 
 /// How the mock behaves when a request does not say otherwise (see the `x-mock-*` headers).
 #[derive(Clone, Debug)]
@@ -127,6 +186,12 @@ pub struct MockConfig {
     /// The key Gemini endpoints require, in `x-goog-api-key` or `?key=`; `None` accepts any
     /// key that is present.
     pub gemini_key: Option<String>,
+    /// The `api-key` Azure OpenAI endpoints require; `None` accepts any key that is present.
+    /// (They also take `Authorization: Bearer` with a token from the mock's Entra endpoint.)
+    pub azure_key: Option<String>,
+    /// How long an access token from the mock's token endpoints (Entra's, Google's) lives:
+    /// its `expires_in`, after which Azure and Vertex refuse it.
+    pub token_lifetime_secs: u64,
     /// Serve without any key, like a local model server.
     pub keyless: bool,
     /// The subscription login Anthropic endpoints accept as `Authorization: Bearer` with an
@@ -161,6 +226,8 @@ impl Default for MockConfig {
             openai_key: Some("sk-mock-openai".to_owned()),
             anthropic_key: Some("sk-ant-mock".to_owned()),
             gemini_key: Some(MOCK_GEMINI_KEY.to_owned()),
+            azure_key: Some(MOCK_AZURE_KEY.to_owned()),
+            token_lifetime_secs: DEFAULT_TOKEN_LIFETIME_SECS,
             anthropic_oauth_token: Some(MOCK_OAUTH_TOKEN.to_owned()),
             fail_status: None,
             fail_every: 0,
@@ -185,6 +252,8 @@ struct Inner {
     cancelled: AtomicU64,
     faults: Mutex<Ledger>,
     prompt_cache: prompt_cache::PromptCache,
+    /// The access tokens the token endpoints issued.
+    tokens: Mutex<cloud_auth::Tokens>,
 }
 
 /// One request as the mock received it.
@@ -194,6 +263,14 @@ pub struct CapturedRequest {
     pub path_and_query: String,
     pub headers: HeaderMap,
     pub body: Bytes,
+}
+
+impl CapturedRequest {
+    /// The region a SigV4-signed request's credential scope names
+    /// (`Credential=AKID/20261207/us-west-2/bedrock/aws4_request` → `us-west-2`).
+    pub fn aws_region(&self) -> Option<String> {
+        bedrock::signed_region(&self.headers)
+    }
 }
 
 /// Streamed responses: begun, sent to their last frame, and dropped before it (client gone).
@@ -215,6 +292,7 @@ impl MockState {
                 cancelled: AtomicU64::new(0),
                 faults: Mutex::new(Ledger::default()),
                 prompt_cache: prompt_cache::PromptCache::default(),
+                tokens: Mutex::new(cloud_auth::Tokens::default()),
             }),
         }
     }
@@ -273,6 +351,13 @@ impl MockState {
     fn lock_requests(&self) -> MutexGuard<'_, VecDeque<CapturedRequest>> {
         self.inner
             .requests
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn lock_tokens(&self) -> MutexGuard<'_, cloud_auth::Tokens> {
+        self.inner
+            .tokens
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -342,6 +427,20 @@ pub fn router(state: MockState) -> Router {
             post(gemini::handle_post),
         )
         .route("/v1/tunedModels/{model_action}", post(gemini::handle_post))
+        .route(
+            "/openai/deployments/{deployment}/chat/completions",
+            post(azure::chat_deployment),
+        )
+        .route("/openai/v1/chat/completions", post(azure::chat_v1))
+        .route("/openai/v1/responses", post(azure::responses_v1))
+        .route("/openai/responses", post(azure::responses_classic))
+        .route("/openai/v1/models", get(azure::models_v1))
+        .route("/openai/models", get(azure::models_classic))
+        .route("/{tenant}/oauth2/v2.0/token", post(cloud_auth::entra_token))
+        .route("/token", post(cloud_auth::google_token))
+        .route("/model/{model_id}/{action}", post(bedrock::handle))
+        .route(vertex::ROUTE, post(vertex::handle))
+        .route(vertex::ROUTE_V1BETA1, post(vertex::handle))
         .route("/_mock/requests", get(list_requests).delete(clear_requests))
         .route("/_mock/stats", get(stats))
         .route("/_mock/faults", get(faults).delete(clear_faults))
@@ -432,6 +531,14 @@ pub(crate) struct Controls {
     stall_after: Option<usize>,
     reset_after: Option<usize>,
     malformed_after: Option<usize>,
+    /// Frames of a stream before one cut in half, where the body ends.
+    truncate_after: Option<usize>,
+    /// Event-stream frames before one with a wrong message CRC (Bedrock's streams).
+    bad_crc_after: Option<usize>,
+    /// The AWS error type of an injected Bedrock error or in-stream exception.
+    aws_error_type: Option<String>,
+    /// The message of an injected Bedrock error or in-stream exception.
+    aws_error_message: Option<String>,
     /// Send the body in `fault::DRIP_PIECE`-byte pieces this far apart.
     drip: Option<Duration>,
     /// Close the connection without answering.
@@ -470,6 +577,13 @@ impl Controls {
             stall_after: count(fault::STALL_AFTER),
             reset_after: count(fault::RESET_AFTER),
             malformed_after: count(fault::MALFORMED_AFTER),
+            truncate_after: count(fault::TRUNCATE_AFTER),
+            bad_crc_after: count(fault::BAD_CRC_AFTER),
+            aws_error_type: header_text(headers, fault::AWS_ERROR_TYPE)
+                .map(|t| t.trim().to_owned())
+                .filter(|t| !t.is_empty()),
+            aws_error_message: header_text(headers, fault::AWS_ERROR_MESSAGE)
+                .filter(|m| !m.is_empty()),
             drip: header_u64(headers, fault::DRIP_MS)
                 .filter(|&ms| ms > 0)
                 .map(Duration::from_millis),
@@ -505,6 +619,8 @@ impl Controls {
             stall_after: None,
             reset_after: None,
             malformed_after: None,
+            truncate_after: None,
+            bad_crc_after: None,
             drip: None,
             drop: false,
             ..self
@@ -640,6 +756,8 @@ async fn fallback(
 fn unknown_route(controls: &Controls, method: &Method, uri: &Uri, headers: &HeaderMap) -> Response {
     if headers.contains_key(anthropic::VERSION_HEADER) {
         anthropic::not_found(controls)
+    } else if uri.path().starts_with("/openai/") {
+        azure::not_found(controls)
     } else if gemini::claims(uri, headers) {
         gemini::not_found(controls)
     } else {
@@ -699,12 +817,16 @@ impl Serialize for CapturedJson<'_> {
             .path_and_query
             .split_once('?')
             .map_or(r.path_and_query.as_str(), |(path, _)| path);
-        let mut map = serializer.serialize_map(Some(5))?;
+        let region = r.aws_region();
+        let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("method", r.method.as_str())?;
         map.serialize_entry("path", path)?;
         map.serialize_entry("path_and_query", &r.path_and_query)?;
         map.serialize_entry("headers", &HeadersJson(&r.headers))?;
         map.serialize_entry("body", &String::from_utf8_lossy(&r.body))?;
+        if let Some(region) = &region {
+            map.serialize_entry("aws_region", region)?;
+        }
         map.end()
     }
 }
@@ -769,10 +891,48 @@ fn bytes_response(status: StatusCode, content_type: &'static str, body: Bytes) -
     response
 }
 
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+/// A query parameter, percent-decoded (`+` is a space).
+fn query_param(uri: &Uri, name: &str) -> Option<String> {
+    form_pairs(uri.query()?)
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value)
+}
+
+/// The `name=value` pairs of a query string or an `application/x-www-form-urlencoded`
+/// body, percent-decoded.
+fn form_pairs(text: &str) -> impl Iterator<Item = (String, String)> + '_ {
+    text.split('&').filter(|pair| !pair.is_empty()).map(|pair| {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        (percent_decode(key), percent_decode(value))
+    })
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |at: usize| {
+            bytes
+                .get(at)
+                .and_then(|b| char::from(*b).to_digit(16))
+                .and_then(|d| u8::try_from(d).ok())
+        };
+        match bytes[i] {
+            b'%' => match (hex(i + 1), hex(i + 2)) {
+                (Some(high), Some(low)) => {
+                    out.push(high * 16 + low);
+                    i += 3;
+                    continue;
+                }
+                _ => out.push(b'%'),
+            },
+            b'+' => out.push(b' '),
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// `prefix` followed by `len` random alphanumerics, like the providers' ids.

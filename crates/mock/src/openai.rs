@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::{bytes_response, fault, json_response, Controls, MockState};
 
 /// Static answer to `GET /v1/models` in OpenAI's list shape.
-const MODELS: &str = concat!(
+pub(super) const MODELS: &str = concat!(
     r#"{"object":"list","data":["#,
     r#"{"id":"gpt-5","object":"model","created":1754425777,"owned_by":"system"},"#,
     r#"{"id":"gpt-5-mini","object":"model","created":1754425928,"owned_by":"system"},"#,

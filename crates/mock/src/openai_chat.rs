@@ -77,11 +77,22 @@ fn respond(state: &MockState, controls: &Controls, headers: &HeaderMap, body: &B
     if let Some(status) = controls.error_status {
         return openai::injected_error(status, &openai::model_of(body));
     }
+    complete(state, controls, body, None)
+}
+
+/// The completion for an admitted request (its key checked, no error injected). An Azure
+/// deployment, when given, names the model whatever the body says.
+pub(super) fn complete(
+    state: &MockState,
+    controls: &Controls,
+    body: &Bytes,
+    deployment: Option<&str>,
+) -> Response {
     let request: ChatRequest<'_> = match serde_json::from_slice(body) {
         Ok(request) => request,
         Err(_) => return openai::invalid_request(openai::BAD_JSON, None, None),
     };
-    let Some(model) = request.model.as_deref().filter(|m| !m.is_empty()) else {
+    let Some(model) = deployment.or(request.model.as_deref().filter(|m| !m.is_empty())) else {
         return openai::invalid_request("you must provide a model parameter", None, None);
     };
     let Some(messages) = request.messages.as_deref() else {

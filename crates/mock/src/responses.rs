@@ -109,6 +109,11 @@ fn respond(state: &MockState, controls: &Controls, headers: &HeaderMap, body: &B
     if let Some(status) = controls.error_status {
         return openai::injected_error(status, &openai::model_of(body));
     }
+    complete(state, controls, body)
+}
+
+/// The response to an admitted request (its key checked, no error injected).
+pub(super) fn complete(state: &MockState, controls: &Controls, body: &Bytes) -> Response {
     let request: ResponsesRequest<'_> = match serde_json::from_slice(body) {
         Ok(request) => request,
         Err(_) => return openai::invalid_request(openai::BAD_JSON, None, None),

@@ -1,4 +1,5 @@
-//! The body of a streamed response: pre-rendered SSE frames released one at a time.
+//! The body of a streamed response: pre-rendered frames (SSE, or AWS's event stream)
+//! released one at a time.
 
 use std::future::Future;
 use std::io;
@@ -66,9 +67,22 @@ pub(super) fn inject_error(
 
 /// A `200 text/event-stream` response whose frames go out one body chunk each, the frame
 /// interval apart, with the stream faults `controls` ask for: a broken frame inserted after
-/// `malformed_after` frames, and the stream reset or stalled after `reset_after` or
-/// `stall_after` frames (a count at or past the frame count changes nothing).
-pub(super) fn response(state: &MockState, mut frames: Vec<Bytes>, controls: &Controls) -> Response {
+/// `malformed_after` frames, the stream reset or stalled after `reset_after` or
+/// `stall_after` frames, or cut in the middle of frame `truncate_after + 1` (a count at or
+/// past the frame count changes nothing).
+pub(super) fn response(state: &MockState, frames: Vec<Bytes>, controls: &Controls) -> Response {
+    framed(state, frames, controls, malformed)
+}
+
+/// `response` for frames of another framing (AWS's event stream): `broken` makes the frame
+/// `x-mock-malformed-after` inserts from the one it goes before. The caller sets the
+/// content type.
+pub(super) fn framed(
+    state: &MockState,
+    mut frames: Vec<Bytes>,
+    controls: &Controls,
+    broken: fn(&Bytes) -> Bytes,
+) -> Response {
     let ending = match (controls.reset_after, controls.stall_after) {
         (Some(n), _) if n < frames.len() => {
             frames.truncate(n);
@@ -80,9 +94,15 @@ pub(super) fn response(state: &MockState, mut frames: Vec<Bytes>, controls: &Con
         }
         _ => Ending::Complete,
     };
+    if let Some(n) = controls.truncate_after.filter(|&n| n < frames.len()) {
+        let half = frames[n].slice(..frames[n].len() / 2);
+        frames.truncate(n);
+        frames.push(half);
+        state.record(|stats| stats.truncated += 1);
+    }
     let malformed_at = controls.malformed_after.filter(|&n| n < frames.len());
     if let Some(n) = malformed_at {
-        let broken = malformed(&frames[n]);
+        let broken = broken(&frames[n]);
         frames.insert(n, broken);
     }
     let mut body = SseBody::new(

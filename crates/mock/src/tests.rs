@@ -9,6 +9,12 @@ use tower::ServiceExt;
 
 use super::{router, serve, MockConfig, MockState, StreamStats};
 
+mod azure;
+mod bedrock;
+mod cloud;
+mod tokens;
+mod vertex;
+
 const OPENAI: (&str, &str) = ("authorization", "Bearer sk-mock-openai");
 const ANTHROPIC_KEY: (&str, &str) = ("x-api-key", "sk-ant-mock");
 const ANTHROPIC_VERSION: (&str, &str) = ("anthropic-version", "2023-06-01");

@@ -1011,7 +1011,7 @@ fn responses_are_compact_with_googles_spacing_in_sse_and_pretty_elsewhere() {
             Bytes::from("\r\n,{\n  \"a\": 2\n}\r\n]")
         ]
     );
-    assert_eq!(super::percent_decode("a%2Fb+c%zz"), "a/b c%zz");
+    assert_eq!(crate::percent_decode("a%2Fb+c%zz"), "a/b c%zz");
 }
 
 #[tokio::test]
