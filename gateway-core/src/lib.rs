@@ -61,7 +61,6 @@ pub mod auth;
 pub mod bodies;
 pub mod cache;
 pub mod clock;
-pub mod cloud;
 pub mod config;
 pub mod db;
 pub mod endpoints;

@@ -125,7 +125,10 @@ pub async fn read_whole(
             Ok(Some(Err(e))) => {
                 return Err(ReadFailed::Cut(GatewayError::UpstreamBroken {
                     provider: provider.to_owned(),
-                    detail: classify(provider, &e).to_string(),
+                    detail: match &e {
+                        BodyError::Convert(reason) => reason.clone(),
+                        BodyError::Transport(_) => classify(provider, &e).to_string(),
+                    },
                 }))
             }
             Ok(Some(Ok(chunk))) => {
@@ -583,7 +586,12 @@ pub fn relay_stream(body: UpBody, params: RelayParams, pending: Pending) -> Body
                 }
                 Next::Chunk(Some(Err(e))) => {
                     let provider = relay.params.provider.clone();
-                    let detail = classify(&provider, &e).to_string();
+                    // A body that could not be read back (a broken frame) says why itself;
+                    // a transport failure is worded as one.
+                    let detail = match &e {
+                        BodyError::Convert(reason) => reason.clone(),
+                        BodyError::Transport(_) => classify(&provider, &e).to_string(),
+                    };
                     relay.fail(GatewayError::UpstreamBroken { provider, detail })
                 }
                 Next::Chunk(None) => {

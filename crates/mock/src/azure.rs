@@ -200,7 +200,13 @@ fn authenticate(state: &MockState, headers: &HeaderMap) -> Option<Response> {
             _ => None,
         };
     }
-    match cloud_auth::bearer(headers).map(|token| state.check_token(token, Issuer::Entra)) {
+    // The v1 API also takes the resource's key as a bearer token, as the plain `OpenAI`
+    // client sends it (`OpenAI(api_key=…, base_url=…/openai/v1/)`).
+    let bearer = cloud_auth::bearer(headers);
+    if bearer.is_some() && bearer == config.azure_key.as_deref() {
+        return None;
+    }
+    match bearer.map(|token| state.check_token(token, Issuer::Entra)) {
         Some(TokenCheck::Valid) => None,
         Some(TokenCheck::Expired | TokenCheck::Unknown) => {
             Some(error(StatusCode::UNAUTHORIZED, "401", BAD_TOKEN))

@@ -1,7 +1,7 @@
 //! What a cloud provider (`azure_openai`, `bedrock`, `vertex`) needs beyond a base URL and
 //! a key: the resource's API version and Entra ID token source, the AWS region and profile,
 //! the Google project, location and credentials file. Read with the provider's table and
-//! checked here, once; `crate::cloud` acts on them.
+//! checked here, once; `crate::upstream::cloud` acts on them.
 
 use std::path::PathBuf;
 
@@ -158,6 +158,21 @@ impl Cloud {
                 project, location, ..
             } => format!("Application Default Credentials (project {project}, {location})"),
         }
+    }
+}
+
+impl Cloud {
+    /// What the price table knows a request to this cloud for `model` (the route's model:
+    /// a deployment, a Bedrock id, a Vertex model) by: see [`crate::pricing::cloud_key`].
+    pub fn price_key(&self, model: &str) -> String {
+        let site = match self {
+            Cloud::Azure { .. } => crate::pricing::Site::Azure,
+            Cloud::Bedrock { .. } => crate::pricing::Site::Bedrock,
+            Cloud::Vertex { location, .. } => crate::pricing::Site::Vertex {
+                global: location == "global",
+            },
+        };
+        crate::pricing::cloud_key(site, model)
     }
 }
 

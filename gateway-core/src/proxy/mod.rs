@@ -712,7 +712,11 @@ async fn run(
 
     if ctx.endpoint.counts_tokens()
         && (!steps[0].provider.speaks(ctx.dialect())
-            || crate::cloud::counts_locally(&steps[0].provider, ctx.dialect()))
+            || crate::upstream::cloud::counts_locally(
+                &steps[0].provider,
+                &steps[0].model,
+                ctx.dialect(),
+            ))
     {
         pending.record().provider = Some(steps[0].provider.name.clone());
         return count_locally(ctx, pending, body).await;
@@ -1117,8 +1121,11 @@ async fn prepare(
     let breakpoints = plan.breakpoints
         && provider.kind.takes_cache_control()
         && (provider.kind != crate::config::ProviderKind::Bedrock
-            || crate::cloud::is_anthropic_model(&step.model));
-    if provider.speaks(ctx.dialect()) {
+            || crate::upstream::cloud::is_anthropic_model(&step.model));
+    // A provider whose dialect depends on the model (Vertex: Claude or Gemini) speaks
+    // only that one for it.
+    let per_model = crate::upstream::cloud::dialect_for(provider, &step.model);
+    if per_model.map_or(provider.speaks(ctx.dialect()), |d| d == ctx.dialect()) {
         // 3. optimize, 4. prepare
         let edits = optimize(state, ctx, body, &step.model, &plan).await;
         return Ok(passthrough::prepare(
@@ -1137,11 +1144,14 @@ async fn prepare(
         )
         .await);
     }
-    let translatable = provider
-        .dialects
-        .iter()
-        .copied()
-        .find(|d| translate::can_translate(ctx.dialect(), *d));
+    let translatable = match per_model {
+        Some(d) => translate::can_translate(ctx.dialect(), d).then_some(d),
+        None => provider
+            .dialects
+            .iter()
+            .copied()
+            .find(|d| translate::can_translate(ctx.dialect(), *d)),
+    };
     let Some(provider_dialect) = translatable else {
         return Err(GatewayError::DialectUnsupported {
             provider: provider.name.clone(),

@@ -1,4 +1,4 @@
-//! The upstream side: each provider's open connections, per serving thread ([`pool`]:
+//! The upstream side (`cloud`: what Azure, Bedrock and Vertex need besides) — each provider's open connections, per serving thread ([`pool`]:
 //! keep-alive, HTTP/2 where the provider offers it through ALPN, rustls with the
 //! platform's certificate verifier), and the provider's URL, key and headers put on each
 //! request.
@@ -25,6 +25,7 @@ use crate::secrets::{KeySource, Secret, SecretError, SecretStore};
 use crate::telemetry;
 
 mod body;
+pub mod cloud;
 mod pool;
 pub use body::{BodyError, Convert, UpBody, Whole};
 use pool::Pool;
@@ -75,7 +76,7 @@ struct ProviderClient {
     /// Each endpoint's URL and the `Host` header that goes with it.
     urls: Vec<(Endpoint, Uri, HeaderValue)>,
     /// Azure, Bedrock, Vertex: their paths, credentials and answers.
-    cloud: Option<crate::cloud::Client>,
+    cloud: Option<crate::upstream::cloud::Client>,
 }
 
 impl ProviderClient {
@@ -125,11 +126,8 @@ impl Upstream {
                     Some((*e, uri, host))
                 })
                 .collect();
-            let cloud = crate::cloud::Client::new(provider);
-            clients.insert(
-                provider.name.clone(),
-                ProviderClient { pools, urls, cloud },
-            );
+            let cloud = crate::upstream::cloud::Client::new(provider);
+            clients.insert(provider.name.clone(), ProviderClient { pools, urls, cloud });
         }
         Ok(Upstream { clients, secrets })
     }
@@ -218,7 +216,7 @@ impl Upstream {
     async fn send_to_cloud(
         &self,
         pc: &ProviderClient,
-        cloud: &crate::cloud::Client,
+        cloud: &crate::upstream::cloud::Client,
         provider: &Provider,
         key: &KeySource,
         endpoint: Endpoint,
@@ -234,7 +232,9 @@ impl Upstream {
             detail: detail.to_owned(),
         };
         let dialect = endpoint.dialect();
-        let shaped = cloud.shape(provider, endpoint, path, query, model, stream, inbound, body)?;
+        let shaped = cloud.shape(
+            provider, endpoint, path, query, model, stream, inbound, body,
+        )?;
         let uri = format!("{}{}", provider.base_url, shaped.path)
             .parse::<Uri>()
             .map_err(|_| unreachable("its base URL and the model do not form a valid URL"))?;
@@ -242,18 +242,14 @@ impl Upstream {
             pool::host_header(&uri).ok_or_else(|| unreachable("its base URL names no host"))?;
         // The key, when one is configured: Azure's `api-key`, a Bedrock API key.
         let key_set = !matches!(key, KeySource::None);
-        let mut headers = self.headers_for(provider, key, dialect, inbound)?;
+        let forwarded = if cloud.forwards_headers() {
+            inbound
+        } else {
+            &HeaderMap::new()
+        };
+        let mut headers = self.headers_for(provider, key, dialect, forwarded)?;
         if !cloud.forwards_headers() {
-            // Bedrock takes the API version and betas in the body; every header sent is
-            // signed, and Anthropic's mean nothing to AWS.
-            let anthropic: Vec<_> = headers
-                .keys()
-                .filter(|k| k.as_str().starts_with("anthropic-"))
-                .cloned()
-                .collect();
-            for name in anthropic {
-                headers.remove(name);
-            }
+            headers.remove(ANTHROPIC_VERSION);
             headers.insert(
                 http::header::ACCEPT,
                 HeaderValue::from_static(if stream {
@@ -288,7 +284,7 @@ impl Upstream {
                 provider: provider.name.clone(),
                 phase: "the response headers",
             }),
-            Ok(Ok(response)) => Ok(crate::cloud::Client::adapt(
+            Ok(Ok(response)) => Ok(crate::upstream::cloud::Client::adapt(
                 provider,
                 &shaped.answer,
                 response,
@@ -337,7 +333,13 @@ impl Upstream {
                     self.headers_for(provider, &provider.key, dialect, &HeaderMap::new())?;
                 }
                 cloud
-                    .authorize(provider, &*self.secrets, &mut request, &Bytes::new(), key_set)
+                    .authorize(
+                        provider,
+                        &*self.secrets,
+                        &mut request,
+                        &Bytes::new(),
+                        key_set,
+                    )
                     .await?;
                 return Ok(http::StatusCode::OK);
             }
@@ -361,7 +363,13 @@ impl Upstream {
         if let Some(cloud) = &pc.cloud {
             let key_set = !matches!(provider.key, KeySource::None);
             cloud
-                .authorize(provider, &*self.secrets, &mut request, &Bytes::new(), key_set)
+                .authorize(
+                    provider,
+                    &*self.secrets,
+                    &mut request,
+                    &Bytes::new(),
+                    key_set,
+                )
                 .await?;
         }
         let sent = pc.pool().send(request, &host);

@@ -96,8 +96,9 @@ impl Client {
         })
     }
 
-    /// Whether the dialect's headers go on as they are (Azure, Vertex: `anthropic-beta`
-    /// among them), or without Anthropic's (Bedrock takes those in the body).
+    /// Whether the client's headers go on (Azure, Vertex: `anthropic-beta` among them) or
+    /// only the configured ones and those AWS needs (Bedrock: every header sent is signed,
+    /// none of an SDK's means anything to AWS, and the betas go in the body).
     pub fn forwards_headers(&self) -> bool {
         !matches!(self, Client::Bedrock { .. })
     }
@@ -467,13 +468,30 @@ fn google_error_to_anthropic(provider: &str, status: u16, body: &[u8]) -> Vec<u8
     .unwrap_or_default()
 }
 
-/// Whether requests of this dialect to `provider` have their `count_tokens` answered
-/// by the gateway: Bedrock and Vertex Claude have no such endpoint in Anthropic's shape.
-pub fn counts_locally(provider: &Provider, dialect: Dialect) -> bool {
-    matches!(
-        provider.cloud,
-        Some(Cloud::Bedrock { .. }) | Some(Cloud::Vertex { .. })
-    ) && dialect == Dialect::AnthropicMessages
+/// The one dialect `provider` speaks for `model`, when its dialects are per model: Vertex
+/// serves Claude in Anthropic's (rawPredict) and its other models in Gemini's. `None`:
+/// any dialect the provider speaks.
+pub fn dialect_for(provider: &Provider, model: &str) -> Option<Dialect> {
+    match provider.cloud {
+        Some(Cloud::Vertex { .. }) if model.starts_with("claude") => {
+            Some(Dialect::AnthropicMessages)
+        }
+        Some(Cloud::Vertex { .. }) => Some(Dialect::Gemini),
+        _ => None,
+    }
+}
+
+/// Whether a `count_tokens` request of `dialect` for `model` is answered by the gateway:
+/// Bedrock and Vertex Claude have no such endpoint in Anthropic's shape, and Vertex counts
+/// Gemini's tokens only for its own models.
+pub fn counts_locally(provider: &Provider, model: &str, dialect: Dialect) -> bool {
+    match provider.cloud {
+        Some(Cloud::Bedrock { .. }) => true,
+        Some(Cloud::Vertex { .. }) => {
+            dialect != Dialect::Gemini || dialect_for(provider, model) != Some(Dialect::Gemini)
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]
