@@ -191,12 +191,15 @@ def faults(row):
     return wrong
 
 
-def check(rows, calls=None, count_tokens=0):
+def check(rows, calls=None, count_tokens=0, provider=None):
     """Every model call of `rows` was recorded as one completed row with the provider's
     token counts and its cost: `calls` of them (the model calls the provider got) when
-    known; and `count_tokens` token counts, each in a row of its own kind."""
+    known, each answered by `provider` (the gateway's name for it) when given; and
+    `count_tokens` token counts, each in a row of its own kind."""
     generation = answered(rows)
     bad = [(show(r), f) for r in generation if (f := faults(r))]
+    if provider is not None:
+        bad += [(show(r), [f"provider {r['provider']}"]) for r in generation if r["provider"] != provider]
     assert not bad, "model calls recorded wrong:\n" + "\n".join(f"{f}: {r}" for r, f in bad)
     if calls is not None:
         assert len(generation) == calls, (

@@ -1,5 +1,7 @@
 """README's agent × provider table, rendered from the outcomes of test_agents.py."""
 
+import re
+
 AGENTS = [("claude", "Claude Code"), ("codex", "Codex CLI"), ("gemini", "Gemini CLI")]
 ROUTING_TITLES = [
     ("openai", "OpenAI"),
@@ -7,6 +9,9 @@ ROUTING_TITLES = [
     ("chat-only", "Chat-only server (Ollama, vLLM, OpenRouter)"),
     ("deepseek", "DeepSeek"),
     ("gemini", "Gemini"),
+    ("azure", "Azure OpenAI"),
+    ("bedrock", "Amazon Bedrock"),
+    ("vertex", "Vertex AI"),
 ]
 START = "<!-- agent-matrix -->"
 END = "<!-- /agent-matrix -->"
@@ -14,18 +19,42 @@ END = "<!-- /agent-matrix -->"
 
 AGENT_DIALECT = {"claude": "Messages", "codex": "Responses", "gemini": "Gemini"}
 DIALECT = {"/v1/messages": "Messages", "/v1/responses": "Responses", "/v1/chat/completions": "Chat"}
+# A cloud's paths (the first match names it): the dialect the body is in, and the cloud's
+# API where the column alone does not say it. Azure's classic paths name the deployment
+# (`/openai/deployments/{d}/…`), its v1 ones (`/openai/v1/…`) put it in the body; Bedrock's
+# name the model (`/model/{id}/invoke`, `/model/{id}/converse-stream`); Vertex's the
+# project, location, publisher and model (`/v1/projects/{p}/locations/{l}/publishers/…`).
+CLOUD_PATHS = [
+    (re.compile(r"^/openai/(deployments/[^/]+|v1)/chat/completions$"), ("Chat", None)),
+    (re.compile(r"^/openai(/v1)?/responses$"), ("Responses", None)),
+    (re.compile(r"^/model/[^/]+/invoke(-with-response-stream)?$"), ("Messages", "InvokeModel")),
+    # Converse is Bedrock's own wire: the gateway speaks Messages and converts at the edge.
+    (re.compile(r"^/model/[^/]+/converse(-stream)?$"), ("Converse", None)),
+    (re.compile(r"^/v1/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/[^/]+:(rawPredict|streamRawPredict)$"),
+     ("Messages", "rawPredict")),
+    (re.compile(r"^/v1/projects/[^/]+/locations/[^/]+/publishers/google/models/[^/]+:(generateContent|streamGenerateContent)$"),
+     ("Gemini", None)),
+]
 
 
 def dialect(path):
-    """The dialect a provider path is in: Gemini's name the model (`/v1beta/models/…`)."""
-    return "Gemini" if path.startswith("/v1beta/") else DIALECT[path]
+    """(the dialect a provider path is in, the cloud API it names or None): Gemini's name the
+    model (`/v1beta/models/…`), as do Bedrock's and Vertex's."""
+    if path.startswith("/v1beta/"):
+        return "Gemini", None
+    for pattern, named in CLOUD_PATHS:
+        if pattern.match(path):
+            return named
+    return DIALECT[path], None
 
 
 def _cell(results, routings, agent, routing):
     plain = results.get(f"{agent}|{routing}|plain")
     tool = results.get(f"{agent}|{routing}|tool")
-    to = dialect(routings[agent][routing][1])
+    to, api = dialect(routings[agent][routing][1])
     how = "as sent" if to == AGENT_DIALECT[agent] else f"translated to {to}"
+    if api:
+        how += f" ({api})"
     if plain and tool:
         return f"✅ {how}"
     if plain:

@@ -1,7 +1,9 @@
 """Claude Code, Codex CLI and Gemini CLI, as they ship (versions pinned in package.json),
 through `trimgate serve` with the mock provider behind it, in every routing: to a provider
 of the agent's own dialect (bytes as sent), and translated to OpenAI, Anthropic, a Chat-only
-OpenAI-compatible server, DeepSeek and Gemini (Gemini CLI also to OpenAI's Responses). Each
+OpenAI-compatible server, DeepSeek and Gemini (Gemini CLI also to OpenAI's Responses), and
+through the clouds models are bought on: Azure OpenAI, Amazon Bedrock (SigV4, its binary
+event stream) and Vertex AI (a service account's token from the mock's token endpoint). Each
 routing runs a plain streamed turn and a shell-tool round trip whose final answer must quote
 the command's output. The same round trip also runs through a fallback chain whose first
 provider answers 529s and drops connections.
@@ -12,7 +14,7 @@ provider's token counts, none estimated, and its cost when the bundled price tab
 the model. A summary of those rows per agent, routing and test is printed and, when
 AGENT_LEDGER_SUMMARY names a file, written there as JSON.
 
-Every outcome is written to results.json; matrix.py renders README's agent × provider
+Every outcome is written to results.md; matrix.py renders README's agent × provider
 table from it, and the last test checks that README shows what this run found.
 """
 
@@ -21,6 +23,7 @@ import os
 import subprocess
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 import uuid
 
@@ -32,7 +35,7 @@ import matrix
 
 ROOT = os.path.abspath(os.path.join(agents.HERE, "..", ".."))
 BIN = os.environ.get("TRIMGATE_BIN", os.path.join(ROOT, "target", "debug", "trimgate"))
-# One key for both of the mock's sides: DeepSeek's key goes to its Chat and Messages APIs.
+# One key for all of the mock's sides: DeepSeek's key goes to its Chat and Messages APIs.
 PROVIDER_KEY = "sk-mock-provider"
 OAUTH_TOKEN = "sk-ant-oat01-mock-login"
 # A ChatGPT sign-in's access token, which only the stand-in ChatGPT backend accepts.
@@ -42,6 +45,29 @@ CHATGPT_TOKEN = "chatgpt-access-mock"
 GEMINI_MODEL = "gemini-2.5-pro"
 GEMINI_STREAM = f"/v1beta/models/{GEMINI_MODEL}:streamGenerateContent"
 
+# The clouds, as the gateway below reaches them on the mock.
+# The deployment an Azure route names, and the api-version of Azure's classic paths (one
+# that has Responses as well as Chat). Chat names the deployment in the path; Responses,
+# not under a deployment, in the body.
+AZURE_DEPLOYMENT = "trimgate-gpt"
+AZURE_API_VERSION = "2025-04-01-preview"
+AZURE_CHAT = f"/openai/deployments/{AZURE_DEPLOYMENT}/chat/completions"
+AZURE_RESPONSES = "/openai/responses"
+# Bedrock's model ids, percent-encoded in its paths: Claude through InvokeModel (Messages),
+# OpenAI's open-weight model through Converse.
+BEDROCK_REGION = "us-east-1"
+BEDROCK_CLAUDE = "anthropic.claude-sonnet-4-5-20250929-v1:0"
+BEDROCK_GPT_OSS = "openai.gpt-oss-120b-1:0"
+BEDROCK_INVOKE = f"/model/{urllib.parse.quote(BEDROCK_CLAUDE, safe='')}/invoke-with-response-stream"
+BEDROCK_CONVERSE = f"/model/{urllib.parse.quote(BEDROCK_GPT_OSS, safe='')}/converse-stream"
+# Vertex AI: a project and location in the base URL, the publisher and model below it.
+VERTEX_PROJECT = "proj"
+VERTEX_LOCATION = "us-east5"
+VERTEX_BASE = f"/v1/projects/{VERTEX_PROJECT}/locations/{VERTEX_LOCATION}"
+VERTEX_CLAUDE = "claude-sonnet-4-5@20250929"
+VERTEX_RAW_PREDICT = f"{VERTEX_BASE}/publishers/anthropic/models/{VERTEX_CLAUDE}:streamRawPredict"
+VERTEX_GEMINI = f"{VERTEX_BASE}/publishers/google/models/{GEMINI_MODEL}:streamGenerateContent"
+
 # routing → (model name the agent asks for, the provider path the mock must see)
 ROUTINGS = {
     "claude": {
@@ -50,6 +76,10 @@ ROUTINGS = {
         "chat-only": ("claude-sonnet-4-6-via-chat", "/v1/chat/completions"),
         "deepseek": ("claude-sonnet-4-6-via-deepseek", "/v1/messages"),
         "gemini": ("claude-sonnet-4-6-via-gemini", GEMINI_STREAM),
+        # Azure serves GPT models: Chat is the first of its dialects.
+        "azure": ("claude-sonnet-4-6-via-azure", AZURE_CHAT),
+        "bedrock": ("claude-sonnet-4-6-via-bedrock", BEDROCK_INVOKE),
+        "vertex": ("claude-sonnet-4-6-via-vertex", VERTEX_RAW_PREDICT),
     },
     "codex": {
         "openai": ("gpt-5.5", "/v1/responses"),
@@ -57,6 +87,11 @@ ROUTINGS = {
         "chat-only": ("gpt-5.5-via-chat", "/v1/chat/completions"),
         "deepseek": ("gpt-5.5-via-deepseek", "/v1/chat/completions"),
         "gemini": ("gpt-5.5-via-gemini", GEMINI_STREAM),
+        "azure": ("gpt-5.5-via-azure", AZURE_RESPONSES),
+        # gpt-oss, which Bedrock serves through Converse.
+        "bedrock": ("gpt-5.5-via-bedrock", BEDROCK_CONVERSE),
+        # Claude on Vertex: Messages is the first of its dialects.
+        "vertex": ("gpt-5.5-via-vertex", VERTEX_RAW_PREDICT),
     },
     "gemini": {
         # A provider that speaks Chat and Responses is sent the first: Chat.
@@ -67,8 +102,16 @@ ROUTINGS = {
         "gemini": (GEMINI_MODEL, GEMINI_STREAM),
         # OpenAI's Responses, through a provider that speaks nothing else.
         "responses": (f"{GEMINI_MODEL}-via-responses", "/v1/responses"),
+        "azure": (f"{GEMINI_MODEL}-via-azure", AZURE_CHAT),
+        "bedrock": (f"{GEMINI_MODEL}-via-bedrock", BEDROCK_INVOKE),
+        # Gemini on Vertex, in its own dialect.
+        "vertex": (f"{GEMINI_MODEL}-via-vertex", VERTEX_GEMINI),
     },
 }
+# The gateway's provider each routing's model calls must be answered by.
+PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "chat-only": "chat-only",
+             "deepseek": "deepseek", "gemini": "gemini", "responses": "responses-only",
+             "azure": "azure", "bedrock": "bedrock", "vertex": "vertex"}
 # Every (agent, routing) the plain turn and the tool round trip run in.
 CASES = [(agent, routing) for agent, routings in ROUTINGS.items() for routing in routings]
 
@@ -95,7 +138,7 @@ def _serving(args, prefix, env=None):
 def mock_url():
     yield from _serving(["mock", "--listen", "127.0.0.1:0", "--anthropic-oauth-token", OAUTH_TOKEN,
                          "--openai-key", PROVIDER_KEY, "--anthropic-key", PROVIDER_KEY,
-                         "--gemini-key", PROVIDER_KEY],
+                         "--gemini-key", PROVIDER_KEY, "--azure-key", PROVIDER_KEY],
                         "mock provider listening on ")
 
 
@@ -106,8 +149,37 @@ def chatgpt_url():
                         "mock provider listening on ")
 
 
+def _service_account(directory, token_uri):
+    """A Google service-account key file for Vertex (a fresh RSA key; the token endpoint
+    at `token_uri` takes the JWT it signs): its path."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption()).decode()
+    path = os.path.join(directory, "service-account.json")
+    with open(path, "w") as f:
+        json.dump({"type": "service_account", "project_id": VERTEX_PROJECT,
+                   "private_key_id": uuid.uuid4().hex, "private_key": pem,
+                   "client_email": f"trimgate-agents@{VERTEX_PROJECT}.iam.gserviceaccount.com",
+                   "client_id": "100000000000000000001", "token_uri": token_uri}, f)
+    return path
+
+
+def _aws_env(directory):
+    """The AWS credential chain's environment for Bedrock: fake keys, and nothing else it
+    could read instead (no shared config or credentials of the machine, no EC2 metadata)."""
+    return {"AWS_ACCESS_KEY_ID": "AKIAMOCKTRIMGATE0001", "AWS_SECRET_ACCESS_KEY": "mock-aws-secret-key",
+            "AWS_EC2_METADATA_DISABLED": "true",
+            "AWS_CONFIG_FILE": os.path.join(directory, "aws-config"),
+            "AWS_SHARED_CREDENTIALS_FILE": os.path.join(directory, "aws-credentials")}
+
+
 @pytest.fixture(scope="session")
 def gateway(mock_url, chatgpt_url):
+    d = tempfile.mkdtemp(prefix="trimgate-agents-")
+    service_account = _service_account(d, f"{mock_url}/token")
     config = f"""
 [providers.openai]
 kind = "openai"
@@ -158,10 +230,56 @@ base_url = "{chatgpt_url}/v1"
 dialects = ["responses"]
 client_auth = "forward"
 
+# Azure OpenAI, its classic paths (an api-version; a route's model is a deployment).
+[providers.azure]
+kind = "azure_openai"
+base_url = "{mock_url}"
+api_version = "{AZURE_API_VERSION}"
+api_key = {{ env = "AGENT_TEST_PROVIDER_KEY" }}
+
+# Amazon Bedrock, signed (SigV4) with the AWS credential chain's keys from the environment.
+[providers.bedrock]
+kind = "bedrock"
+region = "{BEDROCK_REGION}"
+base_url = "{mock_url}"
+
+# Vertex AI, with a service account's token from the mock's Google token endpoint.
+[providers.vertex]
+kind = "vertex"
+project = "{VERTEX_PROJECT}"
+location = "{VERTEX_LOCATION}"
+base_url = "{mock_url}{VERTEX_BASE}"
+credentials_file = "{service_account}"
+
 [[routes]]
 match = "*-chatgpt"
 provider = "chatgpt"
 model = "gpt-5.5"
+
+[[routes]]
+match = "*-via-azure"
+provider = "azure"
+model = "{AZURE_DEPLOYMENT}"
+
+[[routes]]
+match = "gpt-*-via-bedrock"
+provider = "bedrock"
+model = "{BEDROCK_GPT_OSS}"
+
+[[routes]]
+match = "*-via-bedrock"
+provider = "bedrock"
+model = "{BEDROCK_CLAUDE}"
+
+[[routes]]
+match = "gemini-*-via-vertex"
+provider = "vertex"
+model = "{GEMINI_MODEL}"
+
+[[routes]]
+match = "*-via-vertex"
+provider = "vertex"
+model = "{VERTEX_CLAUDE}"
 
 [[routes]]
 match = "*-via-openai"
@@ -203,7 +321,6 @@ match = "*-login"
 provider = "claude-login"
 model = "claude-sonnet-4-6"
 """
-    d = tempfile.mkdtemp(prefix="trimgate-agents-")
     path = os.path.join(d, "config.toml")
     section, ledger_path = ledger.ledger_config(d)
     with open(path, "w") as f:
@@ -211,7 +328,7 @@ model = "claude-sonnet-4-6"
     serving = _serving(
         ["serve", "--config", path, "--listen", "127.0.0.1:0"], "Trimgate listening on ",
         env={"AGENT_TEST_PROVIDER_KEY": PROVIDER_KEY, "ANTHROPIC_API_KEY": "", "GEMINI_API_KEY": "",
-             "TRIMGATE_LOG": "warn", "XDG_DATA_HOME": d})
+             "TRIMGATE_LOG": "warn", "XDG_DATA_HOME": d, **_aws_env(d)})
     url = next(serving)
     LEDGERS[url] = ledger_path
     yield url
@@ -261,9 +378,31 @@ def _run(agent, gateway, model, prompt, headers, **kw):
     return code == 0 and not failed and bool(messages), "\n".join(messages), log
 
 
+def _token_request(request):
+    """Whether `request` went to a cloud's token endpoint (Google's `/token`, Entra's
+    `/{tenant}/oauth2/v2.0/token`): the gateway's own sign-in, not the agent's request."""
+    return request["path"] == "/token" or request["path"].endswith("/oauth2/v2.0/token")
+
+
 def _posted(mock):
-    """What reached the provider, model listings left out."""
-    return [r for r in mock.requests() if r["method"] == "POST"]
+    """What reached the provider, model listings and token requests left out."""
+    return [r for r in mock.requests() if r["method"] == "POST" and not _token_request(r)]
+
+
+def _streamed(request):
+    """Whether a request the provider got asks for a stream: Gemini's (Vertex's too) name it
+    in the path and their SSE framing in the query, Bedrock's in the path, Vertex Claude's
+    in both its path and body; the others in the body (`stream`, as it is there)."""
+    path = request["path"]
+    if path.startswith("/v1beta/") or "/publishers/google/" in path:
+        return path.endswith(":streamGenerateContent") and "alt=sse" in request["path_and_query"]
+    if path.startswith("/model/"):
+        # Bedrock's body has no `stream` (InvokeModel refuses one; the mock checks).
+        return path.endswith(("/invoke-with-response-stream", "/converse-stream"))
+    stream = json.loads(request["body"]).get("stream")
+    if "/publishers/anthropic/" in path:
+        return path.endswith(":streamRawPredict") and stream is True
+    return stream
 
 
 def _check_upstream(mock, path, streamed=True):
@@ -271,12 +410,10 @@ def _check_upstream(mock, path, streamed=True):
     assert sent, "nothing reached the provider"
     assert {r["path"] for r in sent} == {path}, [r["path"] for r in sent]
     for r in sent:
-        if r["path"].startswith("/v1beta/"):
-            # Gemini names the stream in the path (and its SSE framing in the query).
-            assert ("alt=sse" in r["path_and_query"]) is streamed, r["path_and_query"]
-        else:
-            body = json.loads(r["body"])
-            assert body.get("stream") is streamed, body.get("stream")
+        assert _streamed(r) is streamed, r["path_and_query"]
+        if r["path"].startswith("/model/"):
+            # Signed for the provider's region (the mock reads it from the credential scope).
+            assert r.get("aws_region") == BEDROCK_REGION, (r.get("aws_region"), r["headers"])
         # The agent's placeholder never leaves the gateway: the provider's key replaces it.
         assert agents.PLACEHOLDER_KEY not in json.dumps(r["headers"]) + r["path_and_query"]
     return sent
@@ -319,8 +456,9 @@ def test_plain_streamed_turn(agent, routing, gateway, mock):
     assert ok, log
     assert reply in text, text
     _check_upstream(mock, path)
-    # Every model call is in the ledger as answered, with the provider's counts and its cost.
-    ledger.check(rows, _model_calls(mock))
+    # Every model call is in the ledger as answered by the routing's provider, with the
+    # provider's counts and its cost.
+    ledger.check(rows, _model_calls(mock), provider=PROVIDERS[routing])
     RESULTS[(agent, routing, "plain")] = True
 
 
@@ -341,7 +479,7 @@ def test_shell_tool_round_trip(agent, routing, gateway, mock):
     sent = _check_upstream(mock, path)
     assert len(sent) >= 2, "the tool result never went back to the provider"
     assert marker in sent[-1]["body"], "the last request does not carry the command's output"
-    ledger.check(rows, _model_calls(mock))
+    ledger.check(rows, _model_calls(mock), provider=PROVIDERS[routing])
     RESULTS[(agent, routing, "tool")] = True
 
 

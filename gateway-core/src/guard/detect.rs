@@ -237,7 +237,7 @@ fn base64_runs(text: &str) -> Vec<std::ops::Range<usize>> {
                 break;
             } else if (b == b'\n' || b == b'\r')
                 && line >= MIN_BASE64
-                && line % 4 == 0
+                && line.is_multiple_of(4)
                 && bytes
                     .get(i + 1)
                     .copied()

@@ -227,7 +227,7 @@ mod tests {
                 }
             }
             let _ = invoke_body(&input, &["b1,b2"]);
-            let _ = converse_request(&input);
+            let _ = converse_request(&input, "amazon.nova-pro-v1:0");
             let _ = converse_response(&input, "m");
             let _ = error_to_anthropic(
                 "p",

@@ -893,7 +893,7 @@ fn large_inputs_compact_quickly() {
     let mut text = String::with_capacity(700 * 1024);
     let mut i = 0usize;
     while text.len() < 600 * 1024 {
-        if i % 997 == 0 {
+        if i.is_multiple_of(997) {
             text.push_str(&format!(
                 "\x1b[31merror\x1b[0m: job {i} failed: exit code 1\n"
             ));

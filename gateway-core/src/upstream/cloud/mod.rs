@@ -154,7 +154,7 @@ impl Client {
                     BedrockApi::Auto => !is_anthropic_model(model),
                 };
                 let (method, body, stream_api) = if converse {
-                    let body = bedrock::converse_request(&body).map_err(|e| {
+                    let body = bedrock::converse_request(&body, model).map_err(|e| {
                         GatewayError::InvalidJson(format!(
                             "cannot make a Bedrock Converse request: {e}"
                         ))

@@ -22,7 +22,15 @@ const EMPTY_TOOL_RESULT: &str = "(no output)";
 /// A Messages request body as a Converse (or ConverseStream) request body. The model and
 /// `stream` are the URL's business, and `metadata` and `service_tier` have nothing to go to;
 /// everything else the client asked for is carried or refused with the reason.
-pub fn converse_request(messages_body: &[u8]) -> Result<Vec<u8>, String> {
+///
+/// `thinking` is Claude's own field: for OpenAI's models on Bedrock (`openai.gpt-oss-…`) it
+/// becomes their `reasoning_effort`; other models have no field for it, and it is left
+/// out (a depth of reasoning asked for, not a fact of the conversation).
+pub fn converse_request(messages_body: &[u8], model: &str) -> Result<Vec<u8>, String> {
+    let claude = model.starts_with("anthropic.")
+        || model.contains(".anthropic.")
+        || model.contains("/anthropic.");
+    let openai = model.starts_with("openai.") || model.contains(".openai.");
     let body = match serde_json::from_slice::<Value>(messages_body) {
         Ok(Value::Object(body)) => body,
         Ok(_) => return Err("the request body is not a JSON object".into()),
@@ -62,6 +70,15 @@ pub fn converse_request(messages_body: &[u8]) -> Result<Vec<u8>, String> {
             }
             "tools" => tools = Some(value),
             "tool_choice" => tool_choice = Some(value),
+            "thinking" if claude => {
+                additional.insert(key, value);
+            }
+            "thinking" if openai => {
+                if let Some(effort) = reasoning_effort(&value) {
+                    additional.insert("reasoning_effort".into(), Value::from(effort));
+                }
+            }
+            "thinking" => {}
             _ => {
                 additional.insert(key, value);
             }
@@ -84,6 +101,21 @@ pub fn converse_request(messages_body: &[u8]) -> Result<Vec<u8>, String> {
         );
     }
     serde_json::to_vec(&out).map_err(|e| e.to_string())
+}
+
+/// Claude's thinking budget as OpenAI's reasoning effort; `None` when thinking is off.
+fn reasoning_effort(thinking: &Value) -> Option<&'static str> {
+    match thinking.get("type").and_then(Value::as_str) {
+        Some("disabled") | None => None,
+        _ => Some(
+            match thinking.get("budget_tokens").and_then(Value::as_u64) {
+                Some(n) if n <= 2048 => "low",
+                Some(n) if n <= 8192 => "medium",
+                Some(_) => "high",
+                None => "medium",
+            },
+        ),
+    }
 }
 
 fn str_of<'a>(v: &'a Value, key: &str, path: &str) -> Result<&'a str, String> {
@@ -403,12 +435,34 @@ mod tests {
     use super::*;
 
     fn converse(body: Value) -> Value {
-        let bytes = converse_request(&serde_json::to_vec(&body).unwrap()).unwrap();
+        converse_for(body, "anthropic.claude-sonnet-4-5-20250929-v1:0")
+    }
+
+    fn converse_for(body: Value, model: &str) -> Value {
+        let bytes = converse_request(&serde_json::to_vec(&body).unwrap(), model).unwrap();
         serde_json::from_slice(&bytes).unwrap()
     }
 
+    #[test]
+    fn thinking_goes_to_claude_as_it_is_to_gpt_oss_as_an_effort_and_to_no_other() {
+        let body = json!({"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}],
+            "thinking": {"type": "enabled", "budget_tokens": 4000}});
+        let claude = converse_for(body.clone(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0");
+        assert_eq!(
+            claude["additionalModelRequestFields"]["thinking"]["budget_tokens"],
+            4000
+        );
+        let oss = converse_for(body.clone(), "openai.gpt-oss-120b-1:0");
+        assert_eq!(
+            oss["additionalModelRequestFields"],
+            json!({"reasoning_effort": "medium"})
+        );
+        let nova = converse_for(body, "amazon.nova-pro-v1:0");
+        assert!(nova.get("additionalModelRequestFields").is_none(), "{nova}");
+    }
+
     fn refusal(body: Value) -> String {
-        converse_request(&serde_json::to_vec(&body).unwrap()).unwrap_err()
+        converse_request(&serde_json::to_vec(&body).unwrap(), "anthropic.claude-x").unwrap_err()
     }
 
     /// What Claude Code sends mid-session: cached system blocks, tools with the last one
@@ -603,6 +657,6 @@ mod tests {
             let e = refusal(body);
             assert!(e.contains(expected), "{e:?} should contain {expected:?}");
         }
-        assert!(converse_request(b"{").is_err());
+        assert!(converse_request(b"{", "anthropic.claude-x").is_err());
     }
 }
