@@ -12,7 +12,10 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use gateway_core::config::clouds::{BedrockApi, Cloud, Entra};
+use gateway_core::config::Config;
 use gateway_core::mock::MockConfig;
+use gateway_core::secrets::KeySource;
 use serde_json::{json, Value};
 
 struct Admin<'a> {
@@ -477,6 +480,357 @@ async fn a_key_set_in_the_window_goes_to_the_keychain_only() {
         .call("DELETE", &format!("/providers/{name}"), None)
         .await;
     assert_eq!(status, 204);
+}
+
+/// The three clouds added from the window: each kind's settings go to the file as the
+/// config reads them, are shown back (names, places and ids), and `trimgate check`'s
+/// account of their credentials comes with them; a key file's contents, an AWS key where a
+/// profile goes, or a key for Vertex are refused with the field's path, and nothing
+/// written then holds them.
+#[tokio::test]
+async fn cloud_providers_are_written_with_their_settings_and_no_secret() {
+    let mock = start_mock(MockConfig::default()).await;
+    // No region from the environment: a Bedrock provider must name one.
+    let gw = Gateway::spawn_with_env(
+        &mock_config(&mock.url, "", "[ledger]\nenabled = false\n"),
+        &[("AWS_REGION", ""), ("AWS_DEFAULT_REGION", "")],
+    );
+    let admin = Admin { gw: &gw };
+    let file = gw.dir.path().join("config.toml");
+    let add = |body: Value| async { admin.call("POST", "/providers", Some(body)).await };
+
+    let (status, b) = add(
+        json!({"name": "bedrock-east", "kind": "bedrock", "region": "us-east-1",
+        "aws_profile": "work", "bedrock_api": "converse"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{b}");
+    assert_eq!(
+        b["base_url"],
+        "https://bedrock-runtime.us-east-1.amazonaws.com"
+    );
+    assert_eq!(
+        b["cloud"],
+        json!({"region": "us-east-1", "aws_profile": "work", "bedrock_api": "converse"})
+    );
+    assert_eq!(
+        b["key"]["source"], "none",
+        "the AWS credential chain signs: {b}"
+    );
+    assert!(
+        b["credentials"]
+            .as_str()
+            .unwrap()
+            .contains("AWS credential chain, profile \"work\""),
+        "{b}"
+    );
+
+    let (status, v) = add(
+        json!({"name": "vertex-claude", "kind": "vertex", "project": "my-project",
+        "location": "global", "credentials_file": "/keys/vertex-sa.json"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{v}");
+    assert_eq!(
+        v["base_url"],
+        "https://aiplatform.googleapis.com/v1/projects/my-project/locations/global"
+    );
+    assert_eq!(v["cloud"]["credentials_file"], "/keys/vertex-sa.json");
+    assert!(v["credentials"]
+        .as_str()
+        .unwrap()
+        .contains("service-account key file /keys/vertex-sa.json"));
+    let (status, adc) = add(
+        json!({"name": "vertex-adc", "kind": "vertex", "project": "my-project",
+        "location": "us-east5"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{adc}");
+    assert!(adc["credentials"]
+        .as_str()
+        .unwrap()
+        .starts_with("Application Default Credentials"));
+
+    let command = "az account get-access-token --resource https://cognitiveservices.azure.com --query accessToken -o tsv";
+    let (status, a) = add(json!({"name": "azure-cmd", "kind": "azure_openai",
+        "base_url": "https://my-resource.openai.azure.com", "api_version": "2024-10-21",
+        "entra": {"command": command}}))
+    .await;
+    assert_eq!(status, 201, "{a}");
+    assert_eq!(
+        a["cloud"],
+        json!({"api_version": "2024-10-21", "entra": {"command": command}})
+    );
+    assert_eq!(
+        a["credentials"],
+        "a Microsoft Entra ID token from a command"
+    );
+
+    // Refused, each with its field's path; the file stays as it was.
+    let before = std::fs::read_to_string(&file).unwrap();
+    let key_file = "{\"type\": \"service_account\", \"private_key\": \"-----BEGIN PRIVATE KEY-----\\nMIIEvQ\\n\"}";
+    for (body, path) in [
+        (
+            json!({"name": "v2", "kind": "vertex", "project": "p", "location": "global", "credentials_file": key_file}),
+            "providers.v2.credentials_file",
+        ),
+        (
+            json!({"name": "b2", "kind": "bedrock", "region": "us-east-1", "aws_profile": "AKIAIOSFODNN7EXAMPLE"}),
+            "providers.b2.aws_profile",
+        ),
+        (
+            json!({"name": "v3", "kind": "vertex", "project": "p", "location": "global", "key": "sk-not-for-vertex"}),
+            "providers.v3.key",
+        ),
+        (
+            json!({"name": "b3", "kind": "bedrock"}),
+            "providers.b3.region",
+        ),
+        (
+            json!({"name": "b4", "kind": "bedrock", "region": "us-east-1", "bedrock_api": "sometimes"}),
+            "providers.b4.bedrock_api",
+        ),
+        (
+            json!({"name": "a2", "kind": "azure_openai"}),
+            "providers.a2.base_url",
+        ),
+        (
+            json!({"name": "a3", "kind": "azure_openai", "base_url": "https://r.openai.azure.com",
+                   "entra": {"tenant_id": "contoso.onmicrosoft.com", "client_id": "app"}}),
+            "providers.a3.entra.client_secret",
+        ),
+        (
+            json!({"name": "o2", "kind": "openai", "region": "us-east-1"}),
+            "providers.o2.region",
+        ),
+    ] {
+        let (status, err) = add(body.clone()).await;
+        assert_eq!(status, 400, "{body} → {err}");
+        let paths: Vec<&str> = err["problems"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{err}"))
+            .iter()
+            .filter_map(|p| p["path"].as_str())
+            .collect();
+        assert!(paths.contains(&path), "{body} → {err}");
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+
+    // Changed: another region moves the endpoint; no profile is the default chain.
+    let (status, b) = admin
+        .call(
+            "PUT",
+            "/providers/bedrock-east",
+            Some(json!({"region": "eu-west-1", "aws_profile": null})),
+        )
+        .await;
+    assert_eq!(status, 200, "{b}");
+    assert_eq!(
+        b["base_url"],
+        "https://bedrock-runtime.eu-west-1.amazonaws.com"
+    );
+    assert_eq!(b["cloud"]["aws_profile"], Value::Null);
+    assert_eq!(b["key"]["source"], "none");
+
+    // The file reads back as the same providers, and holds no secret: no key line for a
+    // cloud that signs with its own credentials.
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("region = \"eu-west-1\"") && !text.contains("aws_profile"),
+        "{text}"
+    );
+    assert!(
+        text.contains("credentials_file = \"/keys/vertex-sa.json\""),
+        "{text}"
+    );
+    assert!(
+        !text.contains("PRIVATE KEY")
+            && !text.contains("AKIA")
+            && !text.contains("api_key = { keychain"),
+        "{text}"
+    );
+    let config = Config::from_toml(&text, "written").unwrap();
+    let provider = |name: &str| config.providers.iter().find(|p| p.name == name).unwrap();
+    assert_eq!(
+        provider("bedrock-east").cloud,
+        Some(Cloud::Bedrock {
+            region: "eu-west-1".into(),
+            profile: None,
+            api: BedrockApi::Converse
+        })
+    );
+    assert_eq!(provider("bedrock-east").key, KeySource::None);
+    assert_eq!(provider("vertex-claude").key, KeySource::None);
+    assert_eq!(
+        provider("azure-cmd").cloud,
+        Some(Cloud::Azure {
+            api_version: Some("2024-10-21".into()),
+            entra: Some(Entra::Command(command.into())),
+        })
+    );
+    let (_, list) = admin.call("GET", "/providers", None).await;
+    let names: Vec<&str> = list["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    for name in ["bedrock-east", "vertex-claude", "vertex-adc", "azure-cmd"] {
+        assert!(names.contains(&name), "{list}");
+    }
+}
+
+/// A cloud's secrets entered in the window — Azure's api-key, a Bedrock API key, an Entra
+/// app's client secret — go to the keychain; the file names their entries, and neither it
+/// nor any answer holds them. A Bedrock key deleted leaves the AWS credential chain.
+#[tokio::test]
+async fn cloud_credentials_set_in_the_window_go_to_the_keychain_only() {
+    if !keychain_available() {
+        return;
+    }
+    let gw = Gateway::spawn("[server]\n[ledger]\nenabled = false\n");
+    let admin = Admin { gw: &gw };
+    let file = gw.dir.path().join("config.toml");
+    let id = std::process::id();
+    let (azure, bedrock, app) = (
+        format!("azure-key-{id}"),
+        format!("bedrock-key-{id}"),
+        format!("azure-app-{id}"),
+    );
+    let secrets = [
+        "azure-api-key-0123456789abcdef",
+        "ABSKQmVkcm9ja0FQSUtleS1leGFtcGxl",
+        "entra~client~secret~fedcba9876",
+    ];
+
+    let (status, a) = admin
+        .call(
+            "POST",
+            "/providers",
+            Some(json!({"name": azure, "kind": "azure_openai",
+            "base_url": "https://my-resource.openai.azure.com", "key": secrets[0]})),
+        )
+        .await;
+    assert_eq!(status, 201, "{a}");
+    assert_eq!(
+        (a["key"]["source"].as_str(), a["key"]["set"].as_bool()),
+        (Some("keychain"), Some(true))
+    );
+    assert_eq!(
+        a["credentials"],
+        format!("the api-key from keychain entry {azure}")
+    );
+
+    let (status, b) = admin
+        .call(
+            "POST",
+            "/providers",
+            Some(json!({"name": bedrock, "kind": "bedrock",
+            "region": "us-west-2", "key": secrets[1]})),
+        )
+        .await;
+    assert_eq!(status, 201, "{b}");
+    assert_eq!(
+        b["credentials"],
+        format!("a Bedrock API key from keychain entry {bedrock}")
+    );
+
+    let (status, e) = admin
+        .call(
+            "POST",
+            "/providers",
+            Some(json!({"name": app, "kind": "azure_openai",
+            "base_url": "https://my-resource.openai.azure.com",
+            "entra": {"tenant_id": "contoso.onmicrosoft.com",
+                      "client_id": "11111111-2222-3333-4444-555555555555",
+                      "client_secret": secrets[2]}})),
+        )
+        .await;
+    assert_eq!(status, 201, "{e}");
+    let entra = &e["cloud"]["entra"];
+    assert_eq!(entra["tenant_id"], "contoso.onmicrosoft.com");
+    assert_eq!(entra["authority"], "https://login.microsoftonline.com");
+    assert_eq!(
+        (
+            entra["client_secret"]["source"].as_str(),
+            entra["client_secret"]["set"].as_bool()
+        ),
+        (Some("keychain"), Some(true)),
+        "{e}"
+    );
+
+    // The file names the keychain entries, never their values.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let config = Config::from_toml(&text, "written").unwrap();
+    let provider = |name: &str| {
+        config
+            .providers
+            .iter()
+            .find(|p| p.name == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(provider(&azure).key, KeySource::Keychain(azure.clone()));
+    assert_eq!(provider(&bedrock).key, KeySource::Keychain(bedrock.clone()));
+    let entra_app = provider(&app);
+    let Some(Cloud::Azure {
+        entra: Some(Entra::ClientCredentials {
+            secret, client_id, ..
+        }),
+        ..
+    }) = &entra_app.cloud
+    else {
+        panic!("{text}");
+    };
+    assert_eq!(*secret, KeySource::Keychain(format!("{app}.entra")));
+    assert_eq!(client_id, "11111111-2222-3333-4444-555555555555");
+    assert!(
+        !matches!(provider(&app).key, KeySource::Keychain(_)),
+        "Entra ID signs: {text}"
+    );
+    let (_, list) = admin.call("GET", "/providers", None).await;
+    for secret in secrets {
+        assert!(!list.to_string().contains(secret));
+        for entry in files_below(gw.dir.path()) {
+            let bytes = std::fs::read(&entry).unwrap_or_default();
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains(secret),
+                "{}",
+                entry.display()
+            );
+        }
+    }
+
+    // Bedrock's key deleted: the file names none, and the AWS chain signs.
+    let (status, _) = admin
+        .call("DELETE", &format!("/providers/{bedrock}/key"), None)
+        .await;
+    assert_eq!(status, 204);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let config = Config::from_toml(&text, "written").unwrap();
+    let now = config.providers.iter().find(|p| p.name == bedrock).unwrap();
+    assert_eq!(now.key, KeySource::None, "{text}");
+    let (_, list) = admin.call("GET", "/providers", None).await;
+    let b = list["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == bedrock.as_str())
+        .unwrap();
+    assert!(
+        b["credentials"]
+            .as_str()
+            .unwrap()
+            .starts_with("the AWS credential chain"),
+        "{b}"
+    );
+
+    for name in [&azure, &bedrock, &app] {
+        let (status, _) = admin
+            .call("DELETE", &format!("/providers/{name}"), None)
+            .await;
+        assert_eq!(status, 204);
+    }
 }
 
 /// Claude Code's slots mapped from the window: the routes replace earlier slot routes

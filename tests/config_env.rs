@@ -118,3 +118,97 @@ fn variables_go_over_the_file() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `trimgate check` says where each cloud's credentials come from — a profile of the AWS
+/// credential chain or a Bedrock API key, a service-account key file or Application
+/// Default Credentials, Azure's api-key or an Entra ID token — by name and place, never a
+/// value.
+#[test]
+fn check_names_where_each_clouds_credentials_come_from() {
+    let file = r#"
+[providers.bedrock-chain]
+kind = "bedrock"
+region = "us-east-1"
+aws_profile = "work"
+
+[providers.bedrock-key]
+kind = "bedrock"
+region = "eu-west-1"
+api_key = { env = "BEDROCK_KEY" }
+
+[providers.vertex-file]
+kind = "vertex"
+project = "my-project"
+location = "global"
+credentials_file = "/keys/vertex-sa.json"
+
+[providers.vertex-adc]
+kind = "vertex"
+project = "my-project"
+location = "us-east5"
+
+[providers.azure-key]
+kind = "azure_openai"
+base_url = "https://my-resource.openai.azure.com"
+api_key = { env = "AZURE_KEY" }
+
+[providers.azure-app]
+kind = "azure_openai"
+base_url = "https://my-resource.openai.azure.com"
+api_version = "2024-10-21"
+entra = { tenant_id = "contoso.onmicrosoft.com", client_id = "my-app", client_secret = { env = "ENTRA_SECRET" } }
+"#;
+    let out = check(
+        &[
+            ("BEDROCK_KEY", "ABSK-not-shown"),
+            ("ENTRA_SECRET", "entra-not-shown"),
+        ],
+        Some(file),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains("config is valid"), "{stdout}");
+    let line = |name: &str| {
+        stderr
+            .lines()
+            .find(|l| l.starts_with(&format!("provider {name}:")))
+            .unwrap_or_else(|| panic!("no line for {name}: {stderr}"))
+            .to_owned()
+    };
+    assert!(line("bedrock-chain").contains("https://bedrock-runtime.us-east-1.amazonaws.com"));
+    assert!(
+        line("bedrock-chain")
+            .ends_with("the AWS credential chain, profile \"work\", SigV4 in us-east-1"),
+        "{stderr}"
+    );
+    assert!(
+        line("bedrock-key").ends_with("a Bedrock API key from env var BEDROCK_KEY"),
+        "{stderr}"
+    );
+    assert!(
+        line("vertex-file").ends_with(
+            "the service-account key file /keys/vertex-sa.json (project my-project, global)"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        line("vertex-adc")
+            .ends_with("Application Default Credentials (project my-project, us-east5)"),
+        "{stderr}"
+    );
+    assert!(
+        line("azure-key").ends_with("the api-key from env var AZURE_KEY"),
+        "{stderr}"
+    );
+    assert!(
+        line("azure-app").ends_with(
+            "a Microsoft Entra ID token for app my-app, its secret from env var ENTRA_SECRET"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("not-shown") && !stdout.contains("not-shown"),
+        "no secret is printed: {stderr}"
+    );
+}

@@ -30,7 +30,8 @@ fn record(i: u64, model: &str, at: SystemTime) -> RequestRecord {
         provider: Some("anthropic".into()),
         model_requested: Some(model.into()),
         model_served: Some(model.into()),
-        streamed: i % 2 == 0,
+        priced_as: None,
+        streamed: i.is_multiple_of(2),
         status: if i % 5 == 4 { 529 } else { 200 },
         // A provider's 529 is relayed whole: completed, and counted as an error by status.
         outcome: Outcome::Completed,
@@ -46,15 +47,15 @@ fn record(i: u64, model: &str, at: SystemTime) -> RequestRecord {
         }),
         estimated: Estimated::default(),
         kind: Kind::Generation,
-        applied: if i % 2 == 0 {
+        applied: if i.is_multiple_of(2) {
             "tool_output=auto".into()
         } else {
             String::new()
         },
-        saved_tokens: if i % 2 == 0 { 400 } else { 0 },
-        saved_bytes: if i % 2 == 0 { 1600 } else { 0 },
+        saved_tokens: if i.is_multiple_of(2) { 400 } else { 0 },
+        saved_bytes: if i.is_multiple_of(2) { 1600 } else { 0 },
         gateway_key: Some("ci".into()),
-        passes: if i % 2 == 0 {
+        passes: if i.is_multiple_of(2) {
             vec![PassTokens {
                 pass: "tool_output",
                 before: 500,
@@ -78,7 +79,7 @@ fn record(i: u64, model: &str, at: SystemTime) -> RequestRecord {
         },
         session: Some(format!("session-{}", i % 3)),
         // Every tenth request was answered on its second attempt (see `retried_attempt`).
-        attempt: if i % 10 == 0 { 2 } else { 1 },
+        attempt: if i.is_multiple_of(10) { 2 } else { 1 },
         api_key: None,
         cache_break: None,
         first_byte: Some(Duration::from_millis(3)),

@@ -4,6 +4,11 @@
 //! An entry may carry a second set of rates for long prompts: a request whose prompt
 //! (input including cache reads and writes) is over `long_prompt.above` tokens is billed
 //! at those rates on every token, output included, as the providers bill it.
+//!
+//! A request a cloud served (Azure OpenAI, Bedrock, Vertex) is priced by the cloud's own
+//! entries, found by a key made from where it was sent ([`cloud_key`]): the same model
+//! costs more on a cloud's regional endpoint than on its global one, and a Bedrock answer
+//! names Anthropic's model, not the id that was billed.
 
 use globset::{Glob, GlobMatcher};
 use serde::Deserialize;
@@ -209,16 +214,101 @@ impl Pricing {
 
     pub fn prices(&self, model: &str) -> Option<Prices> {
         // `provider/model` names are priced by the model.
-        let model = model.rsplit('/').next().unwrap_or(model);
+        self.matching(model.rsplit('/').next().unwrap_or(model))
+    }
+
+    /// The first entry whose pattern matches `name` as it is.
+    fn matching(&self, name: &str) -> Option<Prices> {
         self.entries
             .iter()
-            .find(|(m, _)| m.is_match(model))
+            .find(|(m, _)| m.is_match(name))
             .map(|(_, p)| *p)
+    }
+
+    /// A request's prices. One a cloud served is priced by `priced_as` ([`cloud_key`])
+    /// alone, and gets none when no entry names it, rather than a first-party price —
+    /// except an Azure deployment no entry names, which is priced by the model its
+    /// answer names (`model`: the served model, else the requested one), since Azure's
+    /// answers carry OpenAI's model names. Any other request is priced by `model`.
+    pub fn for_request(&self, priced_as: Option<&str>, model: Option<&str>) -> Option<Prices> {
+        if let Some(key) = priced_as {
+            let found = self.matching(key);
+            if found.is_some() {
+                return found;
+            }
+            // Google lists Gemini on Vertex AI at the Gemini API's prices: a Vertex model
+            // with no entry of its own (not Claude, whose cloud prices differ) is priced by
+            // the Gemini API's entry for the same name.
+            if let Some(vertex) = key
+                .strip_prefix("vertex:global:")
+                .or_else(|| key.strip_prefix("vertex:regional:"))
+            {
+                return (!vertex.contains("claude"))
+                    .then(|| self.prices(vertex))
+                    .flatten();
+            }
+            if !key.starts_with(AZURE_PREFIX) {
+                return None;
+            }
+        }
+        self.prices(model?)
     }
 
     /// [`Prices::cost`] on `model`'s prices; `None` for a model the table does not know.
     pub fn cost(&self, model: &str, usage: &Usage, saved_tokens: i64) -> Option<Cost> {
         Some(self.prices(model)?.cost(usage, saved_tokens))
+    }
+}
+
+/// Where a cloud served a model, as its price depends on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Site {
+    /// Azure OpenAI: the model is a deployment, named by the user.
+    Azure,
+    /// Amazon Bedrock: the model is a model id, an inference profile or an ARN.
+    Bedrock,
+    /// Google Vertex AI, at its `global` location or at another (a region, or a
+    /// multi-region such as `us`).
+    Vertex { global: bool },
+}
+
+const AZURE_PREFIX: &str = "azure:";
+/// A cloud's global endpoint: the list price.
+const GLOBAL: &str = "global";
+/// A regional or multi-region endpoint (Bedrock's geographic profiles and in-Region ids):
+/// from Claude Sonnet 4.5 on, 10% over the global price.
+const REGIONAL: &str = "regional";
+
+/// The name the price table knows a request to `site` for `model` by:
+///
+/// - `azure:<deployment>`;
+/// - `bedrock:global:<id>` for a `global.` inference profile, `bedrock:regional:<id>` for a
+///   geographic profile (`us.`, `eu.`, `apac.`, …) or an in-Region model id; an ARN is
+///   read for the id it names, and an application inference profile or a provisioned
+///   model, whose ARN names no model, is `bedrock:profile:<arn>`;
+/// - `vertex:global:<model>` or `vertex:regional:<model>`, by the provider's location.
+pub fn cloud_key(site: Site, model: &str) -> String {
+    match site {
+        Site::Azure => format!("{AZURE_PREFIX}{model}"),
+        Site::Vertex { global } => {
+            format!("vertex:{}:{model}", if global { GLOBAL } else { REGIONAL })
+        }
+        Site::Bedrock => {
+            let id = match model.strip_prefix("arn:") {
+                // arn:partition:bedrock:region:account:type/id (the id may hold `:`).
+                Some(arn) => match arn.splitn(5, ':').nth(4).and_then(|r| r.split_once('/')) {
+                    Some(("foundation-model" | "inference-profile", id)) => id,
+                    _ => return format!("bedrock:profile:{model}"),
+                },
+                None => model,
+            };
+            let endpoint = if id.starts_with("global.") {
+                GLOBAL
+            } else {
+                REGIONAL
+            };
+            format!("bedrock:{endpoint}:{id}")
+        }
     }
 }
 
@@ -513,5 +603,320 @@ mod tests {
             "#,
         );
         assert!(unknown.is_err());
+    }
+
+    /// The key says where the model was served: a Bedrock id's `global.` profile or any
+    /// other (geographic, in-Region), an ARN read for the id it names, the Vertex location.
+    #[test]
+    fn cloud_keys_say_where_the_model_was_served() {
+        let bedrock = |m: &str| cloud_key(Site::Bedrock, m);
+        assert_eq!(
+            bedrock("global.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+            "bedrock:global:global.anthropic.claude-sonnet-4-5-20250929-v1:0"
+        );
+        for regional in [
+            "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            "eu.anthropic.claude-opus-5",
+            "apac.anthropic.claude-haiku-4-5-20251001-v1:0",
+            "anthropic.claude-sonnet-4-5-20250929-v1:0",
+        ] {
+            assert_eq!(bedrock(regional), format!("bedrock:regional:{regional}"));
+        }
+        assert_eq!(
+            bedrock("arn:aws:bedrock:us-east-1:123456789012:inference-profile/global.anthropic.claude-opus-4-6-v1"),
+            "bedrock:global:global.anthropic.claude-opus-4-6-v1"
+        );
+        assert_eq!(
+            bedrock("arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0"),
+            "bedrock:regional:anthropic.claude-haiku-4-5-20251001-v1:0"
+        );
+        let app = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3";
+        assert_eq!(bedrock(app), format!("bedrock:profile:{app}"));
+        assert_eq!(
+            cloud_key(Site::Vertex { global: true }, "claude-sonnet-4-5@20250929"),
+            "vertex:global:claude-sonnet-4-5@20250929"
+        );
+        assert_eq!(
+            cloud_key(Site::Vertex { global: false }, "claude-opus-4-6"),
+            "vertex:regional:claude-opus-4-6"
+        );
+        assert_eq!(cloud_key(Site::Azure, "prod-gpt5"), "azure:prod-gpt5");
+    }
+
+    /// Claude on Bedrock and Vertex: a global endpoint at the Claude API's price, a
+    /// regional or multi-region one 10% over it, whichever way the id is written.
+    #[test]
+    fn claude_on_a_cloud_is_priced_by_its_endpoint() {
+        let pricing = Pricing::new(&[]).unwrap();
+        let on = |site: Site, model: &str| {
+            let key = cloud_key(site, model);
+            pricing
+                .for_request(Some(&key), Some("ignored"))
+                .map(|p| buckets(p.base))
+                .unwrap_or_else(|| panic!("{key} has no price"))
+        };
+        let vertex_global = Site::Vertex { global: true };
+        let vertex_regional = Site::Vertex { global: false };
+        let sonnet = (3.0, 0.30, 3.75, 15.0);
+        let sonnet_regional = (3.30, 0.33, 4.125, 16.50);
+        assert_eq!(
+            on(
+                Site::Bedrock,
+                "global.anthropic.claude-sonnet-4-5-20250929-v1:0"
+            ),
+            sonnet
+        );
+        assert_eq!(
+            on(
+                Site::Bedrock,
+                "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+            ),
+            sonnet_regional
+        );
+        assert_eq!(
+            on(Site::Bedrock, "anthropic.claude-sonnet-4-5-20250929-v1:0"),
+            sonnet_regional
+        );
+        assert_eq!(on(vertex_global, "claude-sonnet-4-5@20250929"), sonnet);
+        assert_eq!(
+            on(vertex_regional, "claude-sonnet-4-5@20250929"),
+            sonnet_regional
+        );
+        assert_eq!(on(vertex_global, "claude-sonnet-4-6"), sonnet);
+        assert_eq!(
+            on(Site::Bedrock, "jp.anthropic.claude-sonnet-4-6"),
+            sonnet_regional
+        );
+
+        let opus = (5.0, 0.50, 6.25, 25.0);
+        let opus_regional = (5.50, 0.55, 6.875, 27.50);
+        assert_eq!(
+            on(Site::Bedrock, "global.anthropic.claude-opus-4-6-v1"),
+            opus
+        );
+        assert_eq!(
+            on(Site::Bedrock, "us.anthropic.claude-opus-4-5-20251101-v1:0"),
+            opus_regional
+        );
+        assert_eq!(
+            on(Site::Bedrock, "eu.anthropic.claude-opus-5"),
+            opus_regional
+        );
+        assert_eq!(on(vertex_global, "claude-opus-4-8"), opus);
+        assert_eq!(
+            on(vertex_regional, "claude-opus-4-5@20251101"),
+            opus_regional
+        );
+        assert_eq!(
+            on(Site::Bedrock, "global.anthropic.claude-opus-5-5"),
+            (4.0, 0.20, 5.0, 20.0)
+        );
+        assert_eq!(
+            on(vertex_regional, "claude-opus-5-5"),
+            (4.40, 0.22, 5.50, 22.0)
+        );
+        assert_eq!(
+            on(Site::Bedrock, "global.anthropic.claude-fable-5-1"),
+            (10.0, 0.25, 12.50, 50.0)
+        );
+        assert_eq!(
+            on(vertex_regional, "claude-fable-5-1"),
+            (11.0, 0.275, 13.75, 55.0)
+        );
+        assert_eq!(
+            on(vertex_regional, "claude-mythos-5"),
+            (11.0, 1.10, 13.75, 55.0)
+        );
+        assert_eq!(
+            on(Site::Bedrock, "us.anthropic.claude-sonnet-5"),
+            (2.20, 0.22, 2.75, 11.0)
+        );
+        assert_eq!(
+            on(
+                Site::Bedrock,
+                "global.anthropic.claude-haiku-4-5-20251001-v1:0"
+            ),
+            (1.0, 0.10, 1.25, 5.0)
+        );
+        assert_eq!(
+            on(vertex_regional, "claude-haiku-4-5@20251001"),
+            (1.10, 0.11, 1.375, 5.50)
+        );
+        // Haiku 5.5's long prompts cost 5x there too, the regional uplift on top.
+        let key = cloud_key(Site::Bedrock, "us.anthropic.claude-haiku-5-5");
+        let long = pricing
+            .for_request(Some(&key), None)
+            .unwrap()
+            .long_prompt
+            .unwrap();
+        assert_eq!(
+            (long.above, buckets(long.rates)),
+            (100_000, (0.55, 0.055, 0.6875, 2.75))
+        );
+    }
+
+    /// A cloud's request is priced by where it went, never by the first-party name its
+    /// answer carries (Bedrock's answers name Anthropic's model): what the table does not
+    /// know there gets no price, not the Claude API's.
+    #[test]
+    fn a_cloud_request_is_not_priced_by_the_model_its_answer_names() {
+        let pricing = Pricing::new(&[]).unwrap();
+        let served = Some("claude-sonnet-4-5-20250929");
+        let key = cloud_key(
+            Site::Bedrock,
+            "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        );
+        assert_eq!(
+            pricing.for_request(Some(&key), served).unwrap().base.input,
+            3.30
+        );
+        assert_eq!(pricing.for_request(None, served).unwrap().base.input, 3.0);
+        for (site, model, answer) in [
+            // Sonnet 5.5's cloud price after the Claude API's cut is unknown.
+            (
+                Site::Bedrock,
+                "global.anthropic.claude-sonnet-5-5",
+                "claude-sonnet-5-5",
+            ),
+            (
+                Site::Vertex { global: true },
+                "claude-sonnet-5-5",
+                "claude-sonnet-5-5",
+            ),
+            // Models before Sonnet 4.5 keep cloud prices the sources do not give.
+            (
+                Site::Bedrock,
+                "us.anthropic.claude-sonnet-4-20250514-v1:0",
+                "claude-sonnet-4-20250514",
+            ),
+            (
+                Site::Vertex { global: false },
+                "claude-opus-4-1@20250805",
+                "claude-opus-4-1-20250805",
+            ),
+            (
+                Site::Bedrock,
+                "anthropic.claude-3-5-haiku-20241022-v1:0",
+                "claude-3-5-haiku-20241022",
+            ),
+            // Newer siblings are not caught by an older one's pattern.
+            (
+                Site::Bedrock,
+                "global.anthropic.claude-fable-5-2",
+                "claude-fable-5-2",
+            ),
+            (
+                Site::Vertex { global: true },
+                "claude-haiku-5-6",
+                "claude-haiku-5-6",
+            ),
+            // Other models, and Gemini on Vertex.
+            (
+                Site::Bedrock,
+                "us.amazon.nova-pro-v1:0",
+                "us.amazon.nova-pro-v1:0",
+            ),
+            (
+                Site::Vertex { global: true },
+                "llama-4-maverick-17b-128e-instruct-maas",
+                "llama-4-maverick-17b-128e-instruct-maas",
+            ),
+            // An application inference profile names no model.
+            (
+                Site::Bedrock,
+                "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3",
+                "claude-sonnet-4-5-20250929",
+            ),
+        ] {
+            let key = cloud_key(site, model);
+            assert!(
+                pricing.for_request(Some(&key), Some(answer)).is_none(),
+                "{key}"
+            );
+        }
+    }
+
+    /// Azure's deployments are named by the user: one a `[[pricing]]` entry names is
+    /// priced by it, any other by the OpenAI model its answer names.
+    #[test]
+    fn azure_is_priced_by_its_deployment_else_the_model_its_answer_names() {
+        let pricing = Pricing::new(&[]).unwrap();
+        let key = cloud_key(Site::Azure, "prod-chat");
+        let p = pricing
+            .for_request(Some(&key), Some("gpt-5-2025-08-07"))
+            .unwrap();
+        assert_eq!(buckets(p.base), (1.25, 0.125, 1.25, 10.0));
+        assert!(pricing
+            .for_request(Some(&key), Some("my-fine-tune"))
+            .is_none());
+        assert!(pricing.for_request(Some(&key), None).is_none());
+
+        let data_zone: PriceConfig = toml::from_str(
+            "match = \"azure:prod-chat\"\ninput = 1.375\ncache_read = 0.1375\noutput = 11.0",
+        )
+        .unwrap();
+        let pricing = Pricing::new(&[data_zone]).unwrap();
+        let p = pricing
+            .for_request(Some(&key), Some("gpt-5-2025-08-07"))
+            .unwrap();
+        assert_eq!(buckets(p.base), (1.375, 0.1375, 1.375, 11.0));
+    }
+
+    /// `[[pricing]]` entries match cloud keys as they match names: before the bundled
+    /// table, so a negotiated Bedrock price wins, and an application inference profile
+    /// can be priced by its ARN.
+    #[test]
+    fn config_entries_can_price_cloud_requests() {
+        let entries: Vec<PriceConfig> = [
+            "match = \"bedrock:*:*claude-sonnet-4-5*\"\ninput = 2.7\noutput = 13.5",
+            "match = \"bedrock:profile:*/a1b2c3\"\ninput = 3.3\noutput = 16.5",
+        ]
+        .iter()
+        .map(|t| toml::from_str(t).unwrap())
+        .collect();
+        let pricing = Pricing::new(&entries).unwrap();
+        let price = |model: &str| {
+            let key = cloud_key(Site::Bedrock, model);
+            pricing.for_request(Some(&key), None).map(|p| p.base.input)
+        };
+        assert_eq!(
+            price("us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+            Some(2.7)
+        );
+        assert_eq!(
+            price("global.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+            Some(2.7)
+        );
+        assert_eq!(
+            price("arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3"),
+            Some(3.3)
+        );
+        // The Claude API's own names are not touched by a cloud's entry.
+        assert_eq!(
+            pricing
+                .for_request(None, Some("claude-sonnet-4-5"))
+                .unwrap()
+                .base
+                .input,
+            3.0
+        );
+    }
+
+    /// Gemini on Vertex is priced as on the Gemini API; Claude on Vertex never falls back
+    /// to Anthropic's own price, and a model neither table knows has none.
+    #[test]
+    fn gemini_on_vertex_takes_the_gemini_api_price_and_claude_only_its_own() {
+        let pricing = Pricing::bundled();
+        let price = |model: &str, global: bool| {
+            let key = cloud_key(Site::Vertex { global }, model);
+            pricing
+                .for_request(Some(&key), Some("anything"))
+                .map(|p| p.base.input)
+        };
+        let gemini = pricing.prices("gemini-2.5-pro").unwrap().base.input;
+        assert_eq!(price("gemini-2.5-pro", false), Some(gemini));
+        assert_eq!(price("gemini-2.5-pro", true), Some(gemini));
+        assert_eq!(price("claude-sonnet-3-7@20250219", false), None);
+        assert_eq!(price("llama-4-maverick", false), None);
     }
 }

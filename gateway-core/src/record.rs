@@ -95,6 +95,11 @@ pub struct RequestRecord {
     pub provider: Option<String>,
     pub model_requested: Option<String>,
     pub model_served: Option<String>,
+    /// What the price table knows this request by when a cloud served it
+    /// ([`crate::pricing::cloud_key`]: `bedrock:regional:us.anthropic.claude-…`,
+    /// `azure:<deployment>`), made from the provider and the model it was asked for;
+    /// `None` for other providers, which are priced by the model served.
+    pub priced_as: Option<String>,
     pub streamed: bool,
     pub status: u16,
     pub outcome: Outcome,
@@ -157,6 +162,7 @@ impl RequestRecord {
             provider: None,
             model_requested: None,
             model_served: None,
+            priced_as: None,
             streamed: false,
             status: 0,
             outcome: Outcome::Completed,

@@ -100,7 +100,8 @@ fn provider_table<'d>(doc: &'d mut DocumentMut, name: &str) -> Option<&'d mut Ta
         .as_table_mut()
 }
 
-/// A provider as the window sends it.
+/// A provider as the window sends it. A field left out is left as it is; `null` (or an
+/// empty string) clears it.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderEdit {
@@ -110,15 +111,68 @@ pub struct ProviderEdit {
     #[serde(default, with = "double_option")]
     pub base_url: Option<Option<String>>,
     pub models: Option<Vec<String>>,
-    /// Only on create: goes to the keychain, never here.
+    /// Only on create: goes to the keychain, never here (Azure's `api-key`, a Bedrock API
+    /// key).
     pub key: Option<String>,
+    /// Azure: the classic paths' `api-version`; `null`, the v1 paths.
+    #[serde(default, with = "double_option")]
+    pub api_version: Option<Option<String>>,
+    /// Azure: a Microsoft Entra ID token instead of the `api-key`; `null`, the key again.
+    #[serde(default, with = "double_option")]
+    pub entra: Option<Option<EntraEdit>>,
+    /// Bedrock: the AWS region.
+    #[serde(default, with = "double_option")]
+    pub region: Option<Option<String>>,
+    /// Bedrock: a profile of the AWS shared config; `null`, the default credential chain.
+    #[serde(default, with = "double_option")]
+    pub aws_profile: Option<Option<String>>,
+    /// Bedrock: `auto`, `invoke` or `converse`.
+    #[serde(default, with = "double_option")]
+    pub bedrock_api: Option<Option<String>>,
+    /// Vertex: the Google Cloud project and location.
+    #[serde(default, with = "double_option")]
+    pub project: Option<Option<String>>,
+    #[serde(default, with = "double_option")]
+    pub location: Option<Option<String>>,
+    /// Vertex: a service-account key file, by its path (its contents stay in it); `null`,
+    /// Application Default Credentials.
+    #[serde(default, with = "double_option")]
+    pub credentials_file: Option<Option<String>>,
+}
+
+/// How an Azure provider gets its Entra ID token: a command, or an app registration.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntraEdit {
+    pub command: Option<String>,
+    pub tenant_id: Option<String>,
+    pub client_id: Option<String>,
+    /// The app's secret: to the keychain, never here. Left out, the one stored stays.
+    pub client_secret: Option<String>,
+    pub authority: Option<String>,
+    pub scope: Option<String>,
+}
+
+impl EntraEdit {
+    /// The client-credentials flow, rather than a command.
+    pub fn is_app(&self) -> bool {
+        [&self.tenant_id, &self.client_id, &self.client_secret]
+            .iter()
+            .any(|v| v.as_deref().is_some_and(|v| !v.trim().is_empty()))
+    }
+}
+
+/// The keychain entry an Azure provider's Entra client secret is kept under: a name no
+/// provider can have (names hold no `.`), so it never meets a provider's own key.
+pub fn entra_secret_entry(provider: &str) -> String {
+    format!("{provider}.entra")
 }
 
 mod double_option {
     use serde::{Deserialize, Deserializer};
-    pub fn deserialize<'de, D: Deserializer<'de>>(
+    pub fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
         d: D,
-    ) -> Result<Option<Option<String>>, D::Error> {
+    ) -> Result<Option<Option<T>>, D::Error> {
         Ok(Some(Option::deserialize(d)?))
     }
 }
@@ -150,6 +204,72 @@ pub fn upsert_provider(doc: &mut DocumentMut, name: &str, edit: &ProviderEdit) {
         } else {
             t["models"] = value(models.iter().map(String::as_str).collect::<Array>());
         }
+    }
+    let ProviderEdit {
+        api_version,
+        entra,
+        region,
+        aws_profile,
+        bedrock_api,
+        project,
+        location,
+        credentials_file,
+        ..
+    } = edit;
+    for (field, given) in [
+        ("api_version", api_version),
+        ("region", region),
+        ("aws_profile", aws_profile),
+        ("bedrock_api", bedrock_api),
+        ("project", project),
+        ("location", location),
+        ("credentials_file", credentials_file),
+    ] {
+        match given {
+            Some(Some(v)) if !v.trim().is_empty() => t[field] = value(v.trim()),
+            Some(_) => {
+                t.remove(field);
+            }
+            None => {}
+        }
+    }
+    match entra {
+        Some(Some(e)) => t["entra"] = value(entra_table(name, e)),
+        Some(None) => {
+            t.remove("entra");
+        }
+        None => {}
+    }
+}
+
+/// `entra = { … }` as the config reads it: a command, or the app's ids and its secret's
+/// keychain entry (the secret itself goes to the keychain, never here).
+fn entra_table(provider: &str, e: &EntraEdit) -> InlineTable {
+    fn put(out: &mut InlineTable, key: &str, v: &Option<String>) {
+        if let Some(v) = v.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+            out.insert(key, v.into());
+        }
+    }
+    let mut out = InlineTable::new();
+    if e.is_app() {
+        put(&mut out, "tenant_id", &e.tenant_id);
+        put(&mut out, "client_id", &e.client_id);
+        let mut secret = InlineTable::new();
+        secret.insert("keychain", entra_secret_entry(provider).into());
+        out.insert("client_secret", toml_edit::Value::InlineTable(secret));
+        put(&mut out, "authority", &e.authority);
+        put(&mut out, "scope", &e.scope);
+    } else {
+        put(&mut out, "command", &e.command);
+    }
+    out
+}
+
+/// Drops the provider's key from the file (a Bedrock provider signs with the AWS
+/// credential chain again).
+pub fn clear_key(doc: &mut DocumentMut, name: &str) {
+    if let Some(t) = provider_table(doc, name) {
+        t.remove("api_key");
     }
 }
 

@@ -470,11 +470,22 @@ fn values_sql(columns: &str, per_row: usize, rows: usize, style: Placeholders) -
     sql
 }
 
+/// The names a request is priced by ([`Pricing::for_request`]): where a cloud served it,
+/// and the model served (else the one asked for).
+type PricedBy<'a> = (Option<&'a str>, Option<&'a str>);
+
+fn priced_by(r: &RequestRecord) -> PricedBy<'_> {
+    (
+        r.priced_as.as_deref(),
+        r.model_served.as_deref().or(r.model_requested.as_deref()),
+    )
+}
+
 /// Each model's prices, looked up once per batch: a lookup matches the model against every
 /// pattern of the table in turn, and a batch's rows name one or two models.
 struct PriceMemo<'a> {
     pricing: &'a Pricing,
-    seen: Vec<(&'a str, Option<Prices>)>,
+    seen: Vec<(PricedBy<'a>, Option<Prices>)>,
 }
 
 impl<'a> PriceMemo<'a> {
@@ -485,14 +496,15 @@ impl<'a> PriceMemo<'a> {
         }
     }
 
-    fn prices(&mut self, model: &'a str) -> Option<Prices> {
-        if let Some((_, p)) = self.seen.iter().find(|(m, _)| *m == model) {
+    fn prices(&mut self, r: &'a RequestRecord) -> Option<Prices> {
+        let by = priced_by(r);
+        if let Some((_, p)) = self.seen.iter().find(|(seen, _)| *seen == by) {
             return *p;
         }
-        let p = self.pricing.prices(model);
+        let p = self.pricing.for_request(by.0, by.1);
         // A bound on the list, for a batch that names many models.
         if self.seen.len() < 16 {
-            self.seen.push((model, p));
+            self.seen.push((by, p));
         }
         p
     }
@@ -500,8 +512,7 @@ impl<'a> PriceMemo<'a> {
     /// What a request cost and saved: the optimizer's savings at the input price, plus the
     /// whole answer when the response cache replayed it.
     fn priced(&mut self, r: &'a RequestRecord) -> Option<Cost> {
-        let model = r.model_served.as_deref().or(r.model_requested.as_deref())?;
-        let prices = self.prices(model)?;
+        let prices = self.prices(r)?;
         let spent = match (&r.usage, &r.avoided) {
             (Some(u), _) => prices.cost(u, r.saved_tokens),
             (None, Some(_)) => prices.cost(&crate::usage::Usage::default(), r.saved_tokens),
@@ -584,11 +595,8 @@ fn pass_values<'a>(
     p: &'a crate::optimize::PassTokens,
     memo: &mut PriceMemo<'a>,
 ) -> [Value<'a>; PER_PASS_ROW] {
-    let input_price = r
-        .model_served
-        .as_deref()
-        .or(r.model_requested.as_deref())
-        .and_then(|m| memo.prices(m))
+    let input_price = memo
+        .prices(r)
         // At the input rate the request was billed at (long prompts cost more).
         .map(|prices| prices.rates_for(r.usage.map_or(0, |u| u.input)).input);
     let saved = p.before as f64 - p.after as f64;
@@ -694,6 +702,7 @@ mod tests {
             provider: Some("p".into()),
             model_requested: Some("claude-x".into()),
             model_served: Some("claude-sonnet-4-5".into()),
+            priced_as: None,
             streamed: true,
             status: 200,
             outcome: Outcome::Completed,
@@ -759,6 +768,42 @@ mod tests {
         let each = (20.0 * 3.0 + 80.0 * 0.30 + 20.0 * 15.0) / 1e6;
         assert!((row.get::<f64, _>("c") - 50.0 * each).abs() < 1e-9);
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A row a cloud served is priced by where it went (`priced_as`), not by the Anthropic
+    /// name its answer carried; its passes' savings at that input price too.
+    #[test]
+    fn a_cloud_row_is_priced_by_its_cloud() {
+        let pricing = Pricing::bundled();
+        let mut memo = PriceMemo::new(&pricing);
+        let first_party = record("a");
+        let mut bedrock = record("b");
+        bedrock.model_served = Some("claude-sonnet-4-5-20250929".into());
+        bedrock.priced_as = Some(crate::pricing::cloud_key(
+            crate::pricing::Site::Bedrock,
+            "eu.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        ));
+        bedrock.passes = vec![crate::optimize::PassTokens {
+            pass: "squeeze",
+            before: 1_000_100,
+            after: 100,
+        }];
+        let mut nova = record("c");
+        nova.priced_as = Some("bedrock:regional:us.amazon.nova-pro-v1:0".into());
+        let listed = memo.priced(&first_party).unwrap().cost;
+        let regional = memo.priced(&bedrock).unwrap().cost;
+        // 10% over, bucket for bucket.
+        assert!(
+            (regional - listed * 1.1).abs() < 1e-12,
+            "{regional} vs {listed}"
+        );
+        assert!(memo.priced(&nova).is_none(), "no cloud price, no cost");
+        let pass = pass_values(&bedrock, &bedrock.passes[0], &mut memo);
+        assert!(
+            matches!(pass[5], Value::Real(Some(v)) if (v - 3.30).abs() < 1e-9),
+            "{:?}",
+            pass[5]
+        );
     }
 
     #[tokio::test]

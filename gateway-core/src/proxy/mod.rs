@@ -801,6 +801,11 @@ async fn run(
         ctx.served = Some((step.provider.clone(), step.model.clone()));
         let record = pending.record();
         record.provider = Some(step.provider.name.clone());
+        record.priced_as = step
+            .provider
+            .cloud
+            .as_ref()
+            .map(|c| c.price_key(&step.model));
         record.attempt = ctx.attempts;
         record.api_key = key_index.map(|i| step.provider.pool[i].name.clone());
         if prepared.as_ref().is_none_or(|(i, _)| *i != step_index) {

@@ -242,10 +242,18 @@ impl Upstream {
             pool::host_header(&uri).ok_or_else(|| unreachable("its base URL names no host"))?;
         // The key, when one is configured: Azure's `api-key`, a Bedrock API key.
         let key_set = !matches!(key, KeySource::None);
+        // Bedrock: the mock provider's `x-mock-*` controls alone, as every provider gets
+        // them (see `headers::forwarded_to_any`).
+        let controls;
         let forwarded = if cloud.forwards_headers() {
             inbound
         } else {
-            &HeaderMap::new()
+            controls = inbound
+                .iter()
+                .filter(|(k, _)| k.as_str().starts_with("x-mock-"))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<HeaderMap>();
+            &controls
         };
         let mut headers = self.headers_for(provider, key, dialect, forwarded)?;
         if !cloud.forwards_headers() {

@@ -359,12 +359,10 @@ impl KeyBook {
         let mut all = self.spend_lock();
         let cost = match all.get_mut(name) {
             Some(spend) => {
-                let model = r
-                    .model_served
-                    .as_deref()
-                    .or(r.model_requested.as_deref())
-                    .unwrap_or_default();
-                let cost = pricing.cost(model, &tokens, 0).map_or(0.0, |c| c.cost);
+                let model = r.model_served.as_deref().or(r.model_requested.as_deref());
+                let cost = pricing
+                    .for_request(r.priced_as.as_deref(), model)
+                    .map_or(0.0, |p| p.cost(&tokens, 0).cost);
                 spend.day += cost;
                 spend.month += cost;
                 cost

@@ -74,6 +74,10 @@ const KIND_MODELS: Record<ProviderKind, string | null> = {
   deepseek: 'deepseek-chat',
   gemini: 'gemini-2.5-flash',
   openai_compatible: null,
+  // A cloud's model names are the account's own (a deployment, a Bedrock id, a Vertex id).
+  azure_openai: null,
+  bedrock: null,
+  vertex: null,
 };
 
 /** The model name a first request to `p` uses: `provider/model`, which routes there whatever the routes say. */

@@ -13,8 +13,28 @@ import type { Diagnostics } from './diagnostics';
 
 // ---------------------------------------------------------------- wire types
 
-export type ProviderKind = 'openai' | 'anthropic' | 'deepseek' | 'gemini' | 'openai_compatible';
-export const PROVIDER_KINDS: readonly ProviderKind[] = ['openai', 'anthropic', 'deepseek', 'gemini', 'openai_compatible'];
+export type ProviderKind =
+  | 'openai'
+  | 'anthropic'
+  | 'deepseek'
+  | 'gemini'
+  | 'openai_compatible'
+  | 'azure_openai'
+  | 'bedrock'
+  | 'vertex';
+export const PROVIDER_KINDS: readonly ProviderKind[] = [
+  'openai',
+  'anthropic',
+  'deepseek',
+  'gemini',
+  'openai_compatible',
+  'azure_openai',
+  'bedrock',
+  'vertex',
+];
+/** The kinds bought through a cloud account, with settings of their own (`docs/clouds.md`). */
+export type CloudKind = 'azure_openai' | 'bedrock' | 'vertex';
+export type BedrockApi = 'auto' | 'invoke' | 'converse';
 
 export type ToolOutputMode = 'off' | 'light' | 'standard' | 'aggressive' | 'auto';
 export type TerseMode = 'off' | 'lite' | 'full' | 'auto';
@@ -48,6 +68,31 @@ export interface ProviderKey {
   mask?: string;
 }
 
+/** Azure's Microsoft Entra ID token source as the gateway shows it: a command, or an app registration whose secret is only said to be set. */
+export interface EntraView {
+  command?: string;
+  tenant_id?: string;
+  client_id?: string;
+  authority?: string;
+  scope?: string;
+  client_secret?: ProviderKey;
+}
+
+/** A cloud provider's own settings (null for other kinds); names, places and ids only. */
+export interface CloudView {
+  /** Azure: the classic paths' api-version; null for the v1 paths. */
+  api_version?: string | null;
+  entra?: EntraView | null;
+  region?: string;
+  /** Bedrock: a profile of the AWS config; null for the default credential chain. */
+  aws_profile?: string | null;
+  bedrock_api?: BedrockApi;
+  project?: string;
+  location?: string;
+  /** Vertex: the service-account key file's path; null for Application Default Credentials. */
+  credentials_file?: string | null;
+}
+
 export interface Provider {
   name: string;
   kind: ProviderKind;
@@ -59,6 +104,17 @@ export interface Provider {
   /// The client's own login is what the provider gets (a Claude subscription, say).
   uses_client_login: boolean;
   key: ProviderKey;
+  cloud?: CloudView | null;
+  /** Where a cloud's credentials come from, as `trimgate check` says it; null for other kinds. */
+  credentials?: string | null;
+}
+
+/** What the form sends for Entra ID: a command, or tenant and app ids with the app's secret (to the keychain). */
+export interface EntraIn {
+  command?: string;
+  tenant_id?: string;
+  client_id?: string;
+  client_secret?: string;
 }
 
 export interface NewProvider {
@@ -66,7 +122,16 @@ export interface NewProvider {
   kind: ProviderKind;
   base_url?: string;
   models?: string[];
+  /** To the keychain: a provider's API key, Azure's api-key, a Bedrock API key. */
   key?: string;
+  api_version?: string;
+  entra?: EntraIn;
+  region?: string;
+  aws_profile?: string;
+  bedrock_api?: BedrockApi;
+  project?: string;
+  location?: string;
+  credentials_file?: string;
 }
 
 export interface ProviderPatch {
