@@ -293,8 +293,10 @@ def test_openai_chat_reaches_an_azure_deployment_with_its_api_key(oai, captured,
     """Chat to Azure: the classic deployment path with `api-version`, or the v1 path with
     the deployment in the body; the resource key in `api-key`, never the client's key."""
     provider, path = AZURE[route]
-    text, finish, usage, _ = chat(oai, route, "hello azure", stream, extra_headers={"x-mock-reply": "azure says hi"})
+    text, finish, usage, shown = chat(oai, route, "hello azure", stream, extra_headers={"x-mock-reply": "azure says hi"})
     assert (text, finish) == ("azure says hi", "stop")
+    # The client is shown the model it asked for, not the deployment the answer named.
+    assert shown == route
     assert usage.prompt_tokens > 0 and usage.completion_tokens > 0
     sent = captured.one("/openai/")
     assert sent["path_and_query"] == path
@@ -323,6 +325,7 @@ def test_openai_responses_reach_azure(oai, captured, ledger, route, provider, pa
     else:
         r = oai.responses.create(model=route, input="hi there", extra_headers=headers)
     assert r.status == "completed" and r.output_text == "responses from azure"
+    assert r.model == route
     assert r.usage.input_tokens > 0 and r.usage.output_tokens > 0
     sent = captured.one("/openai/")
     assert sent["path_and_query"] == path
@@ -1048,3 +1051,34 @@ fallbacks = ["direct/claude-sonnet-4-5"]
             assert second[-1]["provider"] == "direct" and second[-1]["status"] == 200, second
             assert second[-1]["outcome"] == "completed" and second[-1]["streamed"], second
             assert all(r["provider"] != "br-east" or r["outcome"] == "retried" for r in second), second
+
+
+def test_an_entra_token_is_asked_for_again_before_it_expires():
+    """A token that lasts 10 seconds is kept for half of that (less than twice the five
+    minutes the gateway renews ahead of expiry), then asked for again while it still works:
+    no request is ever sent with an expired one."""
+    with mock_process("--token-lifetime-secs", "10") as mock, tempfile.TemporaryDirectory() as d:
+        config = ledger_config(os.path.join(d, "ledger.sqlite")) + f"""
+[providers.az-entra]
+kind = "azure_openai"
+base_url = "{mock.url}"
+entra = {{ tenant_id = "{ENTRA_TENANT}", client_id = "{ENTRA_CLIENT}", client_secret = {{ env = "CLOUD_TEST_ENTRA_SECRET" }}, authority = "{mock.url}" }}
+
+[[routes]]
+match = "gpt-az-entra"
+provider = "az-entra"
+model = "{DEPLOYMENT}"
+"""
+        env = isolated_env(None, {"CLOUD_TEST_ENTRA_SECRET": ENTRA_SECRET})
+        with gateway_process(config, env) as gateway:
+            oai = openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=PLACEHOLDER, max_retries=0)
+            captured = Captured(mock.url)
+            for wait in (0, 0.5, 6):
+                time.sleep(wait)
+                text, _, _, _ = chat(oai, "gpt-az-entra", "still signed in?", False,
+                                     extra_headers={"x-mock-reply": "yes"})
+                assert text == "yes"
+            tokens = captured.to(f"/{ENTRA_TENANT}/oauth2/v2.0/token")
+            assert len(tokens) == 2, [t["path"] for t in tokens]
+            bearers = [c["headers"]["authorization"] for c in captured.to("/openai/")]
+            assert bearers[0] == bearers[1] != bearers[2], bearers

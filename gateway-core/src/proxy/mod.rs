@@ -860,6 +860,7 @@ async fn run(
                 outgoing.path.as_deref(),
                 outgoing.query.as_deref(),
                 &outgoing.model,
+                &sniffed.model,
                 outgoing.stream,
                 outgoing.headers.as_ref().unwrap_or(&parts.headers),
                 outgoing.body.clone(),

@@ -144,6 +144,7 @@ impl Upstream {
         path: Option<&str>,
         query: Option<&str>,
         model: &str,
+        shown: &str,
         stream: bool,
         inbound: &HeaderMap,
         body: Bytes,
@@ -160,7 +161,8 @@ impl Upstream {
         if let Some(cloud) = &pc.cloud {
             return self
                 .send_to_cloud(
-                    pc, cloud, provider, key, endpoint, path, query, model, stream, inbound, body,
+                    pc, cloud, provider, key, endpoint, path, query, model, shown, stream, inbound,
+                    body,
                 )
                 .await;
         }
@@ -223,6 +225,7 @@ impl Upstream {
         path: Option<&str>,
         query: Option<&str>,
         model: &str,
+        shown: &str,
         stream: bool,
         inbound: &HeaderMap,
         body: Bytes,
@@ -233,7 +236,7 @@ impl Upstream {
         };
         let dialect = endpoint.dialect();
         let shaped = cloud.shape(
-            provider, endpoint, path, query, model, stream, inbound, body,
+            provider, endpoint, path, query, model, shown, stream, inbound, body,
         )?;
         let uri = format!("{}{}", provider.base_url, shaped.path)
             .parse::<Uri>()

@@ -14,6 +14,7 @@
 //! - `azure`   — Entra ID tokens, from a command or the client-credentials flow.
 //! - `aws`     — the AWS credential chain and SigV4.
 //! - `google`  — Google access tokens (service-account key or Application Default Credentials).
+//! - `shown`   — an Azure answer's model named as the client asked for it, not the deployment.
 //! - `token`   — a bearer token kept until shortly before it expires.
 
 use bytes::Bytes;
@@ -32,6 +33,7 @@ use trimgate_wire::bedrock;
 mod aws;
 mod azure;
 mod google;
+mod shown;
 mod token;
 
 /// The largest event-stream frame Bedrock's answer may hold.
@@ -63,8 +65,10 @@ pub struct Shaped {
 
 #[derive(Clone, Debug)]
 pub enum AnswerShape {
-    /// The dialect's own wire (Azure, Vertex Gemini).
+    /// The dialect's own wire (Vertex Gemini, Azure when the client named the deployment).
     AsIs,
+    /// Azure: the client is shown the model it asked for, not the deployment.
+    Azure { shown: String, stream: bool },
     /// Claude on Vertex: its answers are Anthropic's, its errors sometimes Google's.
     VertexClaude,
     Bedrock {
@@ -114,6 +118,7 @@ impl Client {
         path: Option<&str>,
         query: Option<&str>,
         model: &str,
+        shown: &str,
         stream: bool,
         inbound: &HeaderMap,
         body: Bytes,
@@ -141,11 +146,15 @@ impl Client {
                         encode_segment(model)
                     ),
                 };
-                Ok(Shaped {
-                    path,
-                    body,
-                    answer: AnswerShape::AsIs,
-                })
+                let answer = if shown == model {
+                    AnswerShape::AsIs
+                } else {
+                    AnswerShape::Azure {
+                        shown: shown.to_owned(),
+                        stream,
+                    }
+                };
+                Ok(Shaped { path, body, answer })
             }
             (Client::Bedrock { api, .. }, Endpoint::Messages) => {
                 let converse = match api {
@@ -292,6 +301,11 @@ impl Client {
         let name = provider.name.clone();
         let body = match shape {
             AnswerShape::AsIs => UpBody::Plain(body),
+            AnswerShape::Azure { shown, stream } if success => {
+                parts.headers.remove(http::header::CONTENT_LENGTH);
+                UpBody::converted(body, Box::new(shown::ShownModel::new(shown, *stream)))
+            }
+            AnswerShape::Azure { .. } => UpBody::Plain(body),
             AnswerShape::VertexClaude if success => UpBody::Plain(body),
             AnswerShape::VertexClaude => {
                 let status = parts.status.as_u16();
