@@ -1082,3 +1082,113 @@ model = "{DEPLOYMENT}"
             assert len(tokens) == 2, [t["path"] for t in tokens]
             bearers = [c["headers"]["authorization"] for c in captured.to("/openai/")]
             assert bearers[0] == bearers[1] != bearers[2], bearers
+
+
+def _one_bedrock_call(request, mock, provider_toml, env, expect_text):
+    """A gateway with one Bedrock provider (`provider_toml`, routed as `claude-br`), one
+    streamed Messages call through it; the request the mock got."""
+    with tempfile.TemporaryDirectory() as d:
+        db = os.path.join(d, "ledger.sqlite")
+        config = ledger_config(db) + provider_toml + f"""
+[[routes]]
+match = "claude-br"
+provider = "br"
+model = "{BEDROCK_CLAUDE}"
+"""
+        with gateway_process(config, env) as gw, \
+                held_to_rows(Ledger(db, request.node.name), request) as ledger:
+            client = anthropic.Anthropic(base_url=gw.url, api_key=PLACEHOLDER, max_retries=0,
+                                         http_client=ledger.http_client(anthropic))
+            with client.messages.stream(model="claude-br", max_tokens=50, messages=user(expect_text)) as s:
+                assert expect_text in "".join(s.text_stream)
+            [row] = ledger.check()
+            assert row["provider"] == "br"
+            return Captured(mock.url).one("/model/")
+
+
+def test_a_named_aws_profile_is_read_from_the_shared_files(request):
+    """`aws_profile`: the AWS chain reads that profile's keys from the shared credentials
+    file (no key in the environment), and the request is signed with them."""
+    with mock_process() as mock, tempfile.TemporaryDirectory() as d:
+        config_file, credentials_file = os.path.join(d, "config"), os.path.join(d, "credentials")
+        with open(config_file, "w") as f:
+            f.write("[profile work]\nregion = eu-central-1\n")
+        with open(credentials_file, "w") as f:
+            f.write("[default]\naws_access_key_id = AKIADEFAULTNOTTHISONE\naws_secret_access_key = nope\n"
+                    "[work]\naws_access_key_id = AKIAWORKPROFILE00001\naws_secret_access_key = work-secret\n")
+        env = isolated_env(None, {"AWS_CONFIG_FILE": config_file, "AWS_SHARED_CREDENTIALS_FILE": credentials_file})
+        sent = _one_bedrock_call(request, mock, f"""
+[providers.br]
+kind = "bedrock"
+region = "eu-central-1"
+aws_profile = "work"
+base_url = "{mock.url}"
+""", env, "from the profile")
+        parts = authorization_parts(sent["headers"]["authorization"])
+        assert parts["Credential"].startswith("AKIAWORKPROFILE00001/"), parts
+        assert sent["aws_region"] == "eu-central-1"
+        assert sent["headers"]["authorization"] == botocore_authorization(
+            sent, mock.url, "AKIAWORKPROFILE00001", "work-secret", None, "eu-central-1")
+
+
+def test_a_bedrock_api_key_is_sent_as_a_bearer_token_unsigned(request):
+    """A Bedrock API key (`api_key`) is the credential: `Authorization: Bearer <key>`, no
+    SigV4 signature and no AWS credential looked for."""
+    with mock_process() as mock:
+        sent = _one_bedrock_call(request, mock, f"""
+[providers.br]
+kind = "bedrock"
+region = "us-east-1"
+base_url = "{mock.url}"
+api_key = {{ env = "CLOUD_TEST_BEDROCK_KEY" }}
+""", isolated_env(None, {"CLOUD_TEST_BEDROCK_KEY": "ABSKbedrock-api-key-example"}), "bearer please")
+        assert sent["headers"]["authorization"] == "Bearer ABSKbedrock-api-key-example"
+        assert "x-amz-date" not in sent["headers"], sent["headers"]
+
+
+def test_application_default_credentials_are_used_without_a_key_file(request):
+    """No `credentials_file`: Application Default Credentials, here the key file
+    `GOOGLE_APPLICATION_CREDENTIALS` names, sign the gateway in."""
+    with mock_process() as mock, tempfile.TemporaryDirectory() as d:
+        sa_file, _, _ = service_account(d, f"{mock.url}/token")
+        db = os.path.join(d, "ledger.sqlite")
+        config = ledger_config(db) + f"""
+[providers.vx]
+kind = "vertex"
+project = "{PROJECT}"
+location = "{LOCATION}"
+base_url = "{mock.url}/v1/projects/{PROJECT}/locations/{LOCATION}"
+
+[[routes]]
+match = "claude-vx"
+provider = "vx"
+model = "{VERTEX_CLAUDE}"
+"""
+        env = isolated_env(None, {"GOOGLE_APPLICATION_CREDENTIALS": sa_file, "HOME": d})
+        with gateway_process(config, env) as gw, \
+                held_to_rows(Ledger(db, request.node.name), request) as ledger:
+            client = anthropic.Anthropic(base_url=gw.url, api_key=PLACEHOLDER, max_retries=0,
+                                         http_client=ledger.http_client(anthropic))
+            m = client.messages.create(model="claude-vx", max_tokens=50, messages=user("adc please"))
+            assert "adc please" in m.content[0].text
+            ledger.check()
+            captured = Captured(mock.url)
+            [token] = captured.to("/token")
+            assert form(token["body"])["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+            assert captured.one("/v1/projects/")["headers"]["authorization"].startswith("Bearer ya29.mock-")
+
+
+def test_claude_on_bedrock_and_vertex_gets_cache_breakpoints_nova_none(claude, captured, ledger):
+    """The gateway's prompt-cache breakpoints go to Claude wherever it is served (Bedrock's
+    InvokeModel, Vertex's rawPredict, which take `cache_control`), not to a Converse model."""
+    system = "You are a careful assistant. " * 400
+    for route, path in (("claude-br", "/model/"), ("claude-vx", "/v1/projects/"), ("nova-br", "/model/")):
+        claude.messages.create(model=route, max_tokens=50, system=system,
+                               messages=user("cache this"))
+        body = captured.one(path)["body"]
+        if route == "nova-br":
+            assert "cachePoint" not in body and "cache_control" not in body, body[:300]
+        else:
+            assert '"cache_control"' in body, (route, body[:300])
+        captured.clear()
+    ledger.check()
