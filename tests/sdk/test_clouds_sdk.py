@@ -1192,3 +1192,39 @@ def test_claude_on_bedrock_and_vertex_gets_cache_breakpoints_nova_none(claude, c
             assert '"cache_control"' in body, (route, body[:300])
         captured.clear()
     ledger.check()
+
+
+def test_a_pool_of_azure_keys_spreads_sessions_over_them(request):
+    """`api_keys` on a cloud provider is a pool as on any other: each session sticks to one
+    key, and sessions are spread over all of them."""
+    with mock_process("--any-key") as mock, tempfile.TemporaryDirectory() as d:
+        db = os.path.join(d, "ledger.sqlite")
+        config = ledger_config(db) + f"""
+[providers.az]
+kind = "azure_openai"
+base_url = "{mock.url}"
+api_version = "{AZURE_API_VERSION}"
+api_keys = [{{ env = "CLOUD_TEST_AZ_1", name = "first" }}, {{ env = "CLOUD_TEST_AZ_2", name = "second" }}]
+
+[[routes]]
+match = "gpt-az"
+provider = "az"
+model = "{DEPLOYMENT}"
+"""
+        env = isolated_env(None, {"CLOUD_TEST_AZ_1": "az-key-one", "CLOUD_TEST_AZ_2": "az-key-two"})
+        with gateway_process(config, env) as gw, \
+                held_to_rows(Ledger(db, request.node.name), request) as ledger:
+            oai = openai.OpenAI(base_url=f"{gw.url}/v1", api_key=PLACEHOLDER, max_retries=0,
+                                http_client=ledger.http_client(openai))
+            for i in range(8):
+                for _ in range(2):
+                    chat(oai, "gpt-az", f"session number {i}", False)
+            sent = [c["headers"]["api-key"] for c in Captured(mock.url).to("/openai/")]
+            assert set(sent) == {"az-key-one", "az-key-two"}, sent
+            # Both turns of a session went with one key.
+            assert all(sent[2 * i] == sent[2 * i + 1] for i in range(8)), sent
+            ledger.check()
+            import sqlite3
+            with contextlib.closing(sqlite3.connect(db)) as conn:
+                named = {k for (k,) in conn.execute("SELECT DISTINCT api_key FROM requests")}
+            assert named == {"first", "second"}, named
