@@ -1228,3 +1228,25 @@ model = "{DEPLOYMENT}"
             with contextlib.closing(sqlite3.connect(db)) as conn:
                 named = {k for (k,) in conn.execute("SELECT DISTINCT api_key FROM requests")}
             assert named == {"first", "second"}, named
+
+
+def test_betas_a_clouds_claude_does_not_offer_are_left_out_and_said(claude, captured, ledger):
+    """Claude Code names betas on every request that Bedrock and Vertex refuse ("invalid
+    beta flag"): those are left out, the ones the cloud offers go (Bedrock's in the body,
+    Vertex's in the header, `advanced-tool-use` by its cloud name), and the client is told
+    which were left out."""
+    betas = "claude-code-20250219,context-1m-2025-08-07,advanced-tool-use-2025-11-20"
+    for route in ("claude-br", "claude-vx"):
+        raw = claude.messages.with_raw_response.create(
+            model=route, max_tokens=50, messages=user("betas"),
+            extra_headers={"anthropic-beta": betas})
+        assert raw.headers["x-trimgate-dropped"] == "anthropic-beta=claude-code-20250219", raw.headers
+        sent = captured.one("/model/" if route == "claude-br" else "/v1/projects/")
+        if route == "claude-br":
+            assert json.loads(sent["body"])["anthropic_beta"] == [
+                "context-1m-2025-08-07", "tool-search-tool-2025-10-19"]
+            assert "anthropic-beta" not in sent["headers"]
+        else:
+            assert sent["headers"]["anthropic-beta"] == "context-1m-2025-08-07,tool-search-tool-2025-10-19"
+        captured.clear()
+    ledger.check()

@@ -432,12 +432,41 @@ fn messages_body(body: &[u8]) -> Result<(), String> {
             json_type(other)
         )),
     }
-    if violations.is_empty() {
-        Ok(())
-    } else {
-        Err(malformed(&violations))
+    if !violations.is_empty() {
+        return Err(malformed(&violations));
     }
+    // Bedrock refuses a beta its Claude does not offer, whatever else the body says.
+    let refused = map
+        .get("anthropic_beta")
+        .and_then(Value::as_array)
+        .is_some_and(|betas| {
+            betas
+                .iter()
+                .filter_map(Value::as_str)
+                .any(|b| !OFFERED_BETAS.contains(&b))
+        });
+    if refused {
+        return Err("invalid beta flag".into());
+    }
+    Ok(())
 }
+
+/// The `anthropic_beta` features Bedrock's Claude offers on InvokeModel.
+const OFFERED_BETAS: &[&str] = &[
+    "compact-2026-01-12",
+    "computer-use-2025-01-24",
+    "computer-use-2025-11-24",
+    "context-1m-2025-08-07",
+    "context-management-2025-06-27",
+    "dangerous-tool-use-2026-09-03",
+    "effort-2025-11-24",
+    "fine-grained-tool-streaming-2025-05-14",
+    "mid-conversation-output-config-2026-07-01",
+    "mid-conversation-tool-changes-2026-07-01",
+    "thinking-binding-controls-2026-08-01",
+    "thinking-display-updates-2026-08-18",
+    "tool-search-tool-2025-10-19",
+];
 
 /// The mock speaks only Anthropic's body on `invoke`: another provider's model finds every
 /// key of it extraneous, as that model's schema would.

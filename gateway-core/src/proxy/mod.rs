@@ -825,6 +825,22 @@ async fn run(
                 Ok(outgoing) => outgoing,
                 Err(cached_answer) => return Ok(cached_answer),
             };
+            // The client's betas a cloud's Claude does not offer are left out, and said.
+            let left = crate::upstream::cloud::betas::left_out(
+                &outgoing.provider,
+                &outgoing.model,
+                &parts.headers,
+            );
+            if !left.is_empty() {
+                for beta in left {
+                    if !ctx.dropped.is_empty() {
+                        ctx.dropped.push(',');
+                    }
+                    ctx.dropped.push_str("anthropic-beta=");
+                    ctx.dropped.push_str(&beta);
+                }
+                pending.record().dropped.clone_from(&ctx.dropped);
+            }
             if state.bodies.is_on() {
                 state.bodies.keep(
                     &ctx.id,

@@ -259,6 +259,7 @@ impl Upstream {
             &controls
         };
         let mut headers = self.headers_for(provider, key, dialect, forwarded)?;
+        cloud.keep_offered_betas(provider, &mut headers);
         if !cloud.forwards_headers() {
             headers.remove(ANTHROPIC_VERSION);
             headers.insert(

@@ -230,6 +230,18 @@ async fn invoke_refuses_a_body_with_model_or_stream_or_without_the_version() {
     betas["anthropic_beta"] = json!(["context-1m-2025-08-07"]);
     let (status, _, _) = send(&s, &path(SONNET, "invoke"), &sigv4("us-east-1"), &betas).await;
     assert_eq!(status, StatusCode::OK);
+    // A beta Bedrock's Claude does not offer (Claude Code's own) is refused.
+    betas["anthropic_beta"] = json!(["context-1m-2025-08-07", "claude-code-20250219"]);
+    let (status, headers, bytes) =
+        send(&s, &path(SONNET, "invoke"), &sigv4("us-east-1"), &betas).await;
+    assert_eq!(
+        aws_error(status, &headers, &bytes),
+        (
+            400,
+            format!("ValidationException:{BEDROCK_NS}"),
+            "invalid beta flag".to_owned()
+        )
+    );
     // Invoke speaks Claude's body only; another provider's model refuses it.
     let (status, _, bytes) = send(
         &s,

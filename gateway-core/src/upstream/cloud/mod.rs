@@ -13,6 +13,7 @@
 //!
 //! - `azure`   — Entra ID tokens, from a command or the client-credentials flow.
 //! - `aws`     — the AWS credential chain and SigV4.
+//! - `betas`   — which of a client's `anthropic-beta` features each cloud's Claude takes.
 //! - `google`  — Google access tokens (service-account key or Application Default Credentials).
 //! - `shown`   — an Azure answer's model named as the client asked for it, not the deployment.
 //! - `token`   — a bearer token kept until shortly before it expires.
@@ -32,6 +33,7 @@ use trimgate_wire::bedrock;
 
 mod aws;
 mod azure;
+pub mod betas;
 mod google;
 mod shown;
 mod token;
@@ -178,13 +180,8 @@ impl Client {
                         bedrock::StreamApi::Converse,
                     )
                 } else {
-                    let betas: Vec<&str> = inbound
-                        .get_all("anthropic-beta")
-                        .iter()
-                        .filter_map(|v| v.to_str().ok())
-                        .flat_map(|v| v.split(','))
-                        .map(str::trim)
-                        .filter(|v| !v.is_empty())
+                    let betas: Vec<&str> = betas::listed(inbound)
+                        .filter_map(|b| betas::sent_as(provider, b))
                         .collect();
                     let body = bedrock::invoke_body(&body, &betas).map_err(|e| {
                         GatewayError::InvalidJson(format!(
@@ -245,6 +242,24 @@ impl Client {
                 provider.kind.as_str(),
                 endpoint.dialect().as_str()
             ))),
+        }
+    }
+
+    /// The betas of `headers` as the cloud's Claude takes them: Vertex's in the header,
+    /// those it does not offer left out (see [`betas`]).
+    pub fn keep_offered_betas(&self, provider: &Provider, headers: &mut HeaderMap) {
+        if !matches!(self, Client::Vertex { .. }) || !headers.contains_key("anthropic-beta") {
+            return;
+        }
+        let kept: Vec<&str> = betas::listed(headers)
+            .filter_map(|b| betas::sent_as(provider, b))
+            .collect();
+        let kept = kept.join(",");
+        headers.remove("anthropic-beta");
+        if let Ok(value) = HeaderValue::from_str(&kept) {
+            if !kept.is_empty() {
+                headers.insert("anthropic-beta", value);
+            }
         }
     }
 
