@@ -1250,3 +1250,47 @@ def test_betas_a_clouds_claude_does_not_offer_are_left_out_and_said(claude, capt
             assert sent["headers"]["anthropic-beta"] == "context-1m-2025-08-07,tool-search-tool-2025-10-19"
         captured.clear()
     ledger.check()
+
+
+def test_betas_a_throttled_cloud_left_out_are_not_said_for_the_api_that_answers(request):
+    """Falling back from Bedrock (which leaves Claude Code's own betas out) to Anthropic's API
+    (which takes them): the answer does not say they were left out, and Anthropic got them."""
+    with mock_process("--fail-status", "429", "--fail-every", "1") as east, mock_process() as direct, \
+            tempfile.TemporaryDirectory() as d:
+        db = os.path.join(d, "ledger.sqlite")
+        config = ledger_config(db) + f"""
+[retry]
+attempts_per_step = 1
+
+[providers.br-east]
+kind = "bedrock"
+region = "us-east-1"
+base_url = "{east.url}"
+
+[providers.direct]
+kind = "anthropic"
+base_url = "{direct.url}/v1"
+api_key = {{ env = "CLOUD_TEST_ANTHROPIC_KEY" }}
+
+[[routes]]
+match = "claude-direct"
+provider = "br-east"
+model = "{BEDROCK_CLAUDE}"
+fallbacks = ["direct/claude-sonnet-4-5"]
+"""
+        env = isolated_env(aws_keys(), {"CLOUD_TEST_ANTHROPIC_KEY": "sk-ant-mock"})
+        with gateway_process(config, env) as gw, held_to_rows(Ledger(db, request.node.name), request) as ledger:
+            client = anthropic.Anthropic(base_url=gw.url, api_key=PLACEHOLDER, max_retries=0,
+                                         http_client=ledger.http_client(anthropic))
+            raw = client.messages.with_raw_response.create(
+                model="claude-direct", max_tokens=50, messages=user("betas kept"),
+                extra_headers={"anthropic-beta": "claude-code-20250219"})
+            assert "x-trimgate-dropped" not in raw.headers, raw.headers
+            [throttled] = Captured(east.url).to("/model/")
+            assert "anthropic_beta" not in json.loads(throttled["body"])
+            [answered] = Captured(direct.url).to("/v1/messages")
+            assert answered["headers"]["anthropic-beta"] == "claude-code-20250219"
+            calls = ledger.calls[ledger.checked:]
+            ledger.checked = len(ledger.calls)
+            rows = sorted(ledger.rows([c.id for c in calls])[calls[0].id], key=lambda r: r["attempt"])
+            assert [(r["provider"], r["status"]) for r in rows] == [("br-east", 429), ("direct", 200)], rows

@@ -809,6 +809,11 @@ async fn run(
         record.attempt = ctx.attempts;
         record.api_key = key_index.map(|i| step.provider.pool[i].name.clone());
         if prepared.as_ref().is_none_or(|(i, _)| *i != step_index) {
+            // What was left out is said for the step that answers, not an earlier one.
+            if !ctx.dropped.is_empty() {
+                ctx.dropped.clear();
+                pending.record().dropped.clear();
+            }
             let outgoing = match prepare(
                 state,
                 ctx,
