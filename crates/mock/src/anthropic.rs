@@ -979,25 +979,23 @@ fn add_headers(response: &mut Response, controls: &Controls, request_id: &str) {
     if let Ok(id) = HeaderValue::from_str(request_id) {
         headers.insert(HeaderName::from_static("request-id"), id);
     }
-    for (name, value) in [
-        (
-            "anthropic-organization-id",
-            "00000000-0000-4000-8000-00000000c0de",
-        ),
-        ("anthropic-ratelimit-requests-limit", "4000"),
-        ("anthropic-ratelimit-requests-remaining", "3999"),
-        ("anthropic-ratelimit-input-tokens-limit", "2000000"),
-        ("anthropic-ratelimit-input-tokens-remaining", "1999000"),
-        ("anthropic-ratelimit-output-tokens-limit", "400000"),
-        ("anthropic-ratelimit-output-tokens-remaining", "400000"),
-        ("anthropic-ratelimit-tokens-limit", "2400000"),
-        ("anthropic-ratelimit-tokens-remaining", "2399000"),
-    ] {
-        headers.insert(
-            HeaderName::from_static(name),
-            HeaderValue::from_static(value),
-        );
-    }
+    super::insert_static(
+        headers,
+        &[
+            (
+                "anthropic-organization-id",
+                "00000000-0000-4000-8000-00000000c0de",
+            ),
+            ("anthropic-ratelimit-requests-limit", "4000"),
+            ("anthropic-ratelimit-requests-remaining", "3999"),
+            ("anthropic-ratelimit-input-tokens-limit", "2000000"),
+            ("anthropic-ratelimit-input-tokens-remaining", "1999000"),
+            ("anthropic-ratelimit-output-tokens-limit", "400000"),
+            ("anthropic-ratelimit-output-tokens-remaining", "400000"),
+            ("anthropic-ratelimit-tokens-limit", "2400000"),
+            ("anthropic-ratelimit-tokens-remaining", "2399000"),
+        ],
+    );
     let Some(secs) = controls
         .retry_after
         .filter(|_| controls.error_status == Some(status))

@@ -39,7 +39,7 @@ const BAD_TOKEN: &str = "Unauthorized. Access token is missing, invalid, audienc
 
 /// Which API a request came to.
 #[derive(Clone, Copy)]
-enum Api<'a> {
+pub(super) enum Api<'a> {
     /// Chat Completions on a deployment's path.
     DeploymentChat(&'a str),
     /// Chat Completions, the deployment in the body (v1).
@@ -51,83 +51,34 @@ enum Api<'a> {
 }
 
 pub(super) async fn chat_deployment(
-    State(state): State<MockState>,
+    state: State<MockState>,
     Path(deployment): Path<String>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let api = Api::DeploymentChat(&deployment);
-    answer(&state, &method, &uri, &headers, &body, |controls| {
-        respond(&state, controls, api, &uri, &headers, &body)
-    })
+    serve(
+        Api::DeploymentChat(&deployment),
+        state,
+        method,
+        uri,
+        headers,
+        body,
+    )
     .await
 }
 
-pub(super) async fn chat_v1(
+/// Any of Azure's APIs: its auth, then the OpenAI handlers' reply. The paths that name no
+/// deployment are routed here with their `api` (see `lib.rs`).
+pub(super) async fn serve(
+    api: Api<'_>,
     State(state): State<MockState>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    answer(&state, &method, &uri, &headers, &body, |controls| {
-        respond(&state, controls, Api::Chat, &uri, &headers, &body)
-    })
-    .await
-}
-
-pub(super) async fn responses_v1(
-    State(state): State<MockState>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let api = Api::Responses { classic: false };
-    answer(&state, &method, &uri, &headers, &body, |controls| {
-        respond(&state, controls, api, &uri, &headers, &body)
-    })
-    .await
-}
-
-pub(super) async fn responses_classic(
-    State(state): State<MockState>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let api = Api::Responses { classic: true };
-    answer(&state, &method, &uri, &headers, &body, |controls| {
-        respond(&state, controls, api, &uri, &headers, &body)
-    })
-    .await
-}
-
-pub(super) async fn models_v1(
-    State(state): State<MockState>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let api = Api::Models { classic: false };
-    answer(&state, &method, &uri, &headers, &body, |controls| {
-        respond(&state, controls, api, &uri, &headers, &body)
-    })
-    .await
-}
-
-pub(super) async fn models_classic(
-    State(state): State<MockState>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let api = Api::Models { classic: true };
     answer(&state, &method, &uri, &headers, &body, |controls| {
         respond(&state, controls, api, &uri, &headers, &body)
     })
@@ -250,19 +201,17 @@ fn add_headers(response: &mut Response, controls: &Controls) {
         headers.insert(HeaderName::from_static("apim-request-id"), id.clone());
         headers.insert(HeaderName::from_static("x-request-id"), id);
     }
-    for (name, value) in [
-        ("x-ms-region", "East US"),
-        ("x-content-type-options", "nosniff"),
-        ("x-ratelimit-limit-requests", "1000"),
-        ("x-ratelimit-remaining-requests", "999"),
-        ("x-ratelimit-limit-tokens", "1000000"),
-        ("x-ratelimit-remaining-tokens", "999000"),
-    ] {
-        headers.insert(
-            HeaderName::from_static(name),
-            HeaderValue::from_static(value),
-        );
-    }
+    super::insert_static(
+        headers,
+        &[
+            ("x-ms-region", "East US"),
+            ("x-content-type-options", "nosniff"),
+            ("x-ratelimit-limit-requests", "1000"),
+            ("x-ratelimit-remaining-requests", "999"),
+            ("x-ratelimit-limit-tokens", "1000000"),
+            ("x-ratelimit-remaining-tokens", "999000"),
+        ],
+    );
     let Some(secs) = controls
         .retry_after
         .filter(|_| controls.error_status == Some(status))

@@ -1520,18 +1520,16 @@ fn error(
 pub(super) fn add_headers(response: &mut Response, controls: &Controls) {
     let status = response.status();
     let headers = response.headers_mut();
-    for (name, value) in [
-        ("server", "scaffolding on HTTPServer2"),
-        ("vary", "Origin, X-Origin, Referer"),
-        ("x-xss-protection", "0"),
-        ("x-frame-options", "SAMEORIGIN"),
-        ("x-content-type-options", "nosniff"),
-    ] {
-        headers.insert(
-            HeaderName::from_static(name),
-            HeaderValue::from_static(value),
-        );
-    }
+    super::insert_static(
+        headers,
+        &[
+            ("server", "scaffolding on HTTPServer2"),
+            ("vary", "Origin, X-Origin, Referer"),
+            ("x-xss-protection", "0"),
+            ("x-frame-options", "SAMEORIGIN"),
+            ("x-content-type-options", "nosniff"),
+        ],
+    );
     let millis = u64::try_from(controls.delay.as_millis()).unwrap_or(u64::MAX);
     if let Ok(timing) = HeaderValue::from_str(&format!("gfet4t7; dur={millis}")) {
         headers.insert(HeaderName::from_static("server-timing"), timing);

@@ -431,11 +431,30 @@ pub fn router(state: MockState) -> Router {
             "/openai/deployments/{deployment}/chat/completions",
             post(azure::chat_deployment),
         )
-        .route("/openai/v1/chat/completions", post(azure::chat_v1))
-        .route("/openai/v1/responses", post(azure::responses_v1))
-        .route("/openai/responses", post(azure::responses_classic))
-        .route("/openai/v1/models", get(azure::models_v1))
-        .route("/openai/models", get(azure::models_classic))
+        .route(
+            "/openai/v1/chat/completions",
+            post(|s, m, u, h, b| azure::serve(azure::Api::Chat, s, m, u, h, b)),
+        )
+        .route(
+            "/openai/v1/responses",
+            post(|s, m, u, h, b| {
+                azure::serve(azure::Api::Responses { classic: false }, s, m, u, h, b)
+            }),
+        )
+        .route(
+            "/openai/responses",
+            post(|s, m, u, h, b| {
+                azure::serve(azure::Api::Responses { classic: true }, s, m, u, h, b)
+            }),
+        )
+        .route(
+            "/openai/v1/models",
+            get(|s, m, u, h, b| azure::serve(azure::Api::Models { classic: false }, s, m, u, h, b)),
+        )
+        .route(
+            "/openai/models",
+            get(|s, m, u, h, b| azure::serve(azure::Api::Models { classic: true }, s, m, u, h, b)),
+        )
         .route("/{tenant}/oauth2/v2.0/token", post(cloud_auth::entra_token))
         .route("/token", post(cloud_auth::google_token))
         .route("/model/{model_id}/{action}", post(bedrock::handle))
@@ -753,6 +772,17 @@ async fn fallback(
 }
 
 /// The 404 for a path the mock does not serve, in the dialect the client speaks.
+/// A provider's fixed response headers (its rate-limit figures, its server's own), each
+/// set once.
+fn insert_static(headers: &mut HeaderMap, pairs: &[(&'static str, &'static str)]) {
+    for (name, value) in pairs {
+        headers.insert(
+            http::HeaderName::from_static(name),
+            HeaderValue::from_static(value),
+        );
+    }
+}
+
 fn unknown_route(controls: &Controls, method: &Method, uri: &Uri, headers: &HeaderMap) -> Response {
     if headers.contains_key(anthropic::VERSION_HEADER) {
         anthropic::not_found(controls)

@@ -271,21 +271,19 @@ pub(super) fn add_headers(response: &mut Response, controls: &Controls) {
         HeaderName::from_static("openai-processing-ms"),
         HeaderValue::from(u64::try_from(controls.delay.as_millis()).unwrap_or(u64::MAX)),
     );
-    for (name, value) in [
-        ("openai-version", "2020-10-01"),
-        ("openai-organization", "org-mock"),
-        ("x-ratelimit-limit-requests", "10000"),
-        ("x-ratelimit-remaining-requests", "9999"),
-        ("x-ratelimit-reset-requests", "6ms"),
-        ("x-ratelimit-limit-tokens", "30000000"),
-        ("x-ratelimit-remaining-tokens", "29999000"),
-        ("x-ratelimit-reset-tokens", "2ms"),
-    ] {
-        headers.insert(
-            HeaderName::from_static(name),
-            HeaderValue::from_static(value),
-        );
-    }
+    super::insert_static(
+        headers,
+        &[
+            ("openai-version", "2020-10-01"),
+            ("openai-organization", "org-mock"),
+            ("x-ratelimit-limit-requests", "10000"),
+            ("x-ratelimit-remaining-requests", "9999"),
+            ("x-ratelimit-reset-requests", "6ms"),
+            ("x-ratelimit-limit-tokens", "30000000"),
+            ("x-ratelimit-remaining-tokens", "29999000"),
+            ("x-ratelimit-reset-tokens", "2ms"),
+        ],
+    );
     let Some(secs) = controls
         .retry_after
         .filter(|_| controls.error_status == Some(status))
