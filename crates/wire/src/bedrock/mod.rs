@@ -23,6 +23,14 @@ pub use error::error_to_anthropic;
 pub use eventstream::{FrameError, FrameReader, HeaderValue, Message};
 pub use invoke::{invoke_body, vertex_body, InvokeToSse, VERTEX_ANTHROPIC_VERSION};
 
+/// Whether a Bedrock model id (or inference profile, or ARN) names an Anthropic model,
+/// which InvokeModel serves in Anthropic's own Messages shape and Converse as Claude.
+pub fn is_anthropic_model(model: &str) -> bool {
+    model.starts_with("anthropic.")
+        || model.contains(".anthropic.")
+        || model.contains("/anthropic.")
+}
+
 /// Which Bedrock API a stream comes from: they frame alike and say different things.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StreamApi {
@@ -113,6 +121,19 @@ mod tests {
     use super::*;
     use crate::bedrock::testing::{chunk_frame, event_frame, sse_events, Rng};
     use serde_json::json;
+
+    #[test]
+    fn anthropic_models_are_told_from_others() {
+        assert!(is_anthropic_model("anthropic.claude-3-haiku-20240307-v1:0"));
+        assert!(is_anthropic_model(
+            "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+        ));
+        assert!(is_anthropic_model(
+            "arn:aws:bedrock:us-east-1:1:inference-profile/us.anthropic.claude-x"
+        ));
+        assert!(!is_anthropic_model("amazon.nova-pro-v1:0"));
+        assert!(!is_anthropic_model("meta.llama3-70b-instruct-v1:0"));
+    }
 
     fn run(api: StreamApi, bytes: &[u8], rng: &mut Rng) -> Result<Vec<u8>, FrameError> {
         let mut s = SseFromEventStream::new(api, "the-model", 1 << 20);

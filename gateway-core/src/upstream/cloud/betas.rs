@@ -6,7 +6,7 @@
 //! table of them gives them; one feature is renamed on both (`advanced-tool-use` is
 //! offered as `tool-search-tool`).
 
-use crate::config::clouds::{BedrockApi, Cloud};
+use crate::config::clouds::Cloud;
 use crate::config::Provider;
 
 const TOOL_SEARCH: &str = "tool-search-tool-2025-10-19";
@@ -63,11 +63,7 @@ pub fn sent_as<'a>(provider: &Provider, beta: &'a str) -> Option<&'a str> {
 /// a Converse request carries none.
 pub fn is_claude_edge(provider: &Provider, model: &str) -> bool {
     match &provider.cloud {
-        Some(Cloud::Bedrock { api, .. }) => match api {
-            BedrockApi::Invoke => true,
-            BedrockApi::Converse => false,
-            BedrockApi::Auto => super::is_anthropic_model(model),
-        },
+        Some(Cloud::Bedrock { api, .. }) => !super::uses_converse(*api, model),
         Some(Cloud::Vertex { .. }) => model.starts_with("claude"),
         _ => false,
     }

@@ -159,11 +159,7 @@ impl Client {
                 Ok(Shaped { path, body, answer })
             }
             (Client::Bedrock { api, .. }, Endpoint::Messages) => {
-                let converse = match api {
-                    BedrockApi::Invoke => false,
-                    BedrockApi::Converse => true,
-                    BedrockApi::Auto => !is_anthropic_model(model),
-                };
+                let converse = uses_converse(*api, model);
                 let (method, body, stream_api) = if converse {
                     let body = bedrock::converse_request(&body, model).map_err(|e| {
                         GatewayError::InvalidJson(format!(
@@ -421,12 +417,15 @@ fn bearer(token: &crate::secrets::Secret) -> Result<HeaderValue, String> {
     Ok(value)
 }
 
-/// Whether a Bedrock model id (or inference profile, or ARN) names an Anthropic model,
-/// which InvokeModel serves in Anthropic's own Messages shape.
-pub fn is_anthropic_model(model: &str) -> bool {
-    model.starts_with("anthropic.")
-        || model.contains(".anthropic.")
-        || model.contains("/anthropic.")
+pub use bedrock::is_anthropic_model;
+
+/// Whether a Bedrock request for `model` goes through Converse (else InvokeModel).
+pub fn uses_converse(api: BedrockApi, model: &str) -> bool {
+    match api {
+        BedrockApi::Invoke => false,
+        BedrockApi::Converse => true,
+        BedrockApi::Auto => !is_anthropic_model(model),
+    }
 }
 
 /// A model id as one path segment: a Bedrock id's `:` and an ARN's `/` escaped, as the
@@ -444,57 +443,28 @@ fn encode_segment(model: &str) -> String {
 }
 
 /// Google's error shape (`{"error":{"code","message","status"}}`), which Vertex answers
-/// with for its own refusals (a token, a quota) even on Claude's paths, as Anthropic's.
+/// with for its own refusals (a token, a quota) even on Claude's paths, as Anthropic's:
+/// read and written by the wire's own error codecs, the provider and Google's status
+/// named in the message.
 fn google_error_to_anthropic(provider: &str, status: u16, body: &[u8]) -> Vec<u8> {
-    let parsed: Option<serde_json::Value> = serde_json::from_slice(body).ok();
+    use crate::translate::{decode_error, encode_error, ir::ProviderError};
     // Already Anthropic's (the model's own refusal): as it is.
-    if parsed
-        .as_ref()
-        .and_then(|v| v.get("type"))
-        .and_then(|t| t.as_str())
-        == Some("error")
-    {
+    if decode_error(Dialect::AnthropicMessages, body).is_some() {
         return body.to_vec();
     }
-    let error = parsed.as_ref().and_then(|v| {
-        let e = v
-            .get("error")
-            .or_else(|| v.as_array()?.first()?.get("error"))?;
-        Some((
-            e.get("status")
-                .and_then(|s| s.as_str())
-                .unwrap_or("")
-                .to_owned(),
-            e.get("message")
-                .and_then(|s| s.as_str())
-                .unwrap_or("")
-                .to_owned(),
-        ))
-    });
-    let (code, message) = error.unwrap_or_else(|| {
-        (
-            String::new(),
-            String::from_utf8_lossy(&body[..body.len().min(500)]).into_owned(),
-        )
-    });
-    let kind = match status {
-        400 | 404 | 413 | 422 => "invalid_request_error",
-        401 => "authentication_error",
-        403 => "permission_error",
-        429 => "rate_limit_error",
-        503 | 529 => "overloaded_error",
-        _ => "api_error",
+    let message = match decode_error(Dialect::Gemini, body) {
+        Some(e) => format!("{provider} ({}): {}", e.kind, e.message),
+        None => format!(
+            "{provider}: {}",
+            String::from_utf8_lossy(&body[..body.len().min(500)])
+        ),
     };
-    let label = if code.is_empty() {
-        provider.to_owned()
-    } else {
-        format!("{provider} ({code})")
-    };
-    serde_json::to_vec(&serde_json::json!({
-        "type": "error",
-        "error": {"type": kind, "message": format!("{label}: {message}")},
-    }))
-    .unwrap_or_default()
+    let kind = "api_error".to_owned();
+    encode_error(
+        Dialect::AnthropicMessages,
+        status,
+        &ProviderError { kind, message },
+    )
 }
 
 /// The one dialect `provider` speaks for `model`, when its dialects are per model: Vertex
@@ -541,19 +511,6 @@ mod tests {
             encode_segment("claude-sonnet-4-5@20250929"),
             "claude-sonnet-4-5@20250929"
         );
-    }
-
-    #[test]
-    fn anthropic_models_are_told_from_others() {
-        assert!(is_anthropic_model("anthropic.claude-3-haiku-20240307-v1:0"));
-        assert!(is_anthropic_model(
-            "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
-        ));
-        assert!(is_anthropic_model(
-            "arn:aws:bedrock:us-east-1:1:inference-profile/us.anthropic.claude-x"
-        ));
-        assert!(!is_anthropic_model("amazon.nova-pro-v1:0"));
-        assert!(!is_anthropic_model("meta.llama3-70b-instruct-v1:0"));
     }
 
     #[test]

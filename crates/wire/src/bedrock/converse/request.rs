@@ -27,9 +27,7 @@ const EMPTY_TOOL_RESULT: &str = "(no output)";
 /// becomes their `reasoning_effort`; other models have no field for it, and it is left
 /// out (a depth of reasoning asked for, not a fact of the conversation).
 pub fn converse_request(messages_body: &[u8], model: &str) -> Result<Vec<u8>, String> {
-    let claude = model.starts_with("anthropic.")
-        || model.contains(".anthropic.")
-        || model.contains("/anthropic.");
+    let claude = crate::bedrock::is_anthropic_model(model);
     let openai = model.starts_with("openai.") || model.contains(".openai.");
     let body = match serde_json::from_slice::<Value>(messages_body) {
         Ok(Value::Object(body)) => body,
