@@ -431,15 +431,14 @@ pub fn uses_converse(api: BedrockApi, model: &str) -> bool {
 /// A model id as one path segment: a Bedrock id's `:` and an ARN's `/` escaped, as the
 /// AWS SDKs send them.
 fn encode_segment(model: &str) -> String {
-    let mut out = String::with_capacity(model.len());
-    for b in model.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'@') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    /// What stays as it is: letters, digits and `-_.~@`.
+    const KEPT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'.')
+        .remove(b'~')
+        .remove(b'@');
+    percent_encoding::utf8_percent_encode(model, KEPT).to_string()
 }
 
 /// Google's error shape (`{"error":{"code","message","status"}}`), which Vertex answers
