@@ -15,16 +15,16 @@ use http_body_util::Full;
 
 /// The signing name of Bedrock's runtime API.
 const SERVICE: &str = "bedrock";
-/// Credentials without an expiry (static keys) are read again this often, so a changed
-/// profile or rotated key is picked up.
-const STATIC_FOR: Duration = Duration::from_secs(300);
-const AHEAD: Duration = Duration::from_secs(300);
+/// Credentials without an expiry (static keys) are taken to last this long, so they are
+/// read again every five minutes (half of it, see `Kept`): a changed profile or rotated key
+/// is picked up.
+const STATIC_LASTS: Duration = Duration::from_secs(600);
 
 pub struct Aws {
     region: String,
     profile: Option<String>,
     chain: tokio::sync::OnceCell<aws_credential_types::provider::SharedCredentialsProvider>,
-    held: tokio::sync::Mutex<Option<(Credentials, std::time::Instant)>>,
+    held: super::token::Kept<Credentials>,
 }
 
 impl Aws {
@@ -33,7 +33,7 @@ impl Aws {
             region,
             profile,
             chain: tokio::sync::OnceCell::new(),
-            held: tokio::sync::Mutex::new(None),
+            held: super::token::Kept::new(),
         }
     }
 
@@ -64,12 +64,10 @@ impl Aws {
     }
 
     pub async fn credentials(&self) -> Result<Credentials, String> {
-        let mut held = self.held.lock().await;
-        if let Some((credentials, renew_at)) = held.as_ref() {
-            if std::time::Instant::now() < *renew_at {
-                return Ok(credentials.clone());
-            }
-        }
+        self.held.get(|| self.fetch()).await
+    }
+
+    async fn fetch(&self) -> Result<(Credentials, Duration), String> {
         let chain = self.chain().await?;
         let credentials = chain.provide_credentials().await.map_err(|e| {
             let profile = self
@@ -82,15 +80,11 @@ impl Aws {
                 chain_text(&e)
             )
         })?;
-        let keep = match credentials.expiry() {
-            Some(at) => at
-                .duration_since(SystemTime::now())
-                .unwrap_or_default()
-                .saturating_sub(AHEAD),
-            None => STATIC_FOR,
+        let lasts = match credentials.expiry() {
+            Some(at) => at.duration_since(SystemTime::now()).unwrap_or_default(),
+            None => STATIC_LASTS,
         };
-        *held = Some((credentials.clone(), std::time::Instant::now() + keep));
-        Ok(credentials)
+        Ok((credentials, lasts))
     }
 
     /// Signs `request` (URI, headers and body final) for Bedrock in this region.

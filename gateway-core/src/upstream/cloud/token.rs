@@ -1,5 +1,6 @@
-//! A bearer token kept until shortly before it expires, fetched again by the first
-//! request that finds it due while the others wait for that one fetch.
+//! A credential (a bearer token, the AWS chain's keys) kept until shortly before it
+//! expires, fetched again by the first request that finds it due while the others wait for
+//! that one fetch.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -10,22 +11,22 @@ use crate::secrets::Secret;
 /// still be on their way, and clocks differ.
 const AHEAD: Duration = Duration::from_secs(300);
 
-pub struct Kept {
-    held: tokio::sync::Mutex<Option<(Secret, Instant)>>,
+pub struct Kept<T = Secret> {
+    held: tokio::sync::Mutex<Option<(T, Instant)>>,
 }
 
-impl Kept {
-    pub fn new() -> Kept {
+impl<T: Clone> Kept<T> {
+    pub fn new() -> Kept<T> {
         Kept {
             held: tokio::sync::Mutex::new(None),
         }
     }
 
-    /// The kept token, or a new one from `fetch`, which says how long it lasts.
-    pub async fn get<F, Fut>(&self, fetch: F) -> Result<Secret, String>
+    /// The kept credential, or a new one from `fetch`, which says how long it lasts.
+    pub async fn get<F, Fut>(&self, fetch: F) -> Result<T, String>
     where
         F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<(Secret, Duration), String>>,
+        Fut: Future<Output = Result<(T, Duration), String>>,
     {
         let mut held = self.held.lock().await;
         if let Some((token, renew_at)) = held.as_ref() {
@@ -34,7 +35,7 @@ impl Kept {
             }
         }
         let (token, lasts) = fetch().await?;
-        // A token that lasts less than twice the margin is used for half its life.
+        // One that lasts less than twice the margin is used for half its life.
         let keep = if lasts > 2 * AHEAD {
             lasts - AHEAD
         } else {
