@@ -325,37 +325,22 @@ impl Upstream {
             .first()
             .copied()
             .unwrap_or(Dialect::OpenAiChat);
-        let models_path = match (&pc.cloud, &provider.cloud) {
-            (Some(_), Some(crate::config::clouds::Cloud::Azure { api_version, .. })) => {
-                match api_version {
-                    Some(v) => format!("/openai/models?api-version={v}"),
-                    None => "/openai/v1/models".to_owned(),
-                }
-            }
-            (Some(cloud), _) => {
-                let key_set = !matches!(provider.key, KeySource::None);
-                let mut request = Request::new(Full::new(Bytes::new()));
-                *request.uri_mut() = format!("{}/", provider.base_url).parse().map_err(|_| {
-                    GatewayError::UpstreamUnreachable {
-                        provider: provider.name.clone(),
-                        detail: "its base URL does not form a valid URL".into(),
+        let models_path = match &pc.cloud {
+            None => "/models".to_owned(),
+            Some(cloud) => match cloud.models_path() {
+                Some(path) => path,
+                None => {
+                    let key_set = !matches!(provider.key, KeySource::None);
+                    if key_set {
+                        // The configured key must be readable, as for a request.
+                        self.headers_for(provider, &provider.key, dialect, &HeaderMap::new())?;
                     }
-                })?;
-                if key_set {
-                    self.headers_for(provider, &provider.key, dialect, &HeaderMap::new())?;
+                    cloud
+                        .check_credentials(provider, &*self.secrets, key_set)
+                        .await?;
+                    return Ok(http::StatusCode::OK);
                 }
-                cloud
-                    .authorize(
-                        provider,
-                        &*self.secrets,
-                        &mut request,
-                        &Bytes::new(),
-                        key_set,
-                    )
-                    .await?;
-                return Ok(http::StatusCode::OK);
-            }
-            (None, _) => "/models".to_owned(),
+            },
         };
         let uri: Uri = format!("{}{models_path}", provider.base_for(dialect))
             .parse()

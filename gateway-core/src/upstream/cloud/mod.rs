@@ -259,6 +259,39 @@ impl Client {
         }
     }
 
+    /// Where the provider lists its models (Azure's resource); `None` for Bedrock and
+    /// Vertex, whose runtime APIs list none.
+    pub fn models_path(&self) -> Option<String> {
+        match self {
+            Client::Azure {
+                api_version: Some(v),
+                ..
+            } => Some(format!("/openai/models?api-version={v}")),
+            Client::Azure { .. } => Some("/openai/v1/models".to_owned()),
+            Client::Bedrock { .. } | Client::Vertex { .. } => None,
+        }
+    }
+
+    /// That the account's credentials are had, as a request would have them (the
+    /// window's test of a provider whose API lists no models): `authorize` on an empty
+    /// request to the provider's base URL, sent nowhere.
+    pub async fn check_credentials(
+        &self,
+        provider: &Provider,
+        secrets: &dyn SecretStore,
+        has_key: bool,
+    ) -> Result<(), GatewayError> {
+        let mut request = Request::new(Full::new(Bytes::new()));
+        *request.uri_mut() = format!("{}/", provider.base_url).parse().map_err(|_| {
+            GatewayError::UpstreamUnreachable {
+                provider: provider.name.clone(),
+                detail: "its base URL does not form a valid URL".into(),
+            }
+        })?;
+        self.authorize(provider, secrets, &mut request, &Bytes::new(), has_key)
+            .await
+    }
+
     /// Puts the account's credentials on `request`, whose URI, headers and body are final.
     pub async fn authorize(
         &self,
