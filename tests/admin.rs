@@ -1177,3 +1177,78 @@ async fn the_guard_page_without_a_ledger_shows_the_settings_only() {
     assert_eq!(g["recent"], json!([]));
     assert_eq!(g["patterns"], json!(["acme_token"]));
 }
+
+/// The window's "test connection" on a cloud: Azure lists its resource's models with its
+/// key; Bedrock, whose runtime API lists none, is tested by having the account's
+/// credentials (the AWS chain's, here from the environment), and says so when none are had.
+#[tokio::test]
+async fn testing_a_cloud_provider_checks_its_key_or_its_credentials() {
+    let mock = start_mock(MockConfig::default()).await;
+    let empty = tempfile::tempdir().unwrap();
+    let nothing = empty.path().join("none");
+    std::fs::write(&nothing, "").unwrap();
+    let nothing = nothing.to_str().unwrap();
+    let clouds = format!(
+        r#"
+[ledger]
+enabled = false
+
+[providers.azure]
+kind = "azure_openai"
+base_url = "{url}"
+api_version = "2024-10-21"
+api_key = {{ env = "TG_TEST_AZURE_KEY" }}
+
+[providers.bedrock]
+kind = "bedrock"
+region = "us-east-1"
+base_url = "{url}"
+"#,
+        url = mock.url
+    );
+    let isolated = [
+        ("TG_TEST_AZURE_KEY", gateway_core::mock::MOCK_AZURE_KEY),
+        ("AWS_EC2_METADATA_DISABLED", "true"),
+        ("AWS_CONFIG_FILE", nothing),
+        ("AWS_SHARED_CREDENTIALS_FILE", nothing),
+    ];
+    let with_keys = [
+        &isolated[..],
+        &[
+            ("AWS_ACCESS_KEY_ID", "AKIDTESTPROBE"),
+            ("AWS_SECRET_ACCESS_KEY", "probe-secret"),
+        ],
+    ]
+    .concat();
+    let gw = Gateway::spawn_with_env(&mock_config(&mock.url, "", &clouds), &with_keys);
+    let admin = Admin { gw: &gw };
+    for name in ["azure", "bedrock"] {
+        let (_, t) = admin
+            .call("POST", &format!("/providers/{name}/test"), None)
+            .await;
+        assert_eq!(
+            (t["ok"].as_bool(), t["status"].as_u64()),
+            (Some(true), Some(200)),
+            "{name}: {t}"
+        );
+    }
+    let paths: Vec<String> = mock
+        .state
+        .requests()
+        .into_iter()
+        .map(|r| r.path_and_query)
+        .collect();
+    assert_eq!(
+        paths,
+        ["/openai/models?api-version=2024-10-21"],
+        "Azure's model list asked once; testing Bedrock sends it nothing"
+    );
+
+    let gw = Gateway::spawn_with_env(&mock_config(&mock.url, "", &clouds), &isolated);
+    let admin = Admin { gw: &gw };
+    let (_, t) = admin.call("POST", "/providers/bedrock/test", None).await;
+    assert_eq!(t["ok"].as_bool(), Some(false), "{t}");
+    let said = t["message"].as_str().unwrap_or_default();
+    assert!(said.contains("no AWS credentials"), "{said}");
+    assert!(!said.contains("probe-secret"));
+}
