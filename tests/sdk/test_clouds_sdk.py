@@ -580,32 +580,17 @@ def test_a_session_token_is_sent_and_signed(request):
     """Temporary credentials (`AWS_SESSION_TOKEN`): the token goes in `x-amz-security-token`,
     among the signed headers, and botocore computes the same signature with it."""
     token = "IQoJb3JpZ2luX2VjEXAMPLE//session+token=="
-    with mock_process() as mock, tempfile.TemporaryDirectory() as d:
-        db = os.path.join(d, "ledger.sqlite")
-        config = ledger_config(db) + f"""
+    with mock_process() as mock:
+        sent = _one_bedrock_call(request, mock, f"""
 [providers.br]
 kind = "bedrock"
 region = "eu-west-3"
 base_url = "{mock.url}"
-
-[[routes]]
-match = "claude-br"
-provider = "br"
-model = "{BEDROCK_CLAUDE}"
-"""
-        with gateway_process(config, isolated_env(aws_keys(session_token=token))) as gw, \
-                held_to_rows(Ledger(db, request.node.name), request) as ledger:
-            client = anthropic.Anthropic(base_url=gw.url, api_key=PLACEHOLDER, max_retries=0,
-                                         http_client=ledger.http_client(anthropic))
-            with client.messages.stream(model="claude-br", max_tokens=50, messages=user("temporary")) as s:
-                assert "temporary" in "".join(s.text_stream)
-            sent = Captured(mock.url).one("/model/")
-            assert sent["headers"]["x-amz-security-token"] == token
-            assert sent["aws_region"] == "eu-west-3"
-            assert "x-amz-security-token" in authorization_parts(sent["headers"]["authorization"])["SignedHeaders"].split(";")
-            assert sent["headers"]["authorization"] == botocore_authorization(sent, mock.url, AWS_KEY_ID, AWS_SECRET, token, "eu-west-3")
-            [row] = ledger.check()
-            assert row["provider"] == "br"
+""", isolated_env(aws_keys(session_token=token)), "temporary")
+        assert sent["headers"]["x-amz-security-token"] == token
+        assert sent["aws_region"] == "eu-west-3"
+        assert "x-amz-security-token" in authorization_parts(sent["headers"]["authorization"])["SignedHeaders"].split(";")
+        assert sent["headers"]["authorization"] == botocore_authorization(sent, mock.url, AWS_KEY_ID, AWS_SECRET, token, "eu-west-3")
 
 
 # --- Bedrock's event stream, read by boto3 and botocore from the mock directly
@@ -789,8 +774,7 @@ def test_the_vertex_token_comes_from_a_jwt_signed_with_the_service_accounts_key(
 
     with mock_process() as mock, tempfile.TemporaryDirectory() as d:
         sa_file, sa, public_pem = service_account(d, f"{mock.url}/token")
-        db = os.path.join(d, "ledger.sqlite")
-        config = ledger_config(db) + f"""
+        toml = f"""
 [providers.vx]
 kind = "vertex"
 project = "{PROJECT}"
@@ -803,9 +787,7 @@ match = "claude-vx"
 provider = "vx"
 model = "{VERTEX_CLAUDE}"
 """
-        with gateway_process(config, isolated_env()) as gw, held_to_rows(Ledger(db, request.node.name), request) as ledger:
-            client = anthropic.Anthropic(base_url=gw.url, api_key=PLACEHOLDER, max_retries=0,
-                                         http_client=ledger.http_client(anthropic))
+        with own_gateway(request, toml, isolated_env()) as (_, ledger, client):
             for _ in range(2):
                 assert text_of(client.messages.create(model="claude-vx", max_tokens=20, messages=user("token please")))
             captured = Captured(mock.url)
@@ -979,10 +961,8 @@ def test_a_throttled_region_falls_back_to_another_then_to_anthropic_while_it_coo
     route falls back to the same model in us-west-2 (the signature's scope says which), and
     the throttled region cools down; a second route, whose fallback is Anthropic's own API,
     skips the cooling region and is answered there."""
-    with mock_process("--fail-status", "429", "--fail-every", "1") as east, mock_process() as west, \
-            tempfile.TemporaryDirectory() as d:
-        db = os.path.join(d, "ledger.sqlite")
-        config = ledger_config(db) + f"""
+    with mock_process("--fail-status", "429", "--fail-every", "1") as east, mock_process() as west:
+        toml = f"""
 [retry]
 cooldown_failures = 1
 cooldown_secs = 600
@@ -1018,9 +998,7 @@ model = "{BEDROCK_CLAUDE}"
 fallbacks = ["direct/claude-sonnet-4-5"]
 """
         env = isolated_env(aws_keys(), {"CLOUD_TEST_ANTHROPIC_KEY": "sk-ant-mock"})
-        with gateway_process(config, env) as gw, held_to_rows(Ledger(db, request.node.name), request) as ledger:
-            client = anthropic.Anthropic(base_url=gw.url, api_key=PLACEHOLDER, max_retries=0,
-                                         http_client=ledger.http_client(anthropic))
+        with own_gateway(request, toml, env) as (gw, ledger, client):
             m = client.messages.create(model="claude-regions", max_tokens=50, messages=user("fall back"))
             assert text_of(m) == "Hello from the mock. You said: fall back"
             [throttled] = Captured(east.url).to("/model/")
@@ -1041,13 +1019,9 @@ fallbacks = ["direct/claude-sonnet-4-5"]
             assert len(direct) == 1 and direct[0]["headers"]["x-api-key"] == "sk-ant-mock"
             assert json.loads(direct[0]["body"])["model"] == "claude-sonnet-4-5"
 
-            calls = ledger.calls[ledger.checked:]
-            ledger.checked = len(ledger.calls)
-            found = ledger.rows([c.id for c in calls])
-            first = sorted(found[calls[0].id], key=lambda r: r["attempt"])
+            first, second = attempts(ledger)
             assert [(r["provider"], r["status"], r["outcome"]) for r in first] == [
                 ("br-east", 429, "retried"), ("br-west", 200, "completed")], first
-            second = sorted(found[calls[1].id], key=lambda r: r["attempt"])
             assert second[-1]["provider"] == "direct" and second[-1]["status"] == 200, second
             assert second[-1]["outcome"] == "completed" and second[-1]["streamed"], second
             assert all(r["provider"] != "br-east" or r["outcome"] == "retried" for r in second), second
@@ -1084,26 +1058,43 @@ model = "{DEPLOYMENT}"
             assert bearers[0] == bearers[1] != bearers[2], bearers
 
 
+@contextlib.contextmanager
+def own_gateway(request, toml, env):
+    """A gateway of one test's own: `toml` (providers and routes) after a ledger in a
+    temporary folder; yields the gateway, the test's view of its ledger (every call held
+    to its row) and an anthropic client whose calls that view records."""
+    with tempfile.TemporaryDirectory() as d:
+        db = os.path.join(d, "ledger.sqlite")
+        with gateway_process(ledger_config(db) + toml, env) as gw, \
+                held_to_rows(Ledger(db, request.node.name), request) as ledger:
+            client = anthropic.Anthropic(base_url=gw.url, api_key=PLACEHOLDER, max_retries=0,
+                                         http_client=ledger.http_client(anthropic))
+            yield gw, ledger, client
+
+
+def attempts(ledger):
+    """The rows of each call made since the last check, by attempt."""
+    calls = ledger.calls[ledger.checked:]
+    ledger.checked = len(ledger.calls)
+    found = ledger.rows([c.id for c in calls])
+    return [sorted(found[c.id], key=lambda r: r["attempt"]) for c in calls]
+
+
 def _one_bedrock_call(request, mock, provider_toml, env, expect_text):
     """A gateway with one Bedrock provider (`provider_toml`, routed as `claude-br`), one
     streamed Messages call through it; the request the mock got."""
-    with tempfile.TemporaryDirectory() as d:
-        db = os.path.join(d, "ledger.sqlite")
-        config = ledger_config(db) + provider_toml + f"""
+    toml = provider_toml + f"""
 [[routes]]
 match = "claude-br"
 provider = "br"
 model = "{BEDROCK_CLAUDE}"
 """
-        with gateway_process(config, env) as gw, \
-                held_to_rows(Ledger(db, request.node.name), request) as ledger:
-            client = anthropic.Anthropic(base_url=gw.url, api_key=PLACEHOLDER, max_retries=0,
-                                         http_client=ledger.http_client(anthropic))
-            with client.messages.stream(model="claude-br", max_tokens=50, messages=user(expect_text)) as s:
-                assert expect_text in "".join(s.text_stream)
-            [row] = ledger.check()
-            assert row["provider"] == "br"
-            return Captured(mock.url).one("/model/")
+    with own_gateway(request, toml, env) as (_, ledger, client):
+        with client.messages.stream(model="claude-br", max_tokens=50, messages=user(expect_text)) as s:
+            assert expect_text in "".join(s.text_stream)
+        [row] = ledger.check()
+        assert row["provider"] == "br"
+        return Captured(mock.url).one("/model/")
 
 
 def test_a_named_aws_profile_is_read_from_the_shared_files(request):
@@ -1151,8 +1142,7 @@ def test_application_default_credentials_are_used_without_a_key_file(request):
     `GOOGLE_APPLICATION_CREDENTIALS` names, sign the gateway in."""
     with mock_process() as mock, tempfile.TemporaryDirectory() as d:
         sa_file, _, _ = service_account(d, f"{mock.url}/token")
-        db = os.path.join(d, "ledger.sqlite")
-        config = ledger_config(db) + f"""
+        toml = f"""
 [providers.vx]
 kind = "vertex"
 project = "{PROJECT}"
@@ -1165,10 +1155,7 @@ provider = "vx"
 model = "{VERTEX_CLAUDE}"
 """
         env = isolated_env(None, {"GOOGLE_APPLICATION_CREDENTIALS": sa_file, "HOME": d})
-        with gateway_process(config, env) as gw, \
-                held_to_rows(Ledger(db, request.node.name), request) as ledger:
-            client = anthropic.Anthropic(base_url=gw.url, api_key=PLACEHOLDER, max_retries=0,
-                                         http_client=ledger.http_client(anthropic))
+        with own_gateway(request, toml, env) as (_, ledger, client):
             m = client.messages.create(model="claude-vx", max_tokens=50, messages=user("adc please"))
             assert "adc please" in m.content[0].text
             ledger.check()
@@ -1255,10 +1242,8 @@ def test_betas_a_clouds_claude_does_not_offer_are_left_out_and_said(claude, capt
 def test_betas_a_throttled_cloud_left_out_are_not_said_for_the_api_that_answers(request):
     """Falling back from Bedrock (which leaves Claude Code's own betas out) to Anthropic's API
     (which takes them): the answer does not say they were left out, and Anthropic got them."""
-    with mock_process("--fail-status", "429", "--fail-every", "1") as east, mock_process() as direct, \
-            tempfile.TemporaryDirectory() as d:
-        db = os.path.join(d, "ledger.sqlite")
-        config = ledger_config(db) + f"""
+    with mock_process("--fail-status", "429", "--fail-every", "1") as east, mock_process() as direct:
+        toml = f"""
 [retry]
 attempts_per_step = 1
 
@@ -1279,9 +1264,7 @@ model = "{BEDROCK_CLAUDE}"
 fallbacks = ["direct/claude-sonnet-4-5"]
 """
         env = isolated_env(aws_keys(), {"CLOUD_TEST_ANTHROPIC_KEY": "sk-ant-mock"})
-        with gateway_process(config, env) as gw, held_to_rows(Ledger(db, request.node.name), request) as ledger:
-            client = anthropic.Anthropic(base_url=gw.url, api_key=PLACEHOLDER, max_retries=0,
-                                         http_client=ledger.http_client(anthropic))
+        with own_gateway(request, toml, env) as (_, ledger, client):
             raw = client.messages.with_raw_response.create(
                 model="claude-direct", max_tokens=50, messages=user("betas kept"),
                 extra_headers={"anthropic-beta": "claude-code-20250219"})
@@ -1290,7 +1273,5 @@ fallbacks = ["direct/claude-sonnet-4-5"]
             assert "anthropic_beta" not in json.loads(throttled["body"])
             [answered] = Captured(direct.url).to("/v1/messages")
             assert answered["headers"]["anthropic-beta"] == "claude-code-20250219"
-            calls = ledger.calls[ledger.checked:]
-            ledger.checked = len(ledger.calls)
-            rows = sorted(ledger.rows([c.id for c in calls])[calls[0].id], key=lambda r: r["attempt"])
+            [rows] = attempts(ledger)
             assert [(r["provider"], r["status"]) for r in rows] == [("br-east", 429), ("direct", 200)], rows
