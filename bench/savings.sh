@@ -19,10 +19,10 @@ TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 
 echo "## Savings corpus ($TS, $(nproc) cores, $(uname -m))" 
 python3 bench/corpus/build.py >&2
-cargo build --release -q -p gateway-core --example savings
+cargo build --release -q -p trimgate-optimize --example savings
 cargo build --release -q --bin trimgate
 echo
-echo "Command: \`bench/savings.sh\` (evaluator: \`cargo run --release -p gateway-core --example savings -- bench/corpus/requests\`)"
+echo "Command: \`bench/savings.sh\` (evaluator: \`cargo run --release -p trimgate-optimize --example savings -- bench/corpus/requests\`)"
 echo
 "$TARGET/release/examples/savings" bench/corpus/requests "bench/results/savings-$TS.json"
 if [[ -z "${SKIP_MATRIX:-}" ]]; then

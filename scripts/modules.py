@@ -17,10 +17,12 @@ It holds the graph to the layers written in ARCHITECTURE.md: every module has a 
 layer, a few pairs never meet (NEVER). A module with no layer is an error too: a new room
 says where it stands.
 
-It also holds gateway-core's manifest to two rules: the window's files (`trimgate-ui`) are
+It also holds gateway-core's manifest to two rules, and the optimizer's to a third: the window's files (`trimgate-ui`) are
 no dependency of it, so a UI rebuild recompiles no gateway code; and the mock provider
 (`trimgate-mock`) is one only behind the `test-util` feature, so what ships carries no
-test support.
+test support. The optimizer crate (`trimgate-optimize`) depends on the wire and on
+libraries that only compute (OPTIMIZER_DEPS), so its rule, pure decisions with no I/O, is a
+fact of its manifest.
 """
 
 import os
@@ -33,13 +35,17 @@ TEST_MODULE = re.compile(r"^#\[cfg\(test\)\]\s*\n\s*(?:pub(?:\(crate\))?\s+)?mod
 LINE_COMMENT = re.compile(r"//[^\n]*")
 # `pub use other_crate::{a, b};` or `pub use other_crate::a;` in lib.rs, outside a comment.
 REEXPORT = re.compile(r"^pub use ([a-z_][a-z0-9_]*)::(?:\{([^}]*)\}|([a-z_][a-z0-9_]*));", re.M)
+# `pub use other_crate as name;`: a whole crate of ours standing where a module of this one was.
+REEXPORT_CRATE = re.compile(r"^pub use (trimgate_[a-z0-9_]*) as ([a-z_][a-z0-9_]*);", re.M)
 
 # Bottom to top. The wire (dialects, scanning, translation) is crate `trimgate-wire`, which
 # gateway-core re-exports; it is listed so that an arrow into it reads as downward.
 LAYERS = [
     ("wire", {"trimgate_wire", "dialect", "scan", "sniff", "usage", "sse", "translate", "tokenizer", "answer_text"}),
+    # The optimizer is crate `trimgate-optimize` (re-exported as `optimize`): above the wire only.
+    ("optimizer", {"trimgate_optimize", "optimize"}),
     ("base", {"clock", "files", "running", "workers", "idle", "db", "headers", "error"}),
-    ("policy", {"optimize", "routing", "pricing", "retry", "health", "keys", "sessions", "estimate", "guard"}),
+    ("policy", {"routing", "pricing", "retry", "health", "keys", "sessions", "estimate", "guard"}),
     ("record", {"record"}),
     ("stores", {"secrets", "local_key", "cache", "ledger", "telemetry", "logs", "bodies", "virtual_keys"}),
     ("config", {"config", "import"}),
@@ -120,7 +126,12 @@ def reexports(src):
     if not os.path.exists(path):
         return {}
     found = {}
-    for crate, group, single in REEXPORT.findall(production_text(path)):
+    text = production_text(path)
+    for m in REEXPORT_CRATE.finditer(text):
+        # One behind a feature (the mock, for tests) is no part of the crate's graph.
+        if not text[: m.start()].rstrip().endswith(")]"):
+            found[m.group(2)] = m.group(1)
+    for crate, group, single in REEXPORT.findall(text):
         if crate in ("crate", "self", "super", "std"):
             continue
         for name in (group.split(",") if group else [single]):
@@ -183,6 +194,11 @@ def circles(nodes, edges):
     return out
 
 
+# What the optimizer crate may depend on: the wire and libraries that compute, no I/O.
+# A new one is a decision: add it here with the reason in crates/optimize/Cargo.toml.
+OPTIMIZER_DEPS = {"trimgate-wire", "serde", "serde_json", "memchr", "globset", "blake3", "metrics"}
+
+
 def manifest_problems(src):
     """Breaches of the two manifest rules, read from gateway-core's Cargo.toml."""
     import tomllib
@@ -194,6 +210,15 @@ def manifest_problems(src):
     found = []
     if "trimgate-ui" in deps:
         found.append("gateway-core depends on trimgate-ui: a UI rebuild would recompile the gateway")
+    optimizer = os.path.join(src, "..", "..", "crates", "optimize", "Cargo.toml")
+    if os.path.exists(optimizer):
+        with open(optimizer, "rb") as f:
+            for dep in sorted(tomllib.load(f).get("dependencies", {})):
+                if dep not in OPTIMIZER_DEPS:
+                    found.append(
+                        f"trimgate-optimize depends on {dep}: the optimizer takes the wire and pure "
+                        f"libraries only ({', '.join(sorted(OPTIMIZER_DEPS))}), nothing that does I/O"
+                    )
     mock = deps.get("trimgate-mock")
     if mock is not None and not (isinstance(mock, dict) and mock.get("optional")):
         found.append("gateway-core depends on trimgate-mock unconditionally: test support would ship")
@@ -209,7 +234,8 @@ def main(argv):
         targets = sorted(edges.get(name, ()))
         print(f"{name} -> {', '.join(targets) if targets else '(nothing)'}")
     for name in sorted(outside):
-        print(f"{name} = {outside[name]}::{name} (re-exported)")
+        whole = outside[name] == f"trimgate_{name}"
+        print(f"{name} = {outside[name]}{'' if whole else '::' + name} (re-exported)")
     core = os.path.basename(os.path.dirname(os.path.abspath(src))) == "gateway-core"
     broken = manifest_problems(src) if core else []
     for problem in broken:

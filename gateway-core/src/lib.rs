@@ -37,7 +37,6 @@
 //! - [`pricing`]  — what a request cost, per usage bucket, from a dated price table.
 //! - [`admin`]    — the admin API the window uses (guarded: loopback, Host, Origin, token) and `/ui`.
 //! - [`cache`]    — the response cache: exact and similar-request answers replayed, persisted.
-//! - [`optimize`] — the passes that rewrite requests to spend fewer tokens.
 //! - [`guard`]    — secrets in what goes out replaced by stand-ins, and put back into the answer.
 //! - [`hooks`]    — the guard's HTTP guardrail hooks: the request and the answer checked, masked or refused.
 //! - [`logs`]     — the log file (where it lives, rotated by size) and the last warnings and errors.
@@ -52,6 +51,10 @@
 //! - [`answer_text`] — the text a streamed answer has said so far, for counting when the provider does not.
 //! - [`sse`]      — server-sent events: where a frame ends, and the data it carries (once in `relay`).
 //! - [`translate`] — the canonical IR and a codec per dialect, for requests across dialects.
+//!
+//! The optimizer is a crate too, `trimgate-optimize`, above the wire and below everything
+//! here (pure decisions from its inputs, no I/O), re-exported as [`optimize`]: the passes
+//! that rewrite requests to spend fewer tokens.
 //!
 //! With the `test-util` feature, `mock` re-exports the mock provider (crate `trimgate-mock`)
 //! and the in-memory doubles are built, for tests.
@@ -81,7 +84,6 @@ pub mod ledger;
 pub mod local_key;
 pub mod logs;
 pub mod models;
-pub mod optimize;
 pub mod pending;
 pub mod pricing;
 pub mod proxy;
@@ -101,6 +103,8 @@ pub mod workers;
 
 // The wire layer (crate `trimgate-wire`), at the paths it had when it lived in this crate.
 pub use trimgate_wire::{answer_text, dialect, sniff, sse, translate, usage};
+// The optimizer (crate `trimgate-optimize`), likewise.
+pub use trimgate_optimize as optimize;
 
 #[cfg(feature = "test-util")]
 pub use trimgate_mock as mock;

@@ -150,7 +150,7 @@ pub fn redraw(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimize::compact::lines::{join, rows};
+    use crate::compact::lines::{join, rows};
 
     const CARGO_TREE: &str = "\
 logscan v0.3.0 (/tmp/logscan)

@@ -4,10 +4,10 @@
 //! rest is a whole body or the text of a tool result placed in a valid one.
 #![no_main]
 
-use gateway_core::dialect::Dialect;
-use gateway_core::optimize::compact::Level;
-use gateway_core::optimize::modes::{PruneMode, TerseMode};
-use gateway_core::optimize::{splice, Modes, Optimizer, Plan};
+use trimgate_wire::dialect::Dialect;
+use trimgate_optimize::compact::Level;
+use trimgate_optimize::modes::{PruneMode, TerseMode};
+use trimgate_optimize::{splice, Modes, Optimizer, Plan};
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 

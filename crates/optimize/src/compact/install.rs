@@ -60,7 +60,7 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimize::compact::lines::{join, rows};
+    use crate::compact::lines::{join, rows};
 
     #[test]
     fn npm_fetch_lines_are_counted_and_warnings_stay() {

@@ -6,7 +6,7 @@
 //! session cost with provider-style prompt caching, and the pipeline's own time. Sessions
 //! the corpus holds out of tuning are also reported as bands of their own.
 //!
-//! `cargo run --release -p gateway-core --example savings -- bench/corpus/requests [out.json]`
+//! `cargo run --release -p trimgate-optimize --example savings -- bench/corpus/requests [out.json]`
 //! (or `bench/savings.sh`, which builds the corpus first).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -15,12 +15,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
-use gateway_core::dialect::Dialect;
-use gateway_core::optimize::compact::{expand_listings, Level};
-use gateway_core::optimize::modes::{PruneMode, TerseMode};
-use gateway_core::optimize::{splice, tokens, Modes, Optimizer, Plan};
-use gateway_core::translate::{self, ir::Part};
 use serde_json::{json, Value};
+use trimgate_optimize::compact::{expand_listings, Level};
+use trimgate_optimize::modes::{PruneMode, TerseMode};
+use trimgate_optimize::{splice, tokens, Modes, Optimizer, Plan};
+use trimgate_wire::dialect::Dialect;
+use trimgate_wire::translate::{self, ir::Part};
 
 /// Input price per token; only ratios are reported, so the figure only names the unit.
 const INPUT_PER_MTOK: f64 = 3.0;
@@ -250,7 +250,7 @@ fn fetch_originals(opt: &Optimizer, text: &str) -> String {
     let mut whole = String::new();
     for (at, _) in text.match_indices("/originals/") {
         let id = text[at + "/originals/".len()..]
-            .get(..gateway_core::optimize::originals::ID_LEN)
+            .get(..trimgate_optimize::originals::ID_LEN)
             .unwrap_or("");
         if let Some(kept) = opt.shared.originals.get(id) {
             whole.push_str(&kept.original);

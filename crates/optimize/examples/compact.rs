@@ -1,10 +1,10 @@
 //! Compacts one file as a tool result and reports the effect:
-//! `cargo run --release -p gateway-core --example compact -- FILE [light|standard|aggressive|auto] [--print]`
+//! `cargo run --release -p trimgate-optimize --example compact -- FILE [light|standard|aggressive|auto] [--print]`
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use gateway_core::optimize::compact::{compact, Level};
-use gateway_core::optimize::tokens::count;
+use trimgate_optimize::compact::{compact, Level};
+use trimgate_optimize::tokens::count;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -14,7 +14,7 @@ use std::ops::Range;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::dialect::Dialect;
+use trimgate_wire::dialect::Dialect;
 
 /// One tool result's text, as found in the body.
 #[derive(Debug, Clone)]

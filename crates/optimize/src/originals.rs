@@ -95,7 +95,7 @@ impl Originals {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimize::tokens::hash;
+    use crate::tokens::hash;
 
     #[test]
     fn keeps_by_hash_and_evicts_the_oldest_past_the_byte_bound() {

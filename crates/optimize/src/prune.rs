@@ -172,8 +172,8 @@ impl Pass for ContextPruning {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::Dialect;
-    use crate::optimize::{splice, Optimizer, Plan};
+    use crate::{splice, Optimizer, Plan};
+    use trimgate_wire::dialect::Dialect;
 
     fn session(results: usize, each: &str) -> serde_json::Value {
         let mut messages = vec![serde_json::json!({"role": "user", "content": "go"})];

@@ -245,7 +245,7 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimize::compact::lines::{join, rows};
+    use crate::compact::lines::{join, rows};
 
     #[test]
     fn java_frames_in_the_jdk_are_elided_and_user_frames_stay() {

@@ -174,8 +174,8 @@ pub use super::compact::thousands;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::Dialect;
-    use crate::optimize::{Optimizer, Plan};
+    use crate::{Optimizer, Plan};
+    use trimgate_wire::dialect::Dialect;
 
     #[test]
     fn long_strings_are_found_past_escaped_quotes() {
@@ -207,7 +207,7 @@ mod tests {
             Optimizer::new(Default::default()).run(Dialect::OpenAiChat, &bytes, "gpt-4.1", &plan);
         assert_eq!(out.changes.len(), 1);
         let new: serde_json::Value =
-            serde_json::from_slice(&crate::optimize::splice(&bytes, &out.edits)).unwrap();
+            serde_json::from_slice(&crate::splice(&bytes, &out.edits)).unwrap();
         assert_eq!(new["messages"][2]["content"], file);
         let reference = new["messages"][4]["content"].as_str().unwrap();
         assert!(
@@ -250,7 +250,7 @@ mod tests {
             &plan,
         );
         let new: serde_json::Value =
-            serde_json::from_slice(&crate::optimize::splice(&bytes, &out.edits)).unwrap();
+            serde_json::from_slice(&crate::splice(&bytes, &out.edits)).unwrap();
         let sent = new["input"][1]["output"].as_str().unwrap();
         assert!(
             sent.starts_with("{\"output\":\"[… 300 passing tests elided …]"),

@@ -31,12 +31,12 @@ pub mod tool_output;
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::dialect::Dialect;
 use locate::Located;
 use memo::Memo;
 pub use modes::{Modes, Plan, PlanPatch};
 use originals::Originals;
 use tokens::{CountMemo, Hash};
+use trimgate_wire::dialect::Dialect;
 
 /// Where markers send an agent for an elided block before the listener is bound.
 const DEFAULT_ORIGIN: &str = "http://127.0.0.1:8788";

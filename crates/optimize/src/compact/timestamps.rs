@@ -290,7 +290,7 @@ fn flush(out: &mut Vec<Row>, elided: &mut Elided, range: &mut Option<(String, St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimize::compact::lines::{join, rows};
+    use crate::compact::lines::{join, rows};
 
     fn stamp(line: &str) -> Option<&str> {
         timestamp_span(line).and_then(|(a, b)| line.get(a..b))

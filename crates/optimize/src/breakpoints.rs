@@ -189,7 +189,7 @@ mod tests {
         let edits = place(body.as_bytes(), model);
         let n = edits.len();
         (
-            String::from_utf8(crate::optimize::splice(body.as_bytes(), &edits)).unwrap(),
+            String::from_utf8(crate::splice(body.as_bytes(), &edits)).unwrap(),
             n,
         )
     }

@@ -7,7 +7,7 @@ use std::fmt;
 use globset::{Glob, GlobMatcher};
 
 use super::compact::Level;
-use crate::dialect::Dialect;
+use trimgate_wire::dialect::Dialect;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TerseMode {

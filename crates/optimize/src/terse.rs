@@ -82,8 +82,8 @@ impl Pass for TerseDirective {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::Dialect;
-    use crate::optimize::{splice, Optimizer, Plan};
+    use crate::{splice, Optimizer, Plan};
+    use trimgate_wire::dialect::Dialect;
 
     fn run(body: serde_json::Value, dialect: Dialect, mode: TerseMode) -> serde_json::Value {
         let bytes = serde_json::to_vec(&body).unwrap();

@@ -322,7 +322,7 @@ fn lines_elided(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimize::compact::lines::{join, rows};
+    use crate::compact::lines::{join, rows};
 
     #[test]
     fn pytest_statuses_are_read_from_verbose_lines() {

@@ -370,7 +370,7 @@ mod tests {
             include_str!("fixtures/grep_rn.txt"),
             include_str!("fixtures/find.txt"),
         ] {
-            let grouped = crate::optimize::compact::compact(fixture, Level::Standard).unwrap();
+            let grouped = crate::compact::compact(fixture, Level::Standard).unwrap();
             assert!(grouped.len() < fixture.len());
             let expanded = expand(&grouped);
             let lines: std::collections::HashSet<&str> = expanded.lines().collect();
@@ -381,7 +381,7 @@ mod tests {
     }
 
     use super::*;
-    use crate::optimize::compact::lines::{join, rows};
+    use crate::compact::lines::{join, rows};
 
     #[test]
     fn grep_lines_split_into_path_number_and_text() {

@@ -157,7 +157,7 @@ fn split_braces(line: &str) -> Option<(&str, &str, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimize::compact::lines::{join, rows};
+    use crate::compact::lines::{join, rows};
 
     /// `git tag`: runs of patch releases share a line; the order and every tag stay.
     #[test]
