@@ -10,7 +10,11 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::HeaderMap;
 
-use super::{cached, relayed_headers, stamp, Cached, Ctx, Outgoing, Via, Whole};
+use super::answer::Whole;
+use super::cached::{cached, Cached};
+use super::prepare::{Outgoing, Via};
+use super::stamp::{relayed_headers, stamp};
+use super::Ctx;
 use crate::cache;
 use crate::config::Provider;
 use crate::dialect::{Dialect, Endpoint};

@@ -9,9 +9,12 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue};
 
-use super::{
-    cached, relayed_headers, stamp, unix_now, Cached, Ctx, Outgoing, Via, Whole, OFF_THREAD_BYTES,
-};
+use super::answer::{unix_now, Whole};
+use super::cached::{cached, Cached};
+use super::optimized::OFF_THREAD_BYTES;
+use super::prepare::{Outgoing, Via};
+use super::stamp::{relayed_headers, stamp};
+use super::Ctx;
 use crate::cache;
 use crate::config::Provider;
 use crate::dialect::{Dialect, Endpoint};
