@@ -10,7 +10,8 @@
 //!   bytes; the pipeline splices their replacements in and leaves every other byte alone.
 //! - Fail open: a body the locator cannot read is forwarded unchanged.
 //!
-//! The passes: [`tool_output`] (compacts tool results), [`terse`] (a short directive at
+//! The passes: [`repeats`] (an output the conversation already holds becomes a reference
+//! to it), [`tool_output`] (compacts tool results), [`terse`] (a short directive at
 //! the end of the system prompt), [`prune`] (placeholders for the oldest tool results near
 //! the context window), [`squeeze`] (the strict, lossless-only pass that runs alone).
 //! Apart from them, [`breakpoints`] marks prompt-cache breakpoints on Anthropic-bound
@@ -23,6 +24,7 @@ pub mod memo;
 pub mod modes;
 pub mod originals;
 pub mod prune;
+pub mod repeats;
 pub mod squeeze;
 pub mod terse;
 pub mod tokens;
@@ -293,6 +295,8 @@ fn passes(plan: &Plan) -> Vec<Box<dyn Pass>> {
         return out;
     }
     if let Some(level) = plan.tool_output {
+        // Repeats first: a repeated output becomes a reference, not a second compaction.
+        out.push(Box::new(repeats::Repeats));
         out.push(Box::new(tool_output::ToolOutputCompaction { level }));
     }
     if let Some(mode) = plan.prune {

@@ -1,10 +1,6 @@
 //! Tool-output compaction as a pass: each tool result large enough to matter goes through
 //! [`compact`](super::compact), and the rewrite is kept only if it clears the savings
-//! floor. A result identical to an earlier one in the same request (the same file read
-//! twice) becomes a back-reference to it; the earlier one never changes, so the decision
-//! is as stable as the history it looks at.
-
-use std::collections::HashMap;
+//! floor. (A result the request already holds is [`super::repeats`]' before it is ours.)
 
 use super::compact::{compact_retrievable, Level};
 use std::sync::Arc;
@@ -73,8 +69,6 @@ impl Pass for ToolOutputCompaction {
 
     fn run(&self, doc: &mut Doc, shared: &Shared) -> PassReport {
         let mut report = PassReport::new(NAME, self.mode());
-        // First occurrence of each large result, by its text.
-        let mut seen: HashMap<&str, usize> = HashMap::new();
         let mut decided = Vec::new();
         for (i, block) in doc.located.tool_blocks.iter().enumerate() {
             // An original the agent fetched back is what it asked for: whole.
@@ -84,27 +78,11 @@ impl Pass for ToolOutputCompaction {
             {
                 continue;
             }
-            let first = seen.get(block.text.as_str()).copied();
             let decision = decide(&block.text, self.level, shared);
-            let (text, before, after) = match (first, decision.replacement) {
-                (Some(first), _) => {
-                    let reference = back_reference(doc, first, &block.text);
-                    let after = estimate(&reference);
-                    (reference, decision.before, after)
-                }
-                (None, Some(text)) => (text.to_string(), decision.before, decision.after),
-                (None, None) => {
-                    seen.insert(&block.text, i);
-                    continue;
-                }
-            };
-            if first.is_none() {
-                seen.insert(&block.text, i);
-            } else if !pays(before, after) {
-                continue;
+            if let Some(text) = decision.replacement {
+                report.changed(decision.before, decision.after);
+                decided.push((i, text.to_string()));
             }
-            report.changed(before, after);
-            decided.push((i, text));
         }
         for (i, replacement) in decided {
             doc.replaced[i] = Some((replacement, NAME));
@@ -151,24 +129,6 @@ fn decide(text: &str, level: Level, shared: &Shared) -> Decision {
     decision
 }
 
-fn back_reference(doc: &Doc, first: usize, text: &str) -> String {
-    let lines = text.lines().count();
-    let earlier = &doc.located.tool_blocks[first];
-    match &earlier.call_id {
-        Some(id) => format!(
-            "[… identical to the earlier tool result of call {id} ({} lines, {} bytes) …]",
-            thousands(lines),
-            thousands(text.len())
-        ),
-        None => format!(
-            "[… identical to earlier tool result #{} ({} lines, {} bytes) …]",
-            first + 1,
-            thousands(lines),
-            thousands(text.len())
-        ),
-    }
-}
-
 pub use super::compact::thousands;
 
 #[cfg(test)]
@@ -183,38 +143,6 @@ mod tests {
         assert!(has_long_string(long.as_bytes(), 40));
         assert!(!has_long_string(long.as_bytes(), 60));
         assert!(!has_long_string(br#"{"a":"\\","b":"short"}"#, 6));
-    }
-
-    #[test]
-    fn a_repeated_read_becomes_a_back_reference_and_the_first_stays() {
-        let file = "fn main() {\n    println!(\"hello\");\n}\n".repeat(60);
-        let body = serde_json::json!({
-            "model": "gpt-4.1",
-            "messages": [
-                {"role": "user", "content": "read it twice"},
-                {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}]},
-                {"role": "tool", "tool_call_id": "c1", "content": file},
-                {"role": "assistant", "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "read", "arguments": "{}"}}]},
-                {"role": "tool", "tool_call_id": "c2", "content": file},
-            ]
-        });
-        let bytes = serde_json::to_vec(&body).unwrap();
-        let plan = Plan {
-            tool_output: Some(Level::Standard),
-            ..Plan::OFF
-        };
-        let out =
-            Optimizer::new(Default::default()).run(Dialect::OpenAiChat, &bytes, "gpt-4.1", &plan);
-        assert_eq!(out.changes.len(), 1);
-        let new: serde_json::Value =
-            serde_json::from_slice(&crate::splice(&bytes, &out.edits)).unwrap();
-        assert_eq!(new["messages"][2]["content"], file);
-        let reference = new["messages"][4]["content"].as_str().unwrap();
-        assert!(
-            reference.contains("identical to the earlier tool result of call c1"),
-            "{reference}"
-        );
-        assert_eq!(out.applied, ["tool_output=standard"]);
     }
 
     /// A Responses request whose `function_call_output` is Codex's JSON string around a

@@ -124,6 +124,23 @@ pub fn expand_listings(text: &str) -> String {
     listing::expand(&deptree::redraw(&versions::expand(text)))
 }
 
+/// The command's output inside an agent's wrapper, or the whole text when it has none.
+pub fn output_of(text: &str) -> std::borrow::Cow<'_, str> {
+    wrapper::split(text).map_or(
+        std::borrow::Cow::Borrowed(text),
+        wrapper::Wrapped::into_output,
+    )
+}
+
+/// `text`'s agent wrapper around `output` instead of the one it holds; `output` alone
+/// when `text` has no wrapper.
+pub fn rewrap(text: &str, output: &str) -> Option<String> {
+    match wrapper::split(text) {
+        Some(wrapped) => wrapped.rewrap(output),
+        None => Some(output.to_owned()),
+    }
+}
+
 /// Text without ANSI/OSC escapes (for the strict squeeze, which shares them).
 pub fn strip_escapes(text: &str) -> String {
     ansi::strip(text).into_owned()

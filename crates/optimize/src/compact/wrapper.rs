@@ -101,10 +101,21 @@ pub(crate) fn split(text: &str) -> Option<Wrapped<'_>> {
         .or_else(|| claude_code(text))
 }
 
-impl Wrapped<'_> {
+impl<'a> Wrapped<'a> {
     /// The output as the command printed it.
     pub fn output(&self) -> &str {
         self.inner.get(self.notice..).unwrap_or_default()
+    }
+
+    /// The output as the command printed it, borrowed from the tool result unless the
+    /// wrapper had to decode it.
+    pub fn into_output(self) -> Cow<'a, str> {
+        match self.inner {
+            Cow::Borrowed(inner) => Cow::Borrowed(inner.get(self.notice..).unwrap_or_default()),
+            Cow::Owned(inner) => {
+                Cow::Owned(inner.get(self.notice..).unwrap_or_default().to_owned())
+            }
+        }
     }
 
     /// The same wrapper around `output` (a compacted form of [`Wrapped::output`]): every
