@@ -307,3 +307,95 @@ async fn a_holdout_share_of_sessions_goes_unoptimized_and_is_marked() {
     .await;
     assert_eq!(header(&res, "x-trimgate-applied"), "tool_output=standard");
 }
+
+/// A file read twice and a test run repeated with the same result, as Claude Code sends
+/// them: the provider gets one copy of each and a reference where it repeats; the ledger
+/// counts the references as their own pass, beside the compaction.
+#[tokio::test]
+async fn a_repeated_output_reaches_the_provider_once_and_the_ledger_counts_it_apart() {
+    let mock = start_mock(MockConfig::default()).await;
+    let gw = Gateway::spawn(&mock_config(&mock.url, "", ""));
+    let file: String = (1..=300)
+        .map(|i| format!("    {i}→    let total_{i} = ledger.sum(&entries[{i}..]);\n"))
+        .collect();
+    let log = cargo_test_log();
+    let result =
+        |id: &str, text: &str| json!({"type": "tool_result", "tool_use_id": id, "content": text});
+    let call = |id: &str, cmd: &str| json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Bash", "input": {"command": cmd}}]});
+    let body = json!({
+        "model": "claude-sonnet-5-5", "max_tokens": 512,
+        "messages": [
+            {"role": "user", "content": "Fix the failing test."},
+            call("toolu_1", "cat -n src/ledger.rs"),
+            {"role": "user", "content": [result("toolu_1", &file)]},
+            call("toolu_2", "cargo test"),
+            {"role": "user", "content": [result("toolu_2", &log)]},
+            call("toolu_3", "cat -n src/ledger.rs"),
+            {"role": "user", "content": [result("toolu_3", &file)]},
+            call("toolu_4", "cargo test"),
+            {"role": "user", "content": [result("toolu_4", &format!("Exit code 101\n{log}"))]},
+        ],
+    });
+    let res = post_json(&format!("{}/v1/messages", gw.url), body.to_string(), &[]).await;
+    assert_eq!(res.status(), 200, "{}", gw.stderr());
+    assert_eq!(
+        header(&res, "x-trimgate-applied"),
+        "repeats=on tool_output=auto"
+    );
+    let id = header(&res, "x-request-id");
+
+    let sent = last_body(&mock);
+    let text = |m: usize| {
+        sent["messages"][m]["content"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(text(2), file, "the first read goes as sent (source code)");
+    assert!(
+        text(4).contains("right: Err(TrailingComma)"),
+        "the first run, compacted"
+    );
+    assert!(
+        text(6).starts_with(
+            "[… the same output as the earlier tool result of call toolu_1 (300 lines,"
+        ),
+        "{}",
+        text(6)
+    );
+    // Claude Code's exit-code line is the agent's: it stays above the reference.
+    assert!(
+        text(8).starts_with(
+            "Exit code 101\n[… the same output as the earlier tool result of call toolu_2"
+        ),
+        "{}",
+        text(8)
+    );
+
+    // The ledger's rows: each pass with its own before and after.
+    let detail: Value = client()
+        .get(format!("{}/admin/api/requests/{id}", gw.url))
+        .bearer_auth(&gw.admin_token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let pass = |name: &str| {
+        detail["passes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["pass"] == name)
+            .unwrap_or_else(|| panic!("no {name} pass in {detail}"))
+            .clone()
+    };
+    let repeats = pass("repeats");
+    let before = repeats["before"].as_u64().unwrap();
+    let after = repeats["after"].as_u64().unwrap();
+    // Both repeats' tokens (the file and the run) went; two reference lines came.
+    assert!(before > 4000 && after < 100, "{repeats}");
+    let compaction = pass("tool_output");
+    assert!(compaction["after"].as_u64() < compaction["before"].as_u64());
+}
