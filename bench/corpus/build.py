@@ -885,7 +885,13 @@ def body_size(body):
 def main():
     FACTS.update(pick_facts())
     for extra in EXTRA_FACTS:
-        FACTS.update(extra())
+        more = extra()
+        # One name, one fact: a family that reused another's name would silently change
+        # the other family's questions and needles.
+        clash = sorted(FACTS.keys() & more.keys())
+        if clash:
+            raise SystemExit(f"{extra.__module__}: facts named as another family's: {clash}")
+        FACTS.update(more)
     if REQUESTS.exists():
         shutil.rmtree(REQUESTS)
     REQUESTS.mkdir()
