@@ -3,7 +3,9 @@
 //! and mode: tokens before and after (o200k_base), needle recall in what the provider got
 //! and needle recall with the originals the markers name fetched back, validity,
 //! determinism across fresh processes, prefix stability across a session's turns, a
-//! session cost with provider-style prompt caching, and the pipeline's own time. Sessions
+//! session cost with provider-style prompt caching, and the pipeline's own time; and how
+//! many of the tokens were tool results of a kind the default may not touch (source,
+//! prose, diffs, opaque blocks), with the share saved of the rest. Sessions
 //! the corpus holds out of tuning are also reported as bands of their own.
 //!
 //! `cargo run --release -p trimgate-optimize --example savings -- bench/corpus/requests [out.json]`
@@ -16,9 +18,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use trimgate_optimize::compact::{expand_listings, Level};
+use trimgate_optimize::compact::{expand_listings, untouchable, Level};
 use trimgate_optimize::modes::{PruneMode, TerseMode};
-use trimgate_optimize::{splice, tokens, Modes, Optimizer, Plan};
+use trimgate_optimize::{locate, splice, tokens, Modes, Optimizer, Plan};
 use trimgate_wire::dialect::Dialect;
 use trimgate_wire::translate::{self, ir::Part};
 
@@ -222,6 +224,9 @@ struct Row {
     sessions_stable: usize,
     cost_passthrough: f64,
     cost_mode: f64,
+    /// Tokens of tool results the default level passes as sent by rule (source, prose,
+    /// diffs, opaque blocks): what no mode that keeps every fact could save.
+    untouchable: u64,
     /// (request id, tokens before, tokens after)
     per_request: Vec<(String, u64, u64)>,
 }
@@ -231,6 +236,7 @@ impl Row {
         self.requests += other.requests;
         self.tokens_before += other.tokens_before;
         self.tokens_after += other.tokens_after;
+        self.untouchable += other.untouchable;
         self.needles += other.needles;
         self.needles_found += other.needles_found;
         self.needles_retrievable += other.needles_retrievable;
@@ -321,6 +327,18 @@ fn hex(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// Tokens of the request's tool results that are of a kind the default may not touch.
+fn untouchable_tokens(r: &Request) -> u64 {
+    locate::locate(r.dialect, &r.body).map_or(0, |located| {
+        located
+            .tool_blocks
+            .iter()
+            .filter(|b| untouchable(&b.text))
+            .map(|b| tokens::count(&b.text))
+            .sum()
+    })
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dir = args.get(1).map_or("bench/corpus/requests", String::as_str);
@@ -382,6 +400,11 @@ fn main() {
         })
         .collect();
 
+    let untouched: BTreeMap<&str, u64> = requests
+        .iter()
+        .map(|r| (r.id.as_str(), untouchable_tokens(r)))
+        .collect();
+
     for (name, plan) in modes() {
         // Room for every original in memory: in a gateway the ledger keeps them all for
         // `originals_days`, so what a marker names can always be fetched back.
@@ -400,6 +423,7 @@ fn main() {
             for r in turns {
                 let (body, ms) = optimized(&opt, r, &plan);
                 row.requests += 1;
+                row.untouchable += untouched[r.id.as_str()];
                 row.latencies.push(ms);
                 let before: Value = serde_json::from_slice(&r.body).unwrap();
                 row.tokens_before += text_tokens(&before);
@@ -474,12 +498,16 @@ fn main() {
         }
     }
 
-    println!("| band | mode | requests | tokens before | tokens after | saved | needle recall (in context) | retrievable | valid | prefix-stable sessions | cached session cost vs passthrough | pass p50 ms | pass p95 ms |");
-    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| band | mode | requests | tokens before | tokens after | saved | untouchable by rule | saved of the rest | needle recall (in context) | retrievable | valid | prefix-stable sessions | cached session cost vs passthrough | pass p50 ms | pass p95 ms |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut report = Vec::new();
     for ((band, mode), row) in &mut rows {
         row.latencies.sort_by(f64::total_cmp);
         let saved = 1.0 - row.tokens_after as f64 / row.tokens_before.max(1) as f64;
+        let untouchable = row.untouchable as f64 / row.tokens_before.max(1) as f64;
+        // What was saved of the tokens a rewrite could touch at all.
+        let of_rest = (row.tokens_before as f64 - row.tokens_after as f64)
+            / row.tokens_before.saturating_sub(row.untouchable).max(1) as f64;
         let recall = row.needles_found as f64 / row.needles.max(1) as f64;
         let retrievable = row.needles_retrievable as f64 / row.needles.max(1) as f64;
         let valid = row.valid as f64 / row.requests.max(1) as f64;
@@ -489,11 +517,13 @@ fn main() {
             percentile(&row.latencies, 0.95),
         );
         println!(
-            "| {band} | {mode} | {} | {} | {} | {:.1} % | {:.1} % ({}/{}) | {:.1} % ({}/{}) | {:.1} % | {}/{} | {:.3}× | {:.3} | {:.3} |",
+            "| {band} | {mode} | {} | {} | {} | {:.1} % | {:.1} % | {:.1} % | {:.1} % ({}/{}) | {:.1} % ({}/{}) | {:.1} % | {}/{} | {:.3}× | {:.3} | {:.3} |",
             row.requests,
             row.tokens_before,
             row.tokens_after,
             saved * 100.0,
+            untouchable * 100.0,
+            of_rest * 100.0,
             recall * 100.0,
             row.needles_found,
             row.needles,
@@ -513,7 +543,7 @@ fn main() {
         report.push(json!({
             "band": band, "mode": mode, "requests": row.requests,
             "tokens_before": row.tokens_before, "tokens_after": row.tokens_after,
-            "saved_share": saved, "needle_recall": recall, "needle_retrievable": retrievable, "needles": row.needles,
+            "saved_share": saved, "untouchable_tokens": row.untouchable, "untouchable_share": untouchable, "saved_of_the_rest": of_rest, "needle_recall": recall, "needle_retrievable": retrievable, "needles": row.needles,
             "valid_share": valid, "sessions": row.sessions, "sessions_prefix_stable": row.sessions_stable,
             "session_cost_ratio": cost_ratio, "pass_ms_p50": p50, "pass_ms_p95": p95,
             "lost": row.lost, "per_request": row.per_request,

@@ -124,6 +124,21 @@ pub fn expand_listings(text: &str) -> String {
     listing::expand(&deptree::redraw(&versions::expand(text)))
 }
 
+/// Whether the default level passes `text` as sent whatever it holds, by rule: source
+/// code, prose and a diff under review are never rewritten. The savings report counts
+/// these tokens apart, so a share saved is read against what could be saved.
+pub fn untouchable(text: &str) -> bool {
+    let output = output_of(text);
+    let stripped = ansi::strip(&output);
+    if json::is_json(&stripped) {
+        return false;
+    }
+    matches!(
+        classify::classify(&ansi::tidy(&stripped)),
+        Kind::Code | Kind::Prose | Kind::Diff
+    )
+}
+
 /// The command's output inside an agent's wrapper, or the whole text when it has none.
 pub fn output_of(text: &str) -> std::borrow::Cow<'_, str> {
     wrapper::split(text).map_or(
