@@ -162,10 +162,9 @@ fi
 ########################################################################################
 manifest="$OUT/MANIFEST.md"
 marker="## Outputs of capture_deps.sh"
-if grep -qF "$marker" "$manifest" 2>/dev/null; then
-  sed -i "/^$marker\$/,\$d" "$manifest"
-fi
+drop_section "$manifest" "$marker"
 {
+  echo
   echo "$marker"
   echo
   echo "Written by \`bench/corpus/capture_deps.sh\` on $(uname -sm), $(cargo --version | cut -d' ' -f1-2), node $(node --version), $(python3 --version), $(git --version)."

@@ -23,3 +23,21 @@ manifest_row() {
     echo
   } >>"$ROWS"
 }
+
+# drop_section MANIFEST SECTION: removes SECTION (a `## …` heading and its rows, up to the
+# next `## ` heading) from MANIFEST, leaving the other scripts' sections as they are.
+drop_section() {
+  touch "$1"
+  python3 - "$1" "$2" <<'PY'
+import re, sys
+path, section = sys.argv[1], sys.argv[2]
+text = open(path, encoding="utf-8").read()
+start = text.find(section + "\n") if text.startswith(section + "\n") else text.find("\n" + section + "\n")
+if start >= 0:
+    head = text[:start]
+    rest = text[start:].lstrip("\n")[len(section):]
+    nxt = re.search(r"^## ", rest, re.M)
+    text = head.rstrip("\n") + "\n" + ("\n" + rest[nxt.start():] if nxt else "")
+open(path, "w", encoding="utf-8").write(text.rstrip("\n") + "\n")
+PY
+}

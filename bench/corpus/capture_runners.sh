@@ -759,16 +759,7 @@ run postgres-log "$T/pg" "cat pg.log"
 # MANIFEST: this script's section, replaced as a whole.
 ########################################################################################
 manifest="$OUT/MANIFEST.md"
-if [[ -f $manifest ]]; then
-  python3 - "$manifest" "$SECTION" <<'PY'
-import sys
-path, section = sys.argv[1], sys.argv[2]
-text = open(path, encoding="utf-8").read()
-if section in text:
-    text = text.split("\n" + section + "\n", 1)[0].rstrip("\n") + "\n"
-open(path, "w", encoding="utf-8").write(text)
-PY
-fi
+drop_section "$manifest" "$SECTION"
 {
   echo
   echo "$SECTION"

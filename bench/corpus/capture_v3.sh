@@ -357,18 +357,7 @@ fi
 # scripts, before or after it, are left as they are.
 ########################################################################################
 manifest="$OUT/MANIFEST.md"
-touch "$manifest"
-python3 - "$manifest" "$SECTION" <<'PY'
-import re, sys
-path, section = sys.argv[1], sys.argv[2]
-text = open(path, encoding="utf-8").read()
-start = text.find("\n" + section + "\n")
-if start >= 0:
-    rest = text[start + 1 + len(section):]
-    nxt = re.search(r"^## ", rest, re.M)
-    text = text[:start].rstrip("\n") + "\n" + ("\n" + rest[nxt.start():] if nxt else "")
-open(path, "w", encoding="utf-8").write(text.rstrip("\n") + "\n")
-PY
+drop_section "$manifest" "$SECTION"
 {
   echo
   echo "$SECTION"
