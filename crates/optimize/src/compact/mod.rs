@@ -15,6 +15,7 @@
 //! - [`timestamps`]  — server and daemon logs: lines that differ only in timestamps and
 //!   ids fold, first and last of each message kept.
 //! - [`logruns`]     — timestamped lines that open alike: what a run repeats said once.
+//! - [`logfields`]   — `key=value` fields a run's lines share, said once under its head.
 //! - [`install`]     — npm / pip install logs.
 //! - [`diagnostics`] — rustc/cargo, tsc and gcc/clang diagnostics.
 //! - [`trace`]       — Python tracebacks, Rust backtraces, JS and Java frames.
@@ -43,6 +44,7 @@ mod json;
 mod lines;
 mod listing;
 mod lockfile;
+mod logfields;
 mod logruns;
 mod test_output;
 mod timestamps;
