@@ -14,6 +14,8 @@
 //! - [`test_output`] — cargo test, pytest, unittest, jest, mocha, go test.
 //! - [`timestamps`]  — server and daemon logs: lines that differ only in timestamps and
 //!   ids fold, first and last of each message kept.
+//! - [`logruns`]     — timestamped lines that open alike: what a run repeats said once.
+//! - [`logfields`]   — `key=value` fields a run's lines share, said once under its head.
 //! - [`install`]     — npm / pip install logs.
 //! - [`diagnostics`] — rustc/cargo, tsc and gcc/clang diagnostics.
 //! - [`trace`]       — Python tracebacks, Rust backtraces, JS and Java frames.
@@ -42,6 +44,8 @@ mod json;
 mod lines;
 mod listing;
 mod lockfile;
+mod logfields;
+mod logruns;
 mod test_output;
 mod timestamps;
 mod trace;
@@ -121,7 +125,7 @@ pub use lines::thousands;
 pub fn expand_listings(text: &str) -> String {
     let wrapped = wrapper::split(text);
     let text = wrapped.as_ref().map_or(text, |w| w.output());
-    listing::expand(&deptree::redraw(&versions::expand(text)))
+    listing::expand(&deptree::redraw(&versions::expand(&logruns::expand(text))))
 }
 
 /// Whether the default level passes `text` as sent whatever it holds, by rule: source
@@ -241,6 +245,10 @@ fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
             STANDARD_HEAD_TAIL
         };
         rows = lines::head_tail(rows, head, tail);
+    }
+    // Last, so every other pass has read the lines whole.
+    if standard && kind == Kind::Timestamped {
+        rows = logruns::compact(rows);
     }
     rows
 }
