@@ -118,12 +118,13 @@ pub use lines::thousands;
 
 /// Undoes the lossless regroupings of listings: grep matches and find paths grouped under
 /// their file or directory, names grouped in brace form, tree guide bars blanked, `ls -l`
-/// columns said once. Shows the rewrites lose nothing (the savings evaluator checks facts in
+/// columns said once, lock files' files tables one name and hash a line. Shows the rewrites lose nothing (the savings evaluator checks facts in
 /// this view too). An output inside an agent's wrapper is expanded as it would be bare.
 pub fn expand_listings(text: &str) -> String {
     let wrapped = wrapper::split(text);
     let text = wrapped.as_ref().map_or(text, |w| w.output());
-    listing::expand(&deptree::redraw(&versions::expand(&ls::expand(text))))
+    let text = lockfile::expand(&ls::expand(text));
+    listing::expand(&deptree::redraw(&versions::expand(&text)))
 }
 
 /// Text without ANSI/OSC escapes (for the strict squeeze, which shares them).
