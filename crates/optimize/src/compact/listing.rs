@@ -215,7 +215,7 @@ pub(crate) struct LsEntry<'a> {
 }
 
 /// Whether the first token is an `ls -l` mode string (`-rw-r--r--`, `drwxr-xr-x.`, `lrwxrwxrwx@`).
-fn is_mode(token: &str) -> bool {
+pub(crate) fn is_mode(token: &str) -> bool {
     let b = token.as_bytes();
     if !(10..=11).contains(&b.len()) {
         return false;

@@ -2,13 +2,16 @@
 //! and checksum stays below Aggressive. What truly repeats is rewritten without loss: the
 //! `source = "…"` line most packages share is said once, in a marker naming the packages
 //! that lack it, and a `dependencies = [` array one name a line is written on one line
-//! (the same TOML). At Aggressive the checksums and the wheel lists with their hashes go,
-//! counted.
+//! (the same TOML). A `files = [ {file = "…", hash = "sha256:…"}, … ]` table is written
+//! one `name hash` a line under a `files (file, sha256):` header, the start the names share
+//! said once; [`expand`] gives the table back byte for byte. At Aggressive the checksums
+//! and the wheel lists with their hashes go, counted.
 //!
 //! `package-lock.json` is JSON and goes through [`super::json`].
 
-use super::lines::{count, thousands, Elided, Row};
+use super::lines::{count, join, thousands, Elided, Row};
 use super::Level;
+use crate::tokens::estimate;
 
 /// A `source = …` line shared by fewer packages than this is left where it is.
 const MIN_SHARED_SOURCE: usize = 5;
@@ -29,7 +32,7 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
     if level == Level::Aggressive {
         drop_hashes(rows)
     } else {
-        rows
+        tabulate_files(rows)
     }
 }
 
@@ -148,6 +151,153 @@ fn is_key(key: &str) -> bool {
         && key
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// How a files table item is written in a lock file: `    {file = "…", hash = "…:…"},`.
+const FILE_OPEN: &str = "    {file = \"";
+const FILE_HASH: &str = "\", hash = \"";
+const FILE_CLOSE: &str = "\"},";
+/// Fewer files than this are written without their shared start.
+const MIN_SHARED_START: usize = 3;
+
+/// One files table item: (file name, hash algorithm, hash).
+fn file_item(line: &str) -> Option<(&str, &str, &str)> {
+    let body = line.strip_prefix(FILE_OPEN)?.strip_suffix(FILE_CLOSE)?;
+    let (file, hash) = body.split_once(FILE_HASH)?;
+    let (algorithm, hex) = hash.split_once(':')?;
+    let plain = |s: &str| !s.is_empty() && !s.contains(['"', '\\', ' ', ':']);
+    (plain(file) && is_key(algorithm) && is_hex(hex)).then_some((file, algorithm, hex))
+}
+
+fn is_hex(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// The header of a files table in short: `files (file, sha256):`, or with the start every
+/// name shares `files (file after "pydantic_core-2.33.2", sha256):`.
+fn files_header(key: &str, start: &str, algorithm: &str) -> String {
+    if start.is_empty() {
+        format!("{key} (file, {algorithm}):")
+    } else {
+        format!("{key} (file after \"{start}\", {algorithm}):")
+    }
+}
+
+/// Reads a files table header back: (key, shared start, algorithm).
+fn parse_files_header(line: &str) -> Option<(&str, &str, &str)> {
+    let (key, rest) = line.split_once(" (file")?;
+    let rest = rest.strip_suffix("):")?;
+    let (start, algorithm) = match rest.strip_prefix(" after \"") {
+        Some(after) => after.split_once("\", ")?,
+        None => ("", rest.strip_prefix(", ")?),
+    };
+    (is_key(key) && is_key(algorithm) && !start.contains('"')).then_some((key, start, algorithm))
+}
+
+/// Writes each files table one `name hash` a line (see the module doc), where that reads
+/// back exactly and is shorter.
+fn tabulate_files(rows: Vec<Row>) -> Vec<Row> {
+    let mut out: Vec<Row> = Vec::with_capacity(rows.len());
+    let mut i = 0;
+    while let Some(row) = rows.get(i) {
+        i += 1;
+        let key = row.text.strip_suffix(" = [").filter(|k| is_key(k));
+        let items: Vec<(&str, &str, &str)> = rows
+            .get(i..)
+            .unwrap_or_default()
+            .iter()
+            .map_while(|r| file_item(&r.text).filter(|_| !r.is_marker()))
+            .collect();
+        let closed = rows.get(i + items.len()).is_some_and(|r| r.text == "]");
+        let algorithm = items.first().map(|(_, a, _)| *a);
+        let one_algorithm = items.iter().all(|(_, a, _)| Some(*a) == algorithm);
+        let (Some(key), Some(algorithm), true, true) = (key, algorithm, closed, one_algorithm)
+        else {
+            out.push(row.clone());
+            continue;
+        };
+        let names: Vec<&str> = items.iter().map(|(f, _, _)| *f).collect();
+        let start = shared_start(&names);
+        out.push(Row::plain(files_header(key, start, algorithm)));
+        for (file, _, hex) in &items {
+            let rest = file.get(start.len()..).unwrap_or(file);
+            out.push(Row::plain(format!("{rest} {hex}")));
+        }
+        i += items.len() + 1;
+    }
+    let (before, after) = (join(&rows), join(&out));
+    if estimate(&after) < estimate(&before) && expand(&after) == before {
+        out
+    } else {
+        rows
+    }
+}
+
+/// The start all names share, when there are enough of them; every name goes on past it.
+fn shared_start<'a>(names: &[&'a str]) -> &'a str {
+    let (Some(first), Some(shortest)) = (names.first(), names.iter().map(|n| n.len()).min()) else {
+        return "";
+    };
+    if names.len() < MIN_SHARED_START {
+        return "";
+    }
+    let mut len = shortest.saturating_sub(1);
+    for name in names {
+        let same = first
+            .bytes()
+            .zip(name.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        len = len.min(same);
+    }
+    while !first.is_char_boundary(len) {
+        len -= 1;
+    }
+    first.get(..len).unwrap_or("")
+}
+
+/// Gives back the files tables [`tabulate_files`] wrote: each `name hash` line under a
+/// `files (file, sha256):` header becomes its `{file = …, hash = …},` item again, and the
+/// table is closed. Other lines stay.
+pub fn expand(text: &str) -> String {
+    if !text.contains(" (file") {
+        return text.to_string();
+    }
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    let mut i = 0;
+    while let Some(&line) = lines.get(i) {
+        i += 1;
+        let Some((key, start, algorithm)) = parse_files_header(line) else {
+            out.push(line.to_string());
+            continue;
+        };
+        let items: Vec<(&str, &str)> = lines
+            .get(i..)
+            .unwrap_or_default()
+            .iter()
+            .map_while(|l| {
+                let (rest, hex) = l.split_once(' ')?;
+                let plain = !rest.is_empty() && !rest.contains(['"', '\\', ':']);
+                (plain && is_hex(hex)).then_some((rest, hex))
+            })
+            .collect();
+        if items.is_empty() {
+            out.push(line.to_string());
+            continue;
+        }
+        i += items.len();
+        out.push(format!("{key} = ["));
+        for (rest, hex) in items {
+            out.push(format!(
+                "{FILE_OPEN}{start}{rest}{FILE_HASH}{algorithm}:{hex}{FILE_CLOSE}"
+            ));
+        }
+        out.push("]".to_string());
+    }
+    out.join("\n")
 }
 
 /// At Aggressive: `checksum = …` lines and the `files = [ {file = …, hash = …}, … ]`
@@ -288,7 +438,74 @@ checksum = "e6b88822cbe49de4185e3a4cbf8321dd487cf5fe0c5c65695fef6346371e3c48"
         );
         assert!(out.contains("version = \"5.1.0\""));
         let standard = join(&compact(rows(poetry), Level::Standard));
-        assert!(standard
+        assert!(expand(&standard)
             .contains("sha256:8b62e981d35c41049211cf62a0a1242d8c1ee9bd15bb196ce38aefd6799e61e0"));
+    }
+
+    const POETRY_LOCK: &str = include_str!("fixtures/poetry_lock.txt");
+
+    /// poetry.lock: each files table is one name and hash a line, the start a package's
+    /// many wheels share said once, and reads back byte for byte.
+    #[test]
+    fn files_tables_are_one_name_and_hash_a_line_and_read_back() {
+        let out = join(&compact(rows(POETRY_LOCK), Level::Standard));
+        assert!(out.contains("\nfiles (file, sha256):\namqp-5.4.2-py3-none-any.whl e6e756b15c89c86818b48a4947a424706238afbf67d457428d3269bc4590db9e\namqp-5.4.2.tar.gz 9362660c4a31150cf18e78cae2ce8aa1e929fc6c6739e69f6dd5dbea9c3edc82\n\n"), "{out}");
+        assert!(out.contains("\nfiles (file after \"greenlet-3.5.6\", sha256):\n-cp310-cp310-macosx_11_0_universal2.whl 95e7c44d"), "{out}");
+        assert!(!out.contains("{file = "), "{out}");
+        assert_eq!(expand(&out), join(&rows(POETRY_LOCK)));
+        assert_eq!(join(&compact(rows(POETRY_LOCK), Level::Standard)), out);
+        // by default too, through every listing's expansion
+        let auto = crate::compact::compact(POETRY_LOCK, Level::Auto).unwrap();
+        assert_eq!(
+            crate::compact::expand_listings(&auto).trim_end(),
+            POETRY_LOCK.trim_end()
+        );
+    }
+
+    /// Poetry 1's `[metadata.files]` tables (one per package) take the same form.
+    #[test]
+    fn metadata_files_tables_read_back() {
+        let text = "[metadata.files]\namqp = [\n    {file = \"amqp-5.1.1-py3-none-any.whl\", hash = \"sha256:6f0956d2c23d8fa6e7691934d8c3930eadb44972cbbd1a7ae3a520f735d43359\"},\n    {file = \"amqp-5.1.1.tar.gz\", hash = \"sha256:2c1b13fecc0893e946c65cbd5f36427861cffa4ea2201d8f6fca22e2a373b5e2\"},\n]\nvine = [\n    {file = \"vine-5.0.0-py2.py3-none-any.whl\", hash = \"sha256:4c9dceab6f76ed92105027c49c823800dd33cacce13bdedc5b914e3514b7fb30\"},\n    {file = \"vine-5.0.0.tar.gz\", hash = \"sha256:7d3b1624a953da82ef63462013bbd271d3eb75751489f9807598e8f340bd637e\"},\n]";
+        let out = join(&compact(rows(text), Level::Standard));
+        assert!(
+            out.starts_with(
+                "[metadata.files]\namqp (file, sha256):\namqp-5.1.1-py3-none-any.whl 6f09"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("\nvine (file, sha256):\n"), "{out}");
+        assert_eq!(expand(&out), text);
+    }
+
+    /// A table the short form could not give back exactly stays as it was: a name with a
+    /// blank or a quote, hashes of two algorithms, a table left open.
+    #[test]
+    fn tables_that_would_not_read_back_stay() {
+        let item =
+            |file: &str, hash: &str| format!("    {{file = \"{file}\", hash = \"{hash}\"}},\n");
+        let sha = "sha256:7d3b1624a953da82ef63462013bbd271d3eb75751489f9807598e8f340bd637e";
+        let md5 = "md5:2c1b13fecc0893e946c65cbd5f364278";
+        for table in [
+            format!(
+                "files = [\n{}{}]",
+                item("a b-1.0.tar.gz", sha),
+                item("a_b-1.0-py3-none-any.whl", sha)
+            ),
+            format!(
+                "files = [\n{}{}]",
+                item("x-1.0.tar.gz", sha),
+                item("x-1.0-py3-none-any.whl", md5)
+            ),
+            format!(
+                "files = [\n{}{}",
+                item("x-1.0.tar.gz", sha),
+                item("x-1.0-py3-none-any.whl", sha)
+            ),
+        ] {
+            let text = format!("[[package]]\nname = \"x\"\n{table}");
+            let out = join(&compact(rows(&text), Level::Standard));
+            assert_eq!(out, text.trim_end());
+            assert_eq!(expand(&out), out);
+        }
     }
 }

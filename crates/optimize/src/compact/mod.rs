@@ -19,7 +19,8 @@
 //! - [`install`]     — npm / pip install logs.
 //! - [`diagnostics`] — rustc/cargo, tsc and gcc/clang diagnostics.
 //! - [`trace`]       — Python tracebacks, Rust backtraces, JS and Java frames.
-//! - [`listing`]     — `grep -rn`/`rg`, `find`, `ls -l`.
+//! - [`listing`]     — `grep -rn`/`rg`, `find`; `ls -l` cut to names at Aggressive.
+//! - [`ls`]          — `ls -l`: the columns entries share said once, every line given back.
 //! - [`gitlog`]      — `git log`, `--stat`, `-p`.
 //! - [`deptree`]     — `npm ls`, `cargo tree`, `pipdeptree`: guide bars blanked.
 //! - [`lockfile`]    — `Cargo.lock`, `poetry.lock`: the shared source said once.
@@ -46,6 +47,7 @@ mod listing;
 mod lockfile;
 mod logfields;
 mod logruns;
+mod ls;
 mod test_output;
 mod timestamps;
 mod trace;
@@ -119,13 +121,15 @@ fn compact_output(text: &str, level: Level) -> Option<String> {
 pub use lines::thousands;
 
 /// Undoes the lossless regroupings of listings: grep matches and find paths grouped under
-/// their file or directory, names grouped in brace form, tree guide bars blanked. Shows
-/// the rewrites lose nothing (the savings evaluator checks facts in this view too). An
-/// output inside an agent's wrapper is expanded as it would be bare.
+/// their file or directory, names grouped in brace form, tree guide bars blanked, `ls -l`
+/// columns said once, lock files' files tables one name and hash a line, log runs' shared
+/// openings said once. Shows the rewrites lose nothing (the savings evaluator checks facts
+/// in this view too). An output inside an agent's wrapper is expanded as it would be bare.
 pub fn expand_listings(text: &str) -> String {
     let wrapped = wrapper::split(text);
     let text = wrapped.as_ref().map_or(text, |w| w.output());
-    listing::expand(&deptree::redraw(&versions::expand(&logruns::expand(text))))
+    let text = lockfile::expand(&ls::expand(&logruns::expand(text)));
+    listing::expand(&deptree::redraw(&versions::expand(&text)))
 }
 
 /// Whether the default level passes `text` as sent whatever it holds, by rule: source
@@ -179,9 +183,6 @@ pub fn minify_json(text: &str) -> String {
 fn resolve(level: Level, kind: Kind) -> Level {
     match (level, kind) {
         (Level::Auto, Kind::Diff) => Level::Light,
-        // `ls -l` columns (mode, owner, date) are dropped from Standard up: facts an agent
-        // may need, so by default a listing keeps them.
-        (Level::Auto, Kind::Ls) => Level::Light,
         (Level::Auto, Kind::Progress) => Level::Aggressive,
         (Level::Auto, _) => Level::Standard,
         (explicit, _) => explicit,
@@ -206,6 +207,8 @@ fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
         Kind::Diagnostics => diagnostics::compact(rows, level),
         Kind::Grep => listing::compact_grep(rows, level),
         Kind::Find => listing::compact_find(rows, level),
+        // Standard keeps every column (said once); Aggressive keeps the names.
+        Kind::Ls if level == Level::Standard => ls::compact(rows),
         Kind::Ls => listing::compact_ls(rows, level),
         Kind::Tree => deptree::compact(rows, level),
         Kind::Lockfile => lockfile::compact(rows, level),

@@ -472,21 +472,25 @@ fn find_output_is_grouped_losslessly() {
     assert_eq!(rebuilt, FIND.lines().collect::<Vec<_>>());
 }
 
-/// ls -laR: Standard keeps type, size and name; Aggressive names only.
+/// ls -laR: Standard (the default) says the shared columns once and keeps every line;
+/// Aggressive names only.
 #[test]
-fn ls_keeps_type_size_and_name() {
+fn ls_keeps_every_column_by_default_and_names_at_aggressive() {
     let out = run(LS_LAR, Level::Standard);
     assert_contains_all(
         &out,
         &[
             "urllib3:",
-            "- 6979 __init__.py",
-            "d 4096 contrib",
+            "unless given: -rw-r--r-- 1 root root Dec 1 10:33; d drwxr-xr-x]",
+            "\n6979 __init__.py\n",
+            "\nd 4 4096 contrib\n",
             "urllib3/contrib:",
+            "total 288",
         ],
     );
-    assert!(!out.contains("root root"));
-    assert!(!out.contains("total 288"));
+    assert!(!out.contains("root root 6979"));
+    assert_eq!(run(LS_LAR, Level::Auto), out);
+    assert_eq!(super::expand_listings(&out).trim_end(), LS_LAR.trim_end());
     let out = run(LS_LAR, Level::Aggressive);
     assert_contains_all(&out, &["urllib3:", "\n__init__.py\n", "\ncontrib/\n"]);
     assert!(!out.contains("6979"));
