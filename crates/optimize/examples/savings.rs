@@ -227,8 +227,9 @@ struct Row {
     /// Tokens of tool results the default level passes as sent by rule (source, prose,
     /// diffs, opaque blocks): what no mode that keeps every fact could save.
     untouchable: u64,
-    /// (request id, tokens before, tokens after)
-    per_request: Vec<(String, u64, u64)>,
+    /// (request id, tokens before, tokens after, tokens of tool results the default may
+    /// not touch)
+    per_request: Vec<(String, u64, u64, u64)>,
 }
 
 impl Row {
@@ -434,8 +435,12 @@ fn main() {
                 };
                 let after_tokens = text_tokens(&after);
                 row.tokens_after += after_tokens;
-                row.per_request
-                    .push((r.id.clone(), text_tokens(&before), after_tokens));
+                row.per_request.push((
+                    r.id.clone(),
+                    text_tokens(&before),
+                    after_tokens,
+                    untouched[r.id.as_str()],
+                ));
                 if pairing_ok(r.dialect, &body, &r.call_ids) {
                     row.valid += 1;
                 } else {
