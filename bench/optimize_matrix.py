@@ -5,8 +5,9 @@ For each payload profile (a corpus request of about 1 KiB, 97 KiB and 633 KiB, i
 of the three dialects) and each mode (sent as the x-trimgate-optimize header), it sends
 the request N times to `trimgate serve` in front of `trimgate mock` and reads what the
 gateway says it did: x-trimgate-overhead-ms (the gateway's own time, upstream wait
-excluded), x-trimgate-saved-tokens and x-trimgate-saved-bytes. The all-off row is the
-baseline. Python stdlib only.
+excluded), x-trimgate-saved-tokens and x-trimgate-saved-bytes; and the input tokens the
+provider (the mock, which counts a quarter of the bytes it got) says it was sent. The
+all-off row is the baseline. Python stdlib only.
 
   python3 bench/optimize_matrix.py BIN CORPUS_REQUESTS_DIR [N] [OUT.json]
 """
@@ -116,7 +117,7 @@ api_key = {{ env = "TG_BENCH_KEY" }}
 
                     conn.request("POST", r["path"], body=data, headers=headers)
                     res = conn.getresponse()
-                    res.read()
+                    answer = res.read()
                     if res.status != 200:
                         raise RuntimeError(f"{r['id']} {mode}: HTTP {res.status}")
                     ms = float(res.getheader("x-trimgate-overhead-ms"))
@@ -127,21 +128,23 @@ api_key = {{ env = "TG_BENCH_KEY" }}
                     saved_tokens = int(res.getheader("x-trimgate-saved-tokens") or 0)
                     saved_bytes = int(res.getheader("x-trimgate-saved-bytes") or 0)
                     applied = res.getheader("x-trimgate-applied")
+                    usage = json.loads(answer).get("usage") or {}
+                    provider_input = usage.get("input_tokens", usage.get("prompt_tokens"))
                 overheads.sort()
                 rows.append({
                     "profile": label, "dialect": dialect, "request": r["id"], "bytes": len(data),
                     "mode": mode, "applied": applied, "saved_tokens": saved_tokens,
-                    "saved_bytes": saved_bytes, "first_ms": first,
+                    "saved_bytes": saved_bytes, "provider_input_tokens": provider_input, "first_ms": first,
                     "p50_ms": statistics.median(overheads),
                     "p95_ms": overheads[int(0.95 * (len(overheads) - 1))],
                 })
-        print(f"| profile | dialect | body | mode | applied | saved tokens | saved bytes | overhead p50 ms | p95 ms | first request ms | p50 − all-off |")
-        print("|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|")
+        print(f"| profile | dialect | body | mode | applied | saved tokens | saved bytes | provider's input tokens | overhead p50 ms | p95 ms | first request ms | p50 − all-off |")
+        print("|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
         base = {(x["profile"], x["dialect"]): x["p50_ms"] for x in rows if x["mode"] == "off"}
         for x in rows:
             delta = x["p50_ms"] - base[(x["profile"], x["dialect"])]
             print(f"| {x['profile']} | {x['dialect']} | {x['bytes'] / 1024:.0f} KiB | {x['mode']} | {x['applied'] or '—'} | "
-                  f"{x['saved_tokens']:,} | {x['saved_bytes']:,} | {x['p50_ms']:.3f} | {x['p95_ms']:.3f} | "
+                  f"{x['saved_tokens']:,} | {x['saved_bytes']:,} | {x['provider_input_tokens'] or 0:,} | {x['p50_ms']:.3f} | {x['p95_ms']:.3f} | "
                   f"{x['first_ms']:.3f} | {delta:+.3f} |")
         if out:
             with open(out, "w") as f:
