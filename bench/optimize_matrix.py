@@ -138,7 +138,7 @@ api_key = {{ env = "TG_BENCH_KEY" }}
                     "p50_ms": statistics.median(overheads),
                     "p95_ms": overheads[int(0.95 * (len(overheads) - 1))],
                 })
-        print(f"| profile | dialect | body | mode | applied | saved tokens | saved bytes | provider's input tokens | overhead p50 ms | p95 ms | first request ms | p50 − all-off |")
+        print("| profile | dialect | body | mode | applied | saved tokens | saved bytes | provider's input tokens | overhead p50 ms | p95 ms | first request ms | p50 − all-off |")
         print("|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
         base = {(x["profile"], x["dialect"]): x["p50_ms"] for x in rows if x["mode"] == "off"}
         for x in rows:
