@@ -22,6 +22,7 @@
 //! - [`deptree`]     — `npm ls`, `cargo tree`, `pipdeptree`: guide bars blanked.
 //! - [`lockfile`]    — `Cargo.lock`, `poetry.lock`: the shared source said once.
 //! - [`versions`]    — `git tag`, `git branch -a`, version lists: runs in brace form.
+//! - [`repomap`]     — aider's repository map: guide bars dropped, `⋮` said in one token.
 //! - [`json`]        — minification; sampling of long arrays at Aggressive.
 //! - [`diff`]        — unified diffs, touched as little as possible.
 //!
@@ -42,6 +43,7 @@ mod json;
 mod lines;
 mod listing;
 mod lockfile;
+mod repomap;
 mod test_output;
 mod timestamps;
 mod trace;
@@ -106,6 +108,7 @@ fn compact_output(text: &str, level: Level) -> Option<String> {
         match kind {
             Kind::Code | Kind::Prose => return None,
             Kind::Diff => diff::compact(&stripped, level),
+            Kind::RepoMap => repomap::compact(&tidy, level),
             _ => lines::join(&compact_rows(lines::rows(&tidy), kind, level)),
         }
     };
@@ -115,13 +118,15 @@ fn compact_output(text: &str, level: Level) -> Option<String> {
 pub use lines::thousands;
 
 /// Undoes the lossless regroupings of listings: grep matches and find paths grouped under
-/// their file or directory, names grouped in brace form, tree guide bars blanked. Shows
-/// the rewrites lose nothing (the savings evaluator checks facts in this view too). An
-/// output inside an agent's wrapper is expanded as it would be bare.
+/// their file or directory, names grouped in brace form, tree guide bars blanked, a repo
+/// map's drawing taken off. Shows the rewrites lose nothing (the savings evaluator checks
+/// facts in this view too). An output inside an agent's wrapper is expanded as it would
+/// be bare.
 pub fn expand_listings(text: &str) -> String {
     let wrapped = wrapper::split(text);
     let text = wrapped.as_ref().map_or(text, |w| w.output());
-    listing::expand(&deptree::redraw(&versions::expand(text)))
+    // the map drawn first: its guide bars keep its lines of code from reading as listings
+    listing::expand(&deptree::redraw(&versions::expand(&repomap::expand(text))))
 }
 
 /// Whether the default level passes `text` as sent whatever it holds, by rule: source
