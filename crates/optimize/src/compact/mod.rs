@@ -23,6 +23,8 @@
 //! - [`lockfile`]    — `Cargo.lock`, `poetry.lock`: the shared source said once.
 //! - [`versions`]    — `git tag`, `git branch -a`, version lists: runs in brace form.
 //! - [`repomap`]     — aider's repository map: guide bars dropped, `⋮` said in one token.
+//! - [`opaque`]      — minified bundles, base64, hex dumps: whole by default, a head and
+//!   a marker at Aggressive.
 //! - [`json`]        — minification; sampling of long arrays at Aggressive.
 //! - [`diff`]        — unified diffs, touched as little as possible.
 //!
@@ -43,6 +45,7 @@ mod json;
 mod lines;
 mod listing;
 mod lockfile;
+mod opaque;
 mod repomap;
 mod test_output;
 mod timestamps;
@@ -109,6 +112,8 @@ fn compact_output(text: &str, level: Level) -> Option<String> {
             Kind::Code | Kind::Prose => return None,
             Kind::Diff => diff::compact(&stripped, level),
             Kind::RepoMap => repomap::compact(&tidy, level),
+            Kind::Opaque(what) if level == Level::Aggressive => opaque::cut(&tidy, what)?,
+            Kind::Opaque(_) => return None,
             _ => lines::join(&compact_rows(lines::rows(&tidy), kind, level)),
         }
     };
@@ -130,8 +135,10 @@ pub fn expand_listings(text: &str) -> String {
 }
 
 /// Whether the default level passes `text` as sent whatever it holds, by rule: source
-/// code, prose and a diff under review are never rewritten. The savings report counts
-/// these tokens apart, so a share saved is read against what could be saved.
+/// code, prose and a diff under review are never rewritten, and an opaque block (a
+/// minified bundle, base64, a hex dump) cannot be without losing facts. Decided by the
+/// classifier [`compact`] uses, on the output inside an agent's wrapper. The savings
+/// report counts these tokens apart, so a share saved is read against what could be saved.
 pub fn untouchable(text: &str) -> bool {
     let output = output_of(text);
     let stripped = ansi::strip(&output);
@@ -140,7 +147,7 @@ pub fn untouchable(text: &str) -> bool {
     }
     matches!(
         classify::classify(&ansi::tidy(&stripped)),
-        Kind::Code | Kind::Prose | Kind::Diff
+        Kind::Code | Kind::Prose | Kind::Diff | Kind::Opaque(_)
     )
 }
 
