@@ -22,7 +22,8 @@
 //! - [`deptree`]     — `npm ls`, `cargo tree`, `pipdeptree`: guide bars blanked.
 //! - [`lockfile`]    — `Cargo.lock`, `poetry.lock`: the shared source said once.
 //! - [`versions`]    — `git tag`, `git branch -a`, version lists: runs in brace form.
-//! - [`repomap`]     — aider's repository map: guide bars dropped, `⋮` said in one token.
+//! - [`repomap`]     — aider's repository map: guide bars dropped, `⋮` said in one token;
+//!   outlined to its definitions at Aggressive.
 //! - [`opaque`]      — minified bundles, base64, hex dumps: whole by default, a head and
 //!   a marker at Aggressive.
 //! - [`json`]        — minification; sampling of long arrays at Aggressive.

@@ -22,9 +22,14 @@
 //! 80-column console; aider drew that half without a bar, so in the compacted block it is
 //! the one that has one). A block is compacted only when it opens with `⋮`: its `…` is how
 //! [`expand`] knows it.
+//!
+//! At Aggressive the map is also outlined: every file stays, with the first line of each
+//! run aider shows and every line that defines something; the lines between become gaps
+//! and one marker at the end counts them.
 
 use std::borrow::Cow;
 
+use super::lines::count;
 use super::Level;
 
 const BAR: char = '│';
@@ -102,7 +107,7 @@ fn opens_block(lines: &[&str], at: usize, gap: &str) -> bool {
 fn rewrite_blocks<'a>(
     text: &'a str,
     gap: &str,
-    block: impl Fn(&[&'a str]) -> Option<Vec<Cow<'a, str>>>,
+    mut block: impl FnMut(&[&'a str]) -> Option<Vec<Cow<'a, str>>>,
 ) -> String {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut out: Vec<Cow<'a, str>> = Vec::with_capacity(lines.len());
@@ -161,6 +166,7 @@ fn redraw(line: &str) -> Cow<'_, str> {
 
 /// Compacts a map. Light returns it unchanged, as does every level when the result would
 /// not read back exactly (text around the map that looks like a compacted block).
+/// Aggressive then outlines it (see [`outline`]).
 pub(crate) fn compact(text: &str, level: Level) -> String {
     if level == Level::Light {
         return text.to_owned();
@@ -168,11 +174,115 @@ pub(crate) fn compact(text: &str, level: Level) -> String {
     let out = rewrite_blocks(text, DOTS, |block| {
         block.iter().map(|l| undraw(l)).collect()
     });
-    if expand(&out) == text {
-        out
-    } else {
-        text.to_owned()
+    if expand(&out) != text {
+        return text.to_owned();
     }
+    if level == Level::Aggressive {
+        outline(&out)
+    } else {
+        out
+    }
+}
+
+/// First words of a line that defines something, in the languages aider maps most.
+const DEFINING: &[&str] = &[
+    "fn",
+    "pub",
+    "impl",
+    "struct",
+    "enum",
+    "trait",
+    "mod",
+    "type",
+    "const",
+    "static",
+    "unsafe",
+    "async",
+    "macro_rules!",
+    "def",
+    "class",
+    "function",
+    "export",
+    "interface",
+    "func",
+    "package",
+    "public",
+    "private",
+    "protected",
+    "abstract",
+    "module",
+    "namespace",
+    "typedef",
+    "union",
+    "extern",
+    "#define",
+];
+
+/// Whether a line of code defines something: opens with a defining word, a decorator or
+/// an attribute.
+fn defines(line: &str) -> bool {
+    let code = line.trim_start();
+    let first = code
+        .split(|c: char| c.is_whitespace() || matches!(c, '(' | '<' | ':'))
+        .next()
+        .unwrap_or_default();
+    DEFINING.contains(&first) || code.starts_with('@') || code.starts_with("#[")
+}
+
+/// Aggressive's map: every file's line stays, and of each run of lines aider shows, the
+/// first (the line it showed the run for, or the scope above it) and every line that
+/// defines something; the other lines (bodies, arguments, fields' comments, docstrings)
+/// become gaps like aider's own, and one marker at the end counts them.
+fn outline(text: &str) -> String {
+    let mut cut = 0;
+    let out = rewrite_blocks(text, GAP, |block| Some(outline_block(block, &mut cut)));
+    if cut == 0 {
+        return out;
+    }
+    // a blank line first, so the marker is not read as a line of the last block
+    let blank = if out.ends_with("\n\n") {
+        ""
+    } else if out.ends_with('\n') {
+        "\n"
+    } else {
+        "\n\n"
+    };
+    format!(
+        "{out}{blank}[… {} of the map's code elided …]",
+        count(cut, "line", "lines")
+    )
+}
+
+fn outline_block<'a>(block: &[&'a str], cut: &mut usize) -> Vec<Cow<'a, str>> {
+    let mut out: Vec<Cow<'a, str>> = Vec::with_capacity(block.len());
+    let mut opens_run = true;
+    let mut kept_previous = false;
+    for &line in block {
+        if line == GAP {
+            if out.last().is_none_or(|l| l != GAP) {
+                out.push(Cow::Borrowed(GAP));
+            }
+            opens_run = true;
+            continue;
+        }
+        let second_half = line.starts_with(BAR) && line != BAR_LINE;
+        let keep = if second_half {
+            kept_previous
+        } else {
+            opens_run || defines(line)
+        };
+        opens_run = false;
+        kept_previous = keep;
+        if keep {
+            out.push(Cow::Borrowed(line));
+        } else {
+            *cut += 1;
+            if out.last().is_none_or(|l| l != GAP) {
+                out.push(Cow::Borrowed(GAP));
+            }
+        }
+    }
+    out
 }
 
 /// Draws back what [`compact`] took from a map, byte for byte. Text without a compacted
@@ -252,6 +362,40 @@ pub mod os;
         assert_eq!(compact(MAP, Level::Light), MAP);
     }
 
+    /// At Aggressive every file stays with the first line of each run and the lines that
+    /// define something; what went is a gap where it was and counted at the end.
+    #[test]
+    fn aggressive_outlines_each_file() {
+        let out = compact(MAP, Level::Aggressive);
+        assert_eq!(
+            out,
+            "\
+Here are summaries of some files present in my git repository.
+Do not propose changes to these files, treat them as *read-only*.
+
+bench/compare.py:
+…
+def summarize(run):
+…
+    for t in sorted(names - {\"direct\"}):
+…
+        def put(key, value, kind):
+…
+def shown_ratio(x, goal):
+…
+
+src/doc/mod.rs:
+…
+pub mod os;
+
+[… 4 lines of the map's code elided …]"
+        );
+        // the marker is outside every block: the lines left read back as they were
+        let expanded = expand(&out);
+        assert!(expanded.contains("│        def put(key, value, kind):\n⋮\n"));
+        assert!(expanded.ends_with("│pub mod os;\n\n[… 4 lines of the map's code elided …]"));
+    }
+
     /// A block that does not open with `⋮`, or whose code would read back as drawing,
     /// stays drawn; the rest of the map is compacted all the same.
     #[test]
@@ -325,11 +469,25 @@ d.py:
             let out = crate::compact::compact(&text, Level::Auto).unwrap();
             assert_eq!(crate::compact::expand_listings(&out), text, "{name}");
             assert_eq!(crate::compact::compact(&text, Level::Auto).unwrap(), out);
+            // Aggressive: every file and every line it keeps as they were, the rest
+            // counted in one marker
+            let outline = crate::compact::compact(&text, Level::Aggressive).unwrap();
+            assert!(outline.len() * 3 < out.len() * 2, "{name}");
             assert_eq!(
                 crate::compact::compact(&text, Level::Aggressive).unwrap(),
-                out,
-                "{name}: nothing more is cut at Aggressive"
+                outline
             );
+            let (body, marker) = outline.rsplit_once('\n').unwrap();
+            assert!(marker.starts_with("[… ") && marker.ends_with(" of the map's code elided …]"));
+            let original: std::collections::HashSet<&str> = text.lines().collect();
+            let read_back = crate::compact::expand_listings(body);
+            assert!(
+                read_back.lines().all(|l| l == DOTS || original.contains(l)),
+                "{name}"
+            );
+            for file in text.lines().filter(|l| is_file_line(l)) {
+                assert!(read_back.lines().any(|l| l == file), "{name}: {file}");
+            }
             // every block that opens with a gap lost its drawing (one that opens with a
             // line of code keeps it: nothing would tell it from a drawn one)
             let lines: Vec<&str> = out.lines().collect();
