@@ -2,8 +2,10 @@
 //! tried before general ones: a test run that prints source snippets is a test run, not
 //! source code.
 
+use super::opaque::{self, Opaque};
 use super::{
-    deptree, diagnostics, gitlog, listing, lockfile, test_output, timestamps, trace, versions,
+    deptree, diagnostics, gitlog, listing, lockfile, repomap, test_output, timestamps, trace,
+    versions,
 };
 
 /// What a tool result is.
@@ -46,6 +48,11 @@ pub(crate) enum Kind {
     Versions,
     /// A server's or daemon's log, most lines opening with a timestamp.
     Timestamped,
+    /// aider's repository map: file names, each with signature lines drawn with `│`.
+    RepoMap,
+    /// A block no rewrite can shrink without losing facts: a minified bundle, base64, a
+    /// hex dump.
+    Opaque(Opaque),
     /// Anything else that reads like a log.
     Log,
 }
@@ -77,6 +84,8 @@ struct Tally {
     code_keywords: usize,
     prose: usize,
     sentences: usize,
+    map: repomap::Tally,
+    opaque: opaque::Tally,
 }
 
 /// Classifies cleaned (ANSI-free, `\r`-resolved) text that is not JSON.
@@ -89,6 +98,8 @@ pub(crate) fn classify(text: &str) -> Kind {
         }
         t.non_blank += 1;
         first_line.get_or_insert(line);
+        t.map.add(line);
+        t.opaque.add(line);
         if is_numbered_source_line(line) {
             t.numbered += 1;
         }
@@ -182,6 +193,13 @@ fn decide(t: &Tally, first_line: &str) -> Kind {
     }
     if t.hunks > 0 && t.diff_headers >= 2 {
         return Kind::Diff;
+    }
+    // before the kinds its lines of code could pass for
+    if t.map.is_map() {
+        return Kind::RepoMap;
+    }
+    if let Some(what) = t.opaque.kind() {
+        return Kind::Opaque(what);
     }
     // A test runner's tree (JUnit's console launcher) is a test run.
     if t.test_lines >= 5 && share(t.test_lines) >= 30 {

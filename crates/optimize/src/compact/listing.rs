@@ -338,7 +338,10 @@ pub(crate) fn compact_ls(rows: Vec<Row>, level: Level) -> Vec<Row> {
 pub fn expand(text: &str) -> String {
     let mut out = String::with_capacity(text.len() * 2);
     let mut header: Option<&str> = None;
-    for line in text.split('\n') {
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
         if let (Some(h), Some(rest)) = (header, line.strip_prefix("  ")) {
             let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
             let sep = rest.as_bytes().get(digits).copied();
@@ -357,7 +360,6 @@ pub fn expand(text: &str) -> String {
                 .then_some(line);
             out.push_str(line);
         }
-        out.push('\n');
     }
     out
 }
@@ -401,6 +403,14 @@ mod tests {
             out,
             "src/a.rs\n  1:fn a() {}\n  9:fn b() {}\nsrc/b.rs:3:fn c() {}"
         );
+    }
+
+    /// Expanding adds no line end of its own: text without groups comes back as it was.
+    #[test]
+    fn expand_keeps_line_ends_as_they_were() {
+        for text in ["", "a", "a\n", "a\n\nb\n"] {
+            assert_eq!(expand(text), text);
+        }
     }
 
     #[test]

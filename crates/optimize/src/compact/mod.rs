@@ -25,6 +25,10 @@
 //! - [`deptree`]     — `npm ls`, `cargo tree`, `pipdeptree`: guide bars blanked.
 //! - [`lockfile`]    — `Cargo.lock`, `poetry.lock`: the shared source said once.
 //! - [`versions`]    — `git tag`, `git branch -a`, version lists: runs in brace form.
+//! - [`repomap`]     — aider's repository map: guide bars dropped, `⋮` said in one token;
+//!   outlined to its definitions at Aggressive.
+//! - [`opaque`]      — minified bundles, base64, hex dumps: whole by default, a head and
+//!   a marker at Aggressive.
 //! - [`json`]        — minification; sampling of long arrays at Aggressive.
 //! - [`diff`]        — unified diffs, touched as little as possible.
 //!
@@ -48,6 +52,8 @@ mod lockfile;
 mod logfields;
 mod logruns;
 mod ls;
+mod opaque;
+mod repomap;
 mod test_output;
 mod timestamps;
 mod trace;
@@ -112,6 +118,9 @@ fn compact_output(text: &str, level: Level) -> Option<String> {
         match kind {
             Kind::Code | Kind::Prose => return None,
             Kind::Diff => diff::compact(&stripped, level),
+            Kind::RepoMap => repomap::compact(&tidy, level),
+            Kind::Opaque(what) if level == Level::Aggressive => opaque::cut(&tidy, what)?,
+            Kind::Opaque(_) => return None,
             _ => lines::join(&compact_rows(lines::rows(&tidy), kind, level)),
         }
     };
@@ -123,18 +132,23 @@ pub use lines::thousands;
 /// Undoes the lossless regroupings of listings: grep matches and find paths grouped under
 /// their file or directory, names grouped in brace form, tree guide bars blanked, `ls -l`
 /// columns said once, lock files' files tables one name and hash a line, log runs' shared
-/// openings said once. Shows the rewrites lose nothing (the savings evaluator checks facts
-/// in this view too). An output inside an agent's wrapper is expanded as it would be bare.
+/// openings said once, a repo map's drawing taken off. Shows the rewrites lose nothing (the
+/// savings evaluator checks facts in this view too). An output inside an agent's wrapper is
+/// expanded as it would be bare.
 pub fn expand_listings(text: &str) -> String {
     let wrapped = wrapper::split(text);
     let text = wrapped.as_ref().map_or(text, |w| w.output());
-    let text = lockfile::expand(&ls::expand(&logruns::expand(text)));
+    // the map drawn first: its guide bars keep its lines of code from reading as listings
+    let text = repomap::expand(text);
+    let text = lockfile::expand(&ls::expand(&logruns::expand(&text)));
     listing::expand(&deptree::redraw(&versions::expand(&text)))
 }
 
 /// Whether the default level passes `text` as sent whatever it holds, by rule: source
-/// code, prose and a diff under review are never rewritten. The savings report counts
-/// these tokens apart, so a share saved is read against what could be saved.
+/// code, prose and a diff under review are never rewritten, and an opaque block (a
+/// minified bundle, base64, a hex dump) cannot be without losing facts. Decided by the
+/// classifier [`compact`] uses, on the output inside an agent's wrapper. The savings
+/// report counts these tokens apart, so a share saved is read against what could be saved.
 pub fn untouchable(text: &str) -> bool {
     let output = output_of(text);
     let stripped = ansi::strip(&output);
@@ -143,7 +157,7 @@ pub fn untouchable(text: &str) -> bool {
     }
     matches!(
         classify::classify(&ansi::tidy(&stripped)),
-        Kind::Code | Kind::Prose | Kind::Diff
+        Kind::Code | Kind::Prose | Kind::Diff | Kind::Opaque(_)
     )
 }
 
