@@ -23,7 +23,7 @@
 //! - [`ls`]          — `ls -l`: the columns entries share said once, every line given back.
 //! - [`gitlog`]      — `git log`, `--stat`, `-p`.
 //! - [`deptree`]     — `npm ls`, `cargo tree`, `pipdeptree`: guide bars blanked.
-//! - [`lockfile`]    — `Cargo.lock`, `poetry.lock`: the shared source said once.
+//! - [`lockfile`]    — `Cargo.lock` one package a row, `poetry.lock` one file a line.
 //! - [`versions`]    — `git tag`, `git branch -a`, version lists: runs in brace form.
 //! - [`repomap`]     — aider's repository map: guide bars dropped, `⋮` said in one token;
 //!   outlined to its definitions at Aggressive.
@@ -131,10 +131,10 @@ pub use lines::thousands;
 
 /// Undoes the lossless regroupings of listings: grep matches and find paths grouped under
 /// their file or directory, names grouped in brace form, tree guide bars blanked, `ls -l`
-/// columns said once, lock files' files tables one name and hash a line, log runs' shared
-/// openings said once, a repo map's drawing taken off. Shows the rewrites lose nothing (the
-/// savings evaluator checks facts in this view too). An output inside an agent's wrapper is
-/// expanded as it would be bare.
+/// columns said once, Cargo.lock packages one a row, lock files' files tables one name and
+/// hash a line, log runs' shared openings said once, a repo map's drawing taken off. Shows
+/// the rewrites lose nothing (the savings evaluator checks facts in this view too). An
+/// output inside an agent's wrapper is expanded as it would be bare.
 pub fn expand_listings(text: &str) -> String {
     let wrapped = wrapper::split(text);
     let text = wrapped.as_ref().map_or(text, |w| w.output());
