@@ -3,7 +3,8 @@
 //! source code.
 
 use super::{
-    deptree, diagnostics, gitlog, listing, lockfile, test_output, timestamps, trace, versions,
+    deptree, diagnostics, gitlog, listing, lockfile, matches, test_output, timestamps, trace,
+    versions,
 };
 
 /// What a tool result is.
@@ -26,7 +27,7 @@ pub(crate) enum Kind {
     Diagnostics,
     /// Stack traces: Python, Rust, JS, Java.
     Trace,
-    /// `grep -rn` / `rg` matches.
+    /// `grep -rn` / `rg` matches, with or without line numbers and context lines.
     Grep,
     /// `find` output, one path per line.
     Find,
@@ -130,7 +131,10 @@ pub(crate) fn classify(text: &str) -> Kind {
         }
         if line == "--" {
             t.grep_separators += 1;
-        } else if listing::split_grep(line).is_some() {
+        } else if matches::split_numbered(line).is_some()
+            || matches::split_plain(line).is_some()
+            || matches::looks_like_context(line)
+        {
             t.grep += 1;
         }
         if listing::parse_ls(line).is_some() {

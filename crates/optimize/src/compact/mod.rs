@@ -17,7 +17,8 @@
 //! - [`install`]     — npm / pip install logs.
 //! - [`diagnostics`] — rustc/cargo, tsc and gcc/clang diagnostics.
 //! - [`trace`]       — Python tracebacks, Rust backtraces, JS and Java frames.
-//! - [`listing`]     — `grep -rn`/`rg`, `find`, `ls -l`.
+//! - [`matches`]     — `grep -rn`, `rg`, with or without line numbers and context.
+//! - [`listing`]     — `find`, `ls -l`.
 //! - [`gitlog`]      — `git log`, `--stat`, `-p`.
 //! - [`deptree`]     — `npm ls`, `cargo tree`, `pipdeptree`: guide bars blanked.
 //! - [`lockfile`]    — `Cargo.lock`, `poetry.lock`: the shared source said once.
@@ -42,6 +43,7 @@ mod json;
 mod lines;
 mod listing;
 mod lockfile;
+mod matches;
 mod test_output;
 mod timestamps;
 mod trace;
@@ -115,13 +117,20 @@ fn compact_output(text: &str, level: Level) -> Option<String> {
 pub use lines::thousands;
 
 /// Undoes the lossless regroupings of listings: grep matches and find paths grouped under
-/// their file or directory, names grouped in brace form, tree guide bars blanked. Shows
-/// the rewrites lose nothing (the savings evaluator checks facts in this view too). An
-/// output inside an agent's wrapper is expanded as it would be bare.
+/// their file or directory, names grouped in brace form, tree guide bars blanked, exact
+/// repeats counted. Shows the rewrites lose nothing (the savings evaluator checks facts in
+/// this view too). An output inside an agent's wrapper is expanded as it would be bare.
 pub fn expand_listings(text: &str) -> String {
     let wrapped = wrapper::split(text);
-    let text = wrapped.as_ref().map_or(text, |w| w.output());
-    listing::expand(&deptree::redraw(&versions::expand(text)))
+    expand_bare(wrapped.as_ref().map_or(text, |w| w.output()))
+}
+
+/// [`expand_listings`] of an output without a wrapper. Exact repeats folded by the shared
+/// passes come back first (they were folded last); then the match listing's expansion: it
+/// gives back lines another expander could mistake for its own grouping.
+fn expand_bare(text: &str) -> String {
+    let text = matches::expand(&lines::expand_repeats(text));
+    listing::expand(&deptree::redraw(&versions::expand(&text)))
 }
 
 /// Text without ANSI/OSC escapes (for the strict squeeze, which shares them).
@@ -168,7 +177,7 @@ fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
         Kind::Timestamped => timestamps::compact(rows, level),
         Kind::Install => install::compact(rows, level),
         Kind::Diagnostics => diagnostics::compact(rows, level),
-        Kind::Grep => listing::compact_grep(rows, level),
+        Kind::Grep => matches::compact(rows, level),
         Kind::Find => listing::compact_find(rows, level),
         Kind::Ls => listing::compact_ls(rows, level),
         Kind::Tree => deptree::compact(rows, level),
