@@ -63,6 +63,7 @@ struct Tally {
     tree: usize,
     lock_packages: usize,
     names: usize,
+    version_lists: usize,
     stamped: usize,
     npm_lines: usize,
     status: usize,
@@ -113,6 +114,9 @@ pub(crate) fn classify(text: &str) -> Kind {
         }
         if versions::is_listed_name(line) {
             t.names += 1;
+        }
+        if versions::is_version_list(line) {
+            t.version_lists += 1;
         }
         if timestamps::timestamp_span(line).is_some() {
             t.stamped += 1;
@@ -208,6 +212,10 @@ fn decide(t: &Tally, first_line: &str) -> Kind {
         return Kind::Find;
     }
     if t.names >= 20 && share(t.names) >= 90 {
+        return Kind::Versions;
+    }
+    // `pip index versions`: a name, its one long list, what is installed
+    if t.version_lists == 1 && t.non_blank <= 8 {
         return Kind::Versions;
     }
     if t.test_lines >= 2 {

@@ -99,7 +99,10 @@ pub fn compact_retrievable(text: &str, level: Level, line: &str) -> Option<Strin
 /// Compacts one command's output, as the command printed it.
 fn compact_output(text: &str, level: Level) -> Option<String> {
     let stripped = ansi::strip(text);
-    let out = if json::is_json(&stripped) {
+    // An array of names one a line (`npm view <pkg> versions --json`) groups as a listing:
+    // shorter than minified, and the same text when expanded.
+    let names = level != Level::Light && versions::is_name_array(&stripped);
+    let out = if json::is_json(&stripped) && !names {
         json::compact(&stripped, resolve(level, Kind::Json))
     } else {
         let tidy = ansi::tidy(&stripped);
