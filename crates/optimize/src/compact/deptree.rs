@@ -1,9 +1,13 @@
 //! Dependency trees (`npm ls --all`, `cargo tree`, `pipdeptree`, `tree`): every entry
 //! stays, and only the drawing goes. A line's guide bars (`│   │   ├── serde v1.0.200`)
 //! say nothing its own branch glyph and the lines above do not already say, so from
-//! Standard up they become blanks of the same width (`        ├── serde v1.0.200`);
-//! [`redraw`] puts them back byte for byte. At Aggressive the leaves the tool itself marks
+//! Standard up they become blanks of the same width (`        ├── serde v1.0.200`), and
+//! sibling leaves drawn one under the other share one line (`├── {axios@1.2.1, cors@2.8.6,
+//! qs@6.17.1}`, the flat lists `npm ls --depth=0` and `cargo tree --depth 1` print);
+//! [`redraw`] puts both back byte for byte. At Aggressive the leaves the tool itself marks
 //! as listed above (`deduped`, `(*)`) fold into a counted marker.
+
+use std::borrow::Cow;
 
 use super::lines::{count, Elided, Row, Tag};
 use super::Level;
@@ -11,6 +15,13 @@ use super::Level;
 const TEE: char = '├';
 const ELL: char = '└';
 const BAR: char = '│';
+
+/// How a leaf with siblings below it is drawn, and how its grouped siblings are listed.
+const LEAF: &str = "├── ";
+const BETWEEN: &str = ", ";
+
+/// Fewest sibling leaves that share a line.
+const MIN_LEAVES: usize = 3;
 
 /// A tree line: the column of its branch glyph, whether the glyph is `├` (more siblings
 /// follow), and the byte offset where the glyph starts. The prefix before the glyph is
@@ -104,7 +115,74 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
         }
     }
     flush_repeats(&mut out, &mut repeats, repeats_col);
+    group_leaves(out)
+}
+
+/// A line's entry if it is a leaf drawn with `├── ` whose next line is a sibling (not a
+/// child, not a `[dev-dependencies]` heading that belongs to it): (prefix, entry).
+fn sibling_leaf<'a>(row: &'a Row, next: Option<&Row>) -> Option<(&'a str, &'a str)> {
+    let (col, _, at) = branch(&row.text)?;
+    let (next_col, _, _) = branch(&next?.text)?;
+    let name = row.text.get(at..)?.strip_prefix(LEAF)?;
+    let plain = !name.is_empty()
+        && !name.contains(['{', '}', ','])
+        && !name.starts_with(char::is_whitespace);
+    (row.tag == Tag::Plain && next_col == col && plain).then_some((row.text.get(..at)?, name))
+}
+
+/// Joins runs of sibling leaves under one prefix into one `├── {a, b, c}` line.
+fn group_leaves(rows: Vec<Row>) -> Vec<Row> {
+    let mut out = Vec::with_capacity(rows.len());
+    let mut i = 0;
+    while let Some(row) = rows.get(i) {
+        let Some((prefix, first)) = sibling_leaf(row, rows.get(i + 1)) else {
+            out.push(row.clone());
+            i += 1;
+            continue;
+        };
+        let mut names = vec![first];
+        while let Some((p, name)) = rows
+            .get(i + names.len())
+            .and_then(|r| sibling_leaf(r, rows.get(i + names.len() + 1)))
+        {
+            if p != prefix {
+                break;
+            }
+            names.push(name);
+        }
+        if names.len() >= MIN_LEAVES {
+            out.push(Row::plain(format!(
+                "{prefix}{LEAF}{{{}}}",
+                names.join(BETWEEN)
+            )));
+        } else {
+            out.extend(
+                rows.get(i..i + names.len())
+                    .unwrap_or_default()
+                    .iter()
+                    .cloned(),
+            );
+        }
+        i += names.len();
+    }
     out
+}
+
+/// A line of grouped leaves back as one line each.
+fn split_leaves(line: &str) -> Option<Vec<String>> {
+    let (_, tee, at) = branch(line)?;
+    let inner = line
+        .get(at..)?
+        .strip_prefix(LEAF)?
+        .strip_prefix('{')?
+        .strip_suffix('}')?;
+    let prefix = line.get(..at)?;
+    (tee && inner.contains(BETWEEN)).then(|| {
+        inner
+            .split(BETWEEN)
+            .map(|name| format!("{prefix}{LEAF}{name}"))
+            .collect()
+    })
 }
 
 fn flush_repeats(out: &mut Vec<Row>, repeats: &mut Elided, col: usize) {
@@ -121,12 +199,18 @@ fn flush_repeats(out: &mut Vec<Row>, repeats: &mut Elided, col: usize) {
     }
 }
 
-/// Puts the guide bars [`compact`] blanked back into a tree: each tree line's prefix is
-/// redrawn from the branches open above it. Lines drawn in full are left as they are.
+/// Puts back what [`compact`] took from a tree: grouped leaves one a line again, then each
+/// tree line's guide bars redrawn from the branches open above it. Lines drawn in full are
+/// left as they are.
 pub fn redraw(text: &str) -> String {
     let mut open = Open::default();
     let mut out = String::with_capacity(text.len() + text.len() / 2);
-    for (i, line) in text.split('\n').enumerate() {
+    let lines = text.split('\n').flat_map(|line| match split_leaves(line) {
+        Some(leaves) => leaves.into_iter().map(Cow::Owned).collect(),
+        None => vec![Cow::Borrowed(line)],
+    });
+    for (i, line) in lines.enumerate() {
+        let line = line.as_ref();
         if i > 0 {
             out.push('\n');
         }
@@ -238,5 +322,43 @@ webapp@1.4.0 /tmp/webapp
         assert_eq!(branch("├─┬ express@4.21.2"), Some((0, true, 0)));
         assert_eq!(branch("│def summarize(run):"), None);
         assert_eq!(branch("├ not a branch"), None);
+    }
+
+    /// `npm ls --depth=0` and `cargo tree --depth 1` (real outputs): sibling leaves share a
+    /// line, a leaf with a `[build-dependencies]` heading under it keeps its own, and the
+    /// whole listing comes back line for line, the same each time.
+    #[test]
+    fn flat_listings_share_lines_and_come_back() {
+        use crate::compact::{classify, compact, expand_listings};
+        for text in [
+            include_str!("fixtures/npm_ls_depth0.txt"),
+            include_str!("fixtures/cargo_tree_depth1.txt"),
+            include_str!("fixtures/npm_ls.txt"),
+        ] {
+            assert_eq!(classify::classify(text), classify::Kind::Tree);
+            let out = compact(text, Level::Auto).unwrap();
+            assert!(out.len() * 10 < text.len() * 9, "{out}");
+            assert_eq!(compact(text, Level::Auto), Some(out.clone()));
+            assert_eq!(expand_listings(&out).trim_end(), text.trim_end());
+        }
+        let out = compact(include_str!("fixtures/cargo_tree_depth1.txt"), Level::Auto).unwrap();
+        assert!(
+            out.contains("\n├── blake3 v1.8.7\n│   [build-dependencies]\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("\n├── {aho-corasick v1.1.5, arc-swap v1.9.5, "),
+            "{out}"
+        );
+    }
+
+    /// Two leaves, a leaf with a child, the last leaf and names with commas stay one a line.
+    #[test]
+    fn what_cannot_share_a_line_keeps_its_own() {
+        let text =
+            "root\n├── a@1\n├── b@1\n├─┬ c@1\n│ └── d@1\n├── e, f@1\n├── g@1\n├── h@1\n└── i@1";
+        let out = join(&compact(rows(text), Level::Standard));
+        assert_eq!(out, text.replace("│ └── d@1", "  └── d@1"));
+        assert_eq!(redraw(&out), text);
     }
 }
