@@ -784,6 +784,32 @@ mod tests {
         );
     }
 
+    /// What the repeat folds count, their expansion gives back line for line.
+    #[test]
+    fn folded_repeats_expand_back() {
+        let mut text: Vec<String> = vec!["start".into()];
+        text.extend((0..1500).map(|_| "waiting for lock on build directory".to_owned()));
+        for _ in 0..4 {
+            text.extend([
+                "  File \"a.py\", line 3, in f".to_owned(),
+                "    f()".to_owned(),
+            ]);
+        }
+        text.push("done".into());
+        let text = text.join("\n");
+        let folded = join(&fold_repeats(rows(&text)));
+        assert!(
+            folded.contains("[… line repeated 1,500 times …]"),
+            "{folded}"
+        );
+        assert!(folded.contains("[… previous 2 lines repeated 3 more times …]"));
+        assert_eq!(expand_repeats(&folded), text);
+        assert_eq!(
+            expand_repeats("[… line repeated 3 times …]"),
+            "[… line repeated 3 times …]"
+        );
+    }
+
     #[test]
     fn a_short_line_repeated_twice_is_left_alone() {
         let out = fold_repeats(vec![Row::plain("ok"), Row::plain("ok")]);
