@@ -3,8 +3,8 @@
 //! source code.
 
 use super::{
-    deptree, diagnostics, gitlog, listing, lockfile, matches, test_output, timestamps, trace,
-    versions,
+    columns, deptree, diagnostics, gitlog, listing, lockfile, matches, test_output, timestamps,
+    trace, versions,
 };
 
 /// What a tool result is.
@@ -39,6 +39,8 @@ pub(crate) enum Kind {
     Code,
     /// Human-written text: never rewritten.
     Prose,
+    /// A table padded into columns under a rule of dashes: `pip list`.
+    Columns,
     /// A dependency tree drawn with box glyphs: `npm ls`, `cargo tree`, `pipdeptree`.
     Tree,
     /// A lock file read as text: `Cargo.lock`, `poetry.lock`.
@@ -83,6 +85,9 @@ struct Tally {
 
 /// Classifies cleaned (ANSI-free, `\r`-resolved) text that is not JSON.
 pub(crate) fn classify(text: &str) -> Kind {
+    if columns::is_table(text) {
+        return Kind::Columns;
+    }
     let mut t = Tally::default();
     let mut first_line: Option<&str> = None;
     for line in sample(text) {

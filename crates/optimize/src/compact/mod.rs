@@ -20,6 +20,7 @@
 //! - [`matches`]     — `grep -rn`, `rg`, with or without line numbers and context.
 //! - [`listing`]     — `find`, `ls -l`.
 //! - [`gitlog`]      — `git log`, `--stat`, `-p`.
+//! - [`columns`]     — `pip list`: tables padded under a rule of dashes.
 //! - [`deptree`]     — `npm ls`, `cargo tree`, `pipdeptree`: guide bars blanked.
 //! - [`lockfile`]    — `Cargo.lock`, `poetry.lock`: the shared source said once.
 //! - [`versions`]    — `git tag`, `git branch -a`, version lists: runs in brace form.
@@ -34,6 +35,7 @@
 
 mod ansi;
 mod classify;
+mod columns;
 mod deptree;
 mod diagnostics;
 mod diff;
@@ -120,9 +122,10 @@ fn compact_output(text: &str, level: Level) -> Option<String> {
 pub use lines::thousands;
 
 /// Undoes the lossless regroupings of listings: grep matches and find paths grouped under
-/// their file or directory, names grouped in brace form, tree guide bars blanked, exact
-/// repeats counted. Shows the rewrites lose nothing (the savings evaluator checks facts in
-/// this view too). An output inside an agent's wrapper is expanded as it would be bare.
+/// their file or directory, names grouped in brace form, tree guide bars blanked and
+/// sibling leaves joined, table padding taken out, exact repeats counted. Shows the
+/// rewrites lose nothing (the savings evaluator checks facts in this view too). An output
+/// inside an agent's wrapper is expanded as it would be bare.
 pub fn expand_listings(text: &str) -> String {
     let wrapped = wrapper::split(text);
     expand_bare(wrapped.as_ref().map_or(text, |w| w.output()))
@@ -133,7 +136,8 @@ pub fn expand_listings(text: &str) -> String {
 /// gives back lines another expander could mistake for its own grouping.
 fn expand_bare(text: &str) -> String {
     let text = matches::expand(&lines::expand_repeats(text));
-    listing::expand(&deptree::redraw(&versions::expand(&text)))
+    let text = listing::expand(&deptree::redraw(&versions::expand(&text)));
+    columns::expand(&text)
 }
 
 /// Text without ANSI/OSC escapes (for the strict squeeze, which shares them).
@@ -184,6 +188,7 @@ fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
         Kind::Find => listing::compact_find(rows, level),
         Kind::Ls => listing::compact_ls(rows, level),
         Kind::Tree => deptree::compact(rows, level),
+        Kind::Columns => columns::compact(rows, level),
         Kind::Lockfile => lockfile::compact(rows, level),
         Kind::Versions => versions::compact(rows, level),
         _ => rows,
