@@ -24,6 +24,7 @@
 //! - [`deptree`]     — `npm ls`, `cargo tree`, `pipdeptree`: guide bars blanked.
 //! - [`lockfile`]    — `Cargo.lock`, `poetry.lock`: the shared source said once.
 //! - [`versions`]    — `git tag`, `git branch -a`, version lists: runs in brace form.
+//! - [`links`]       — Markdown link definitions that differ only in a number (changelogs).
 //! - [`json`]        — minification; sampling of long arrays at Aggressive.
 //! - [`diff`]        — unified diffs, touched as little as possible.
 //!
@@ -43,6 +44,7 @@ mod gitlog;
 mod install;
 mod json;
 mod lines;
+mod links;
 mod listing;
 mod lockfile;
 mod matches;
@@ -123,9 +125,9 @@ pub use lines::thousands;
 
 /// Undoes the lossless regroupings of listings: grep matches and find paths grouped under
 /// their file or directory, names grouped in brace form, tree guide bars blanked and
-/// sibling leaves joined, table padding taken out, exact repeats counted. Shows the
-/// rewrites lose nothing (the savings evaluator checks facts in this view too). An output
-/// inside an agent's wrapper is expanded as it would be bare.
+/// sibling leaves joined, table padding taken out, link definitions joined, exact repeats
+/// counted. Shows the rewrites lose nothing (the savings evaluator checks facts in this
+/// view too). An output inside an agent's wrapper is expanded as it would be bare.
 pub fn expand_listings(text: &str) -> String {
     let wrapped = wrapper::split(text);
     expand_bare(wrapped.as_ref().map_or(text, |w| w.output()))
@@ -136,6 +138,7 @@ pub fn expand_listings(text: &str) -> String {
 /// gives back lines another expander could mistake for its own grouping.
 fn expand_bare(text: &str) -> String {
     let text = matches::expand(&lines::expand_repeats(text));
+    let text = links::expand(&text);
     let text = listing::expand(&deptree::redraw(&versions::expand(&text)));
     columns::expand(&text)
 }
@@ -172,8 +175,9 @@ fn resolve(level: Level, kind: Kind) -> Level {
 ///
 /// Output of no known kind ([`Kind::Log`]) is content the compactor cannot read, so below
 /// Aggressive none of its lines is cut: only noise goes (escapes, `\r` redraws, runs of
-/// blank lines, the updates of one progress bar but its last) and exact repeats fold with
-/// a count. Runs that differ only in numbers, status runs, command echoes, library frames
+/// blank lines, the updates of one progress bar but its last), exact repeats fold with a
+/// count, and Markdown link definitions that differ only in a number share a line (both
+/// expand back). Runs that differ only in numbers, status runs, command echoes, library frames
 /// and the head/tail cut are for kinds whose facts are known, and for Aggressive.
 fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
     let standard = level != Level::Light;
@@ -189,6 +193,7 @@ fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
         Kind::Ls => listing::compact_ls(rows, level),
         Kind::Tree => deptree::compact(rows, level),
         Kind::Columns => columns::compact(rows, level),
+        Kind::Log if standard => links::compact(rows),
         Kind::Lockfile => lockfile::compact(rows, level),
         Kind::Versions => versions::compact(rows, level),
         _ => rows,
