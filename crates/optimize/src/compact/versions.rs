@@ -285,7 +285,8 @@ pub fn expand(text: &str) -> String {
 }
 
 /// `stem{a,b}tail` with one brace pair, a comma inside, a stem that is a name up to a
-/// separator (after its indentation and quote) and a tail that closes a quote.
+/// separator (after its indentation and quote) and a tail that closes a quote. A name has
+/// no colon: a line with one before its braces is a grep match or a log's, left as it is.
 fn split_braces(line: &str) -> Option<(&str, &str, &str)> {
     let open = line.find('{')?;
     let close = line.rfind('}')?;
@@ -300,7 +301,7 @@ fn split_braces(line: &str) -> Option<(&str, &str, &str)> {
             .split(',')
             .all(|p| !p.is_empty() && p.chars().all(plain_char))
         && stem_name.bytes().last().is_some_and(is_separator)
-        && stem_name.chars().all(plain_char)
+        && stem_name.chars().all(|c| plain_char(c) && c != ':')
         && matches!(tail, "" | "," | "'" | "'," | "\"" | "\",");
     ok.then_some((stem, inner, tail))
 }
@@ -428,8 +429,32 @@ mod tests {
                 .join(",\n")
         );
         assert!(!is_name_array(&objects));
-        for line in ["use std::{io,fmt};", "  {a,b}", "path:foo{a,b}", "x{a,b}y"] {
+        for line in [
+            "use std::{io,fmt};",
+            "  {a,b}",
+            "path:foo{a,b}",
+            "x{a,b}y",
+            "src/a.rs:1:v1.{0,1}",
+        ] {
             assert_eq!(expand(line), line);
+        }
+    }
+
+    proptest::proptest! {
+        /// Any list of names, bare, quoted or in a comma list: grouped, it expands back to
+        /// the list it was, in its order.
+        #[test]
+        fn generated_listings_round_trip(
+            names in proptest::collection::vec("(v|release/)?[0-9]{1,2}([.+_/-][0-9a-c]{1,3}){0,3}", 1..60),
+            style in 0usize..3,
+        ) {
+            let text = match style {
+                0 => names.join("\n"),
+                1 => format!("[\n{}\n]", names.iter().map(|n| format!("  '{n}'")).collect::<Vec<_>>().join(",\n")),
+                _ => format!("pkg (1.0)\n{AVAILABLE}{}", names.join(", ")),
+            };
+            let out = join(&compact(rows(&text), Level::Standard));
+            proptest::prop_assert_eq!(expand(&out), text);
         }
     }
 }
