@@ -178,23 +178,35 @@ fn common_prefix(a: &str, b: &str) -> usize {
 fn group(names: &[&str], lead: &str, tail: &str, between: &str) -> Vec<String> {
     let n = names.len();
     let item = |name: &str| lead.len() + name.len() + tail.len() + between.len();
+    let plain: Vec<bool> = names
+        .iter()
+        .map(|name| name.chars().all(plain_char))
+        .collect();
+    // what a run of names shares at its start is the least two neighbours in it share
+    let adjacent: Vec<usize> = names
+        .windows(2)
+        .map(|pair| match pair {
+            [a, b] => common_prefix(a, b),
+            _ => 0,
+        })
+        .collect();
     // best[i]: (length of names[i..] written best, the run that starts it and its stem)
     let mut best: Vec<(usize, usize, usize)> = vec![(0, 0, 0); n + 1];
     for i in (0..n).rev() {
         let name = names.get(i).copied().unwrap_or_default();
         let next = best.get(i + 1).map_or(0, |b| b.0);
         let mut choice = (item(name) + next, 1, 0);
-        if name.chars().all(plain_char) {
+        if plain.get(i).copied().unwrap_or(false) {
             let stems = cuts(name);
             let mut shared = name.len();
             let mut shortest = name.len();
             let mut parts = name.len();
             for j in i + 1..n.min(i + MAX_RUN) {
                 let other = names.get(j).copied().unwrap_or_default();
-                if !other.chars().all(plain_char) {
+                if !plain.get(j).copied().unwrap_or(false) {
                     break;
                 }
-                shared = shared.min(common_prefix(name, other));
+                shared = shared.min(adjacent.get(j - 1).copied().unwrap_or(0));
                 shortest = shortest.min(other.len());
                 parts += other.len();
                 let Some(&stem) = stems.iter().rev().find(|&&c| c <= shared && c < shortest) else {
