@@ -43,14 +43,16 @@ pub(crate) fn split_numbered(line: &str) -> Option<(&str, &str, &str)> {
 /// `src/a.rs:text` → (`src/a.rs`, `text`): the path is what comes before the first colon
 /// (the second on a Windows drive, `C:\src\a.rs:text`). The path must read as a file's
 /// (a directory or an extension) and the text must not be empty, so `key: value`, URLs
-/// (`https://…`), timestamps and `dir:` headers are not taken for matches.
+/// (`https://…`), timestamps, `dir:` headers and tsc's `file(line,col):` are not taken for
+/// matches.
 pub(crate) fn split_plain(line: &str) -> Option<(&str, &str)> {
     let bytes = line.as_bytes();
     let drive = bytes.len() > 3 && bytes[0].is_ascii_alphabetic() && &bytes[1..3] == b":\\";
     let from = if drive { 2 } else { 0 };
     let at = from + line.get(from..)?.find(':')?;
     let (path, text) = (line.get(..at)?, line.get(at + 1..)?);
-    let file_like = path.contains(['/', '\\', '.']);
+    // `src/a.ts(12,5): error …` is tsc's, not a match
+    let file_like = path.contains(['/', '\\', '.']) && !path.ends_with(')');
     (file_like && !text.is_empty() && is_path(path)).then_some((path, text))
 }
 
@@ -430,6 +432,7 @@ mod tests {
         assert_eq!(split_plain("./src:"), None);
         assert_eq!(split_plain("Caused by: java.io.IOException"), None);
         assert_eq!(split_plain("job 00/01 INFO worker: processed"), None);
+        assert_eq!(split_plain("src/a.ts(8,62): error TS2322: Type"), None);
     }
 
     fn roundtrip(text: &str) -> String {
