@@ -46,8 +46,8 @@ pub(crate) fn split_numbered(line: &str) -> Option<(&str, &str, &str)> {
 /// (`https://…`), timestamps, `dir:` headers and tsc's `file(line,col):` are not taken for
 /// matches.
 pub(crate) fn split_plain(line: &str) -> Option<(&str, &str)> {
-    let bytes = line.as_bytes();
-    let drive = bytes.len() > 3 && bytes[0].is_ascii_alphabetic() && &bytes[1..3] == b":\\";
+    let drive = line.get(1..3) == Some(":\\")
+        && line.as_bytes().first().is_some_and(u8::is_ascii_alphabetic);
     let from = if drive { 2 } else { 0 };
     let at = from + line.get(from..)?.find(':')?;
     let (path, text) = (line.get(..at)?, line.get(at + 1..)?);
