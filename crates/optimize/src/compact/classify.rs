@@ -4,8 +4,8 @@
 
 use super::opaque::{self, Opaque};
 use super::{
-    deptree, diagnostics, gitlog, listing, lockfile, repomap, test_output, timestamps, trace,
-    versions,
+    columns, deptree, diagnostics, gitlog, listing, lockfile, matches, repomap, test_output,
+    timestamps, trace, versions,
 };
 
 /// What a tool result is.
@@ -28,7 +28,7 @@ pub(crate) enum Kind {
     Diagnostics,
     /// Stack traces: Python, Rust, JS, Java.
     Trace,
-    /// `grep -rn` / `rg` matches.
+    /// `grep -rn` / `rg` matches, with or without line numbers and context lines.
     Grep,
     /// `find` output, one path per line.
     Find,
@@ -40,6 +40,8 @@ pub(crate) enum Kind {
     Code,
     /// Human-written text: never rewritten.
     Prose,
+    /// A table padded into columns under a rule of dashes: `pip list`.
+    Columns,
     /// A dependency tree drawn with box glyphs: `npm ls`, `cargo tree`, `pipdeptree`.
     Tree,
     /// A lock file read as text: `Cargo.lock`, `poetry.lock`.
@@ -69,6 +71,7 @@ struct Tally {
     tree: usize,
     lock_packages: usize,
     names: usize,
+    version_lists: usize,
     stamped: usize,
     npm_lines: usize,
     status: usize,
@@ -90,6 +93,9 @@ struct Tally {
 
 /// Classifies cleaned (ANSI-free, `\r`-resolved) text that is not JSON.
 pub(crate) fn classify(text: &str) -> Kind {
+    if columns::is_table(text) {
+        return Kind::Columns;
+    }
     let mut t = Tally::default();
     let mut first_line: Option<&str> = None;
     for line in sample(text) {
@@ -124,6 +130,9 @@ pub(crate) fn classify(text: &str) -> Kind {
         if versions::is_listed_name(line) {
             t.names += 1;
         }
+        if versions::is_version_list(line) {
+            t.version_lists += 1;
+        }
         if timestamps::timestamp_span(line).is_some() {
             t.stamped += 1;
         }
@@ -141,7 +150,10 @@ pub(crate) fn classify(text: &str) -> Kind {
         }
         if line == "--" {
             t.grep_separators += 1;
-        } else if listing::split_grep(line).is_some() {
+        } else if matches::split_numbered(line).is_some()
+            || matches::split_plain(line).is_some()
+            || matches::looks_like_context(line)
+        {
             t.grep += 1;
         }
         if listing::parse_ls(line).is_some() {
@@ -222,6 +234,10 @@ fn decide(t: &Tally, first_line: &str) -> Kind {
         return Kind::Find;
     }
     if t.names >= 20 && share(t.names) >= 90 {
+        return Kind::Versions;
+    }
+    // `pip index versions`: a name, its one long list, what is installed
+    if t.version_lists == 1 && t.non_blank <= 8 {
         return Kind::Versions;
     }
     if t.test_lines >= 2 {

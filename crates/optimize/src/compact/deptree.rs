@@ -1,30 +1,75 @@
 //! Dependency trees (`npm ls --all`, `cargo tree`, `pipdeptree`, `tree`): every entry
 //! stays, and only the drawing goes. A line's guide bars (`│   │   ├── serde v1.0.200`)
 //! say nothing its own branch glyph and the lines above do not already say, so from
-//! Standard up they become blanks of the same width (`        ├── serde v1.0.200`);
-//! [`redraw`] puts them back byte for byte. At Aggressive the leaves the tool itself marks
+//! Standard up they become blanks of the same width (`        ├── serde v1.0.200`), and
+//! sibling leaves drawn one under the other share one line (`├── {axios@1.2.1, cors@2.8.6,
+//! qs@6.17.1}`, the flat lists `npm ls --depth=0` and `cargo tree --depth 1` print);
+//! [`redraw`] puts both back byte for byte. At Aggressive the leaves the tool itself marks
 //! as listed above (`deduped`, `(*)`) fold into a counted marker.
+
+use std::borrow::Cow;
 
 use super::lines::{count, Elided, Row, Tag};
 use super::Level;
 
-const TEE: char = '├';
-const ELL: char = '└';
 const BAR: char = '│';
+
+/// How a tree is drawn: in box glyphs, or in the ASCII npm prints where the terminal is not
+/// UTF-8 (`+-- x`, `` `-- x``, `| `).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Glyphs {
+    /// A branch with more siblings below it.
+    tee: char,
+    /// The last branch.
+    ell: char,
+    /// What follows the branch glyph.
+    dash: &'static str,
+    /// A guide bar.
+    bar: char,
+    /// How a leaf with siblings below it is drawn.
+    leaf: &'static str,
+}
+
+const BOX: Glyphs = Glyphs {
+    tee: '├',
+    ell: '└',
+    dash: "─",
+    bar: BAR,
+    leaf: "├── ",
+};
+
+const ASCII: Glyphs = Glyphs {
+    tee: '+',
+    ell: '`',
+    dash: "-- ",
+    bar: '|',
+    leaf: "+-- ",
+};
+
+/// How grouped sibling leaves are listed.
+const BETWEEN: &str = ", ";
+
+/// Fewest sibling leaves that share a line.
+const MIN_LEAVES: usize = 3;
 
 /// A tree line: the column of its branch glyph, whether the glyph is `├` (more siblings
 /// follow), and the byte offset where the glyph starts. The prefix before the glyph is
 /// guide bars and blanks only.
 pub(crate) fn branch(line: &str) -> Option<(usize, bool, usize)> {
+    drawn(line).map(|(col, tee, at, _)| (col, tee, at))
+}
+
+/// [`branch`], and the glyphs the line is drawn with.
+fn drawn(line: &str) -> Option<(usize, bool, usize, Glyphs)> {
     for (col, (at, c)) in line.char_indices().enumerate() {
-        match c {
-            BAR | ' ' => {}
-            TEE | ELL => {
-                let after = line.get(at + c.len_utf8()..)?;
-                return after.starts_with('─').then_some((col, c == TEE, at));
-            }
-            _ => return None,
+        if c == ' ' || c == BOX.bar || c == ASCII.bar {
+            continue;
         }
+        let after = line.get(at + c.len_utf8()..)?;
+        let glyphs = [BOX, ASCII]
+            .into_iter()
+            .find(|g| (c == g.tee || c == g.ell) && after.starts_with(g.dash))?;
+        return Some((col, c == glyphs.tee, at, glyphs));
     }
     None
 }
@@ -36,13 +81,13 @@ struct Open(Vec<(usize, bool)>);
 impl Open {
     /// The guide bars a line whose glyph sits at `col` is drawn with, and the line entered
     /// as the newest open branch.
-    fn enter(&mut self, col: usize, tee: bool) -> String {
+    fn enter(&mut self, col: usize, tee: bool, bar: char) -> String {
         self.0.retain(|(c, _)| *c < col);
         let mut prefix = vec![' '; col];
         for &(c, t) in &self.0 {
             if t {
                 if let Some(slot) = prefix.get_mut(c) {
-                    *slot = BAR;
+                    *slot = bar;
                 }
             }
         }
@@ -62,19 +107,19 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
     if level == Level::Light {
         return rows;
     }
-    let branches: Vec<Option<(usize, bool, usize)>> =
-        rows.iter().map(|r| branch(&r.text)).collect();
+    let branches: Vec<Option<(usize, bool, usize, Glyphs)>> =
+        rows.iter().map(|r| drawn(&r.text)).collect();
     let mut open = Open::default();
     let mut out = Vec::with_capacity(rows.len());
     let mut repeats = Elided::default();
     let mut repeats_col = 0;
     for (i, row) in rows.into_iter().enumerate() {
-        let Some(Some((col, tee, at))) = branches.get(i).copied() else {
+        let Some(Some((col, tee, at, glyphs))) = branches.get(i).copied() else {
             flush_repeats(&mut out, &mut repeats, repeats_col);
             out.push(row);
             continue;
         };
-        let drawn = open.enter(col, tee);
+        let drawn = open.enter(col, tee, glyphs.bar);
         let prefix = row.text.get(..at).unwrap_or_default();
         let rest = row.text.get(at..).unwrap_or_default();
         // A leaf: the next tree line (if any) is not below it.
@@ -84,7 +129,7 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
             .iter()
             .flatten()
             .next()
-            .is_none_or(|&(next, _, _)| next <= col);
+            .is_none_or(|&(next, _, _, _)| next <= col);
         if level == Level::Aggressive && leaf && row.tag == Tag::Plain && is_repeat(rest) {
             if repeats.is_empty() || repeats_col != col {
                 flush_repeats(&mut out, &mut repeats, repeats_col);
@@ -94,7 +139,7 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
             continue;
         }
         flush_repeats(&mut out, &mut repeats, repeats_col);
-        if prefix == drawn && prefix.contains(BAR) {
+        if prefix == drawn && prefix.contains(glyphs.bar) {
             out.push(Row {
                 text: format!("{}{rest}", " ".repeat(col)),
                 tag: row.tag,
@@ -104,7 +149,74 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
         }
     }
     flush_repeats(&mut out, &mut repeats, repeats_col);
+    group_leaves(out)
+}
+
+/// A line's entry if it is a leaf drawn with `├── ` whose next line is a sibling (not a
+/// child, not a `[dev-dependencies]` heading that belongs to it): (prefix with the leaf's
+/// glyphs, entry).
+fn sibling_leaf<'a>(row: &'a Row, next: Option<&Row>) -> Option<(&'a str, &'a str)> {
+    let (col, _, at, glyphs) = drawn(&row.text)?;
+    let (next_col, _, _) = branch(&next?.text)?;
+    let lead = row.text.get(..at + glyphs.leaf.len())?;
+    let name = row.text.get(at..)?.strip_prefix(glyphs.leaf)?;
+    let plain = !name.is_empty()
+        && !name.contains(['{', '}', ','])
+        && !name.starts_with(char::is_whitespace);
+    (row.tag == Tag::Plain && next_col == col && plain).then_some((lead, name))
+}
+
+/// Joins runs of sibling leaves under one prefix into one `├── {a, b, c}` line
+/// (`+-- {a, b, c}` in ASCII).
+fn group_leaves(rows: Vec<Row>) -> Vec<Row> {
+    let mut out = Vec::with_capacity(rows.len());
+    let mut i = 0;
+    while let Some(row) = rows.get(i) {
+        let Some((prefix, first)) = sibling_leaf(row, rows.get(i + 1)) else {
+            out.push(row.clone());
+            i += 1;
+            continue;
+        };
+        let mut names = vec![first];
+        while let Some((p, name)) = rows
+            .get(i + names.len())
+            .and_then(|r| sibling_leaf(r, rows.get(i + names.len() + 1)))
+        {
+            if p != prefix {
+                break;
+            }
+            names.push(name);
+        }
+        if names.len() >= MIN_LEAVES {
+            out.push(Row::plain(format!("{prefix}{{{}}}", names.join(BETWEEN))));
+        } else {
+            out.extend(
+                rows.get(i..i + names.len())
+                    .unwrap_or_default()
+                    .iter()
+                    .cloned(),
+            );
+        }
+        i += names.len();
+    }
     out
+}
+
+/// A line of grouped leaves back as one line each.
+fn split_leaves(line: &str) -> Option<Vec<String>> {
+    let (_, tee, at, glyphs) = drawn(line)?;
+    let lead = line.get(..at + glyphs.leaf.len())?;
+    let inner = line
+        .get(at..)?
+        .strip_prefix(glyphs.leaf)?
+        .strip_prefix('{')?
+        .strip_suffix('}')?;
+    (tee && inner.contains(BETWEEN)).then(|| {
+        inner
+            .split(BETWEEN)
+            .map(|name| format!("{lead}{name}"))
+            .collect()
+    })
 }
 
 fn flush_repeats(out: &mut Vec<Row>, repeats: &mut Elided, col: usize) {
@@ -121,20 +233,26 @@ fn flush_repeats(out: &mut Vec<Row>, repeats: &mut Elided, col: usize) {
     }
 }
 
-/// Puts the guide bars [`compact`] blanked back into a tree: each tree line's prefix is
-/// redrawn from the branches open above it. Lines drawn in full are left as they are.
+/// Puts back what [`compact`] took from a tree: grouped leaves one a line again, then each
+/// tree line's guide bars redrawn from the branches open above it. Lines drawn in full are
+/// left as they are.
 pub fn redraw(text: &str) -> String {
     let mut open = Open::default();
     let mut out = String::with_capacity(text.len() + text.len() / 2);
-    for (i, line) in text.split('\n').enumerate() {
+    let lines = text.split('\n').flat_map(|line| match split_leaves(line) {
+        Some(leaves) => leaves.into_iter().map(Cow::Owned).collect(),
+        None => vec![Cow::Borrowed(line)],
+    });
+    for (i, line) in lines.enumerate() {
+        let line = line.as_ref();
         if i > 0 {
             out.push('\n');
         }
-        match branch(line) {
-            Some((col, tee, at)) => {
-                let drawn = open.enter(col, tee);
+        match drawn(line) {
+            Some((col, tee, at, glyphs)) => {
+                let drawn = open.enter(col, tee, glyphs.bar);
                 let prefix = line.get(..at).unwrap_or_default();
-                if prefix.contains(BAR) {
+                if prefix.contains([BOX.bar, ASCII.bar]) {
                     out.push_str(line);
                 } else {
                     out.push_str(&drawn);
@@ -238,5 +356,64 @@ webapp@1.4.0 /tmp/webapp
         assert_eq!(branch("├─┬ express@4.21.2"), Some((0, true, 0)));
         assert_eq!(branch("│def summarize(run):"), None);
         assert_eq!(branch("├ not a branch"), None);
+        // npm where the terminal is not UTF-8; not a table's border
+        assert_eq!(branch("| `-- get-func-name@2.0.2"), Some((2, false, 2)));
+        assert_eq!(branch("+-- chai@4.5.0"), Some((0, true, 0)));
+        assert_eq!(branch("+----+-------+"), None);
+        assert_eq!(branch("+--x"), None);
+    }
+
+    /// `npm ls --depth=0`, `cargo tree --depth 1` and `npm ls --all` in box glyphs and in
+    /// ASCII (real outputs): sibling leaves share a
+    /// line, a leaf with a `[build-dependencies]` heading under it keeps its own, and the
+    /// whole listing comes back line for line, the same each time.
+    #[test]
+    fn flat_listings_share_lines_and_come_back() {
+        use crate::compact::{classify, compact, expand_listings};
+        for text in [
+            include_str!("fixtures/npm_ls_depth0.txt"),
+            include_str!("fixtures/cargo_tree_depth1.txt"),
+            include_str!("fixtures/npm_ls.txt"),
+            include_str!("fixtures/npm_ls_ascii.txt"),
+        ] {
+            assert_eq!(classify::classify(text), classify::Kind::Tree);
+            let out = compact(text, Level::Auto).unwrap();
+            // an ASCII bar is as many bytes as the blank it becomes: count tokens
+            let tokens = crate::tokens::count;
+            assert!(tokens(&out) * 20 < tokens(text) * 19, "{out}");
+            assert_eq!(compact(text, Level::Auto), Some(out.clone()));
+            assert_eq!(expand_listings(&out).trim_end(), text.trim_end());
+        }
+        let out = compact(include_str!("fixtures/cargo_tree_depth1.txt"), Level::Auto).unwrap();
+        assert!(
+            out.contains("\n├── blake3 v1.8.7\n│   [build-dependencies]\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("\n├── {aho-corasick v1.1.5, arc-swap v1.9.5, "),
+            "{out}"
+        );
+    }
+
+    /// npm's ASCII drawing groups as its box drawing does.
+    #[test]
+    fn ascii_leaves_share_a_line() {
+        let text = "app@1.0.0 /tmp/app\n+-- chai@4.5.0\n+-- express@4.22.3\n+-- lodash@4.18.1\n+-- mocha@10.8.2\n`-- supertest@7.3.2";
+        let out = join(&compact(rows(text), Level::Standard));
+        assert_eq!(
+            out,
+            "app@1.0.0 /tmp/app\n+-- {chai@4.5.0, express@4.22.3, lodash@4.18.1, mocha@10.8.2}\n`-- supertest@7.3.2"
+        );
+        assert_eq!(redraw(&out), text);
+    }
+
+    /// Two leaves, a leaf with a child, the last leaf and names with commas stay one a line.
+    #[test]
+    fn what_cannot_share_a_line_keeps_its_own() {
+        let text =
+            "root\n├── a@1\n├── b@1\n├─┬ c@1\n│ └── d@1\n├── e, f@1\n├── g@1\n├── h@1\n└── i@1";
+        let out = join(&compact(rows(text), Level::Standard));
+        assert_eq!(out, text.replace("│ └── d@1", "  └── d@1"));
+        assert_eq!(redraw(&out), text);
     }
 }

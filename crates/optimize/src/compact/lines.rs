@@ -189,6 +189,36 @@ pub(crate) fn fold_repeats(rows: Vec<Row>) -> Vec<Row> {
     out
 }
 
+/// Undoes [`fold_repeats`]: a `[… line repeated N times …]` marker becomes the line above it
+/// N−1 more times, a `[… previous K lines repeated N more times …]` marker the K lines above
+/// it N more times. Both counts are exact, so the view comes back line for line.
+pub(crate) fn expand_repeats(text: &str) -> String {
+    let count = |n: &str| n.replace(',', "").parse::<usize>().ok();
+    let mut out: Vec<&str> = Vec::new();
+    for line in text.split('\n') {
+        let body = line.strip_prefix("[… ").and_then(|l| l.strip_suffix(" …]"));
+        let line_repeats = body
+            .and_then(|b| b.strip_prefix("line repeated ")?.strip_suffix(" times"))
+            .and_then(count);
+        let block_repeats = body
+            .and_then(|b| b.strip_prefix("previous ")?.split_once(" lines repeated "))
+            .and_then(|(k, n)| Some((count(k)?, count(n.strip_suffix(" more times")?)?)));
+        match (line_repeats, block_repeats, out.last().copied()) {
+            (Some(n), _, Some(above)) => {
+                out.extend(std::iter::repeat_n(above, n.saturating_sub(1)))
+            }
+            (_, Some((k, n)), _) if (2..=MAX_BLOCK).contains(&k) && k <= out.len() => {
+                let block = out.split_off(out.len() - k);
+                for _ in 0..=n {
+                    out.extend_from_slice(&block);
+                }
+            }
+            _ => out.push(line),
+        }
+    }
+    out.join("\n")
+}
+
 /// A command line a build tool echoes in verbose mode (`cargo -vv`: `Running \`CARGO=… rustc
 /// --crate-name serde …\``) is kilobytes of flags and environment; past this length only the
 /// crate it builds is kept.
@@ -751,6 +781,32 @@ mod tests {
                 "[… line repeated 12 times …]",
                 "done"
             ]
+        );
+    }
+
+    /// What the repeat folds count, their expansion gives back line for line.
+    #[test]
+    fn folded_repeats_expand_back() {
+        let mut text: Vec<String> = vec!["start".into()];
+        text.extend((0..1500).map(|_| "waiting for lock on build directory".to_owned()));
+        for _ in 0..4 {
+            text.extend([
+                "  File \"a.py\", line 3, in f".to_owned(),
+                "    f()".to_owned(),
+            ]);
+        }
+        text.push("done".into());
+        let text = text.join("\n");
+        let folded = join(&fold_repeats(rows(&text)));
+        assert!(
+            folded.contains("[… line repeated 1,500 times …]"),
+            "{folded}"
+        );
+        assert!(folded.contains("[… previous 2 lines repeated 3 more times …]"));
+        assert_eq!(expand_repeats(&folded), text);
+        assert_eq!(
+            expand_repeats("[… line repeated 3 times …]"),
+            "[… line repeated 3 times …]"
         );
     }
 

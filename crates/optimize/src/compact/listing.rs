@@ -1,138 +1,11 @@
-//! Listings: `grep -rn` / `rg` matches grouped per file, `find` paths grouped per
-//! directory (both lossless), and `ls -l` entries cut down to type, size and name.
+//! Listings: `find` paths grouped per directory (lossless), and `ls -l` entries cut down
+//! to type, size and name. Match listings (`grep`, `rg`) are [`super::matches`]'.
 
 use super::lines::{count, Elided, Row};
 use super::Level;
 
-/// At Aggressive: matches kept per file, entries kept per directory, characters kept per
-/// matched line.
-const MAX_MATCHES_PER_FILE: usize = 20;
+/// At Aggressive: entries kept per directory.
 const MAX_ENTRIES_PER_DIR: usize = 50;
-const MAX_MATCH_CHARS: usize = 300;
-
-/// A grep line: `path:12:text` (a match) or `path-12-text` is not recognised alone (its
-/// path is ambiguous). Returns (path, line number, text).
-pub(crate) fn split_grep(line: &str) -> Option<(&str, &str, &str)> {
-    for (i, _) in line.match_indices(':') {
-        let after = line.get(i + 1..)?;
-        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && after.get(digits..)?.starts_with(':') {
-            let path = line.get(..i)?;
-            // a path has no blanks and does not open with a digit (timestamps do)
-            if path.is_empty()
-                || path.contains(char::is_whitespace)
-                || path.starts_with(|c: char| c.is_ascii_digit())
-            {
-                return None;
-            }
-            return Some((path, after.get(..digits)?, after.get(digits + 1..)?));
-        }
-        if i > 0 {
-            // only the first `path:` candidate with a following number counts, but a path
-            // may itself contain a colon (rare): keep looking while no space was seen
-            if line.get(..i)?.contains(' ') {
-                return None;
-            }
-        }
-    }
-    None
-}
-
-/// A context line of `grep -C` for a known path: `path-12-text`.
-fn split_grep_context<'a>(line: &'a str, path: &str) -> Option<(&'a str, &'a str)> {
-    let rest = line.strip_prefix(path)?.strip_prefix('-')?;
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 {
-        return None;
-    }
-    Some((rest.get(..digits)?, rest.get(digits..)?.strip_prefix('-')?))
-}
-
-/// Groups consecutive matches of one file under a single `path` line:
-/// `path` then `  12:text` (`  13-text` for context lines). Lossless. A file with one match
-/// keeps its original line. Light returns the rows unchanged.
-pub(crate) fn compact_grep(rows: Vec<Row>, level: Level) -> Vec<Row> {
-    if level == Level::Light {
-        return rows;
-    }
-    let aggressive = level == Level::Aggressive;
-    let mut out = Vec::with_capacity(rows.len() + rows.len() / 4);
-    let mut group: Vec<(String, Row)> = Vec::new(); // (short form, original row)
-    let mut path: Option<String> = None;
-    for row in rows {
-        let current = path.as_deref();
-        let context = current.and_then(|c| {
-            let (n, text) = split_grep_context(&row.text, c)?;
-            Some((c.to_string(), format!("  {n}-{}", clip(text, aggressive))))
-        });
-        let parsed = context.or_else(|| {
-            let (p, n, text) = split_grep(&row.text)?;
-            Some((p.to_string(), format!("  {n}:{}", clip(text, aggressive))))
-        });
-        match parsed {
-            Some((p, short)) if path.as_deref() == Some(p.as_str()) => group.push((short, row)),
-            Some((p, short)) => {
-                emit_grep_group(
-                    &mut out,
-                    path.take(),
-                    std::mem::take(&mut group),
-                    aggressive,
-                );
-                path = Some(p);
-                group.push((short, row));
-            }
-            None => {
-                emit_grep_group(
-                    &mut out,
-                    path.take(),
-                    std::mem::take(&mut group),
-                    aggressive,
-                );
-                out.push(row);
-            }
-        }
-    }
-    emit_grep_group(&mut out, path, group, aggressive);
-    out
-}
-
-/// At Aggressive, cuts a very long matched line (minified code) to its first characters.
-fn clip(text: &str, aggressive: bool) -> String {
-    if !aggressive || text.chars().count() <= MAX_MATCH_CHARS {
-        return text.to_string();
-    }
-    let cut: String = text.chars().take(MAX_MATCH_CHARS).collect();
-    let rest = text.chars().count() - MAX_MATCH_CHARS;
-    format!("{cut}[… {} elided …]", count(rest, "char", "chars"))
-}
-
-fn emit_grep_group(
-    out: &mut Vec<Row>,
-    path: Option<String>,
-    group: Vec<(String, Row)>,
-    aggressive: bool,
-) {
-    let Some(path) = path else {
-        out.extend(group.into_iter().map(|(_, r)| r));
-        return;
-    };
-    if group.len() == 1 && !aggressive {
-        out.extend(group.into_iter().map(|(_, r)| r));
-        return;
-    }
-    out.push(Row::plain(path));
-    let mut elided = Elided::default();
-    for (i, (short, _)) in group.into_iter().enumerate() {
-        if aggressive && i >= MAX_MATCHES_PER_FILE {
-            elided.push(Row::plain(short));
-        } else {
-            out.push(Row::plain(short));
-        }
-    }
-    elided.flush(out, |n| {
-        format!("{} in this file elided", count(n, "match", "matches"))
-    });
-}
 
 /// A line that looks like one path and nothing else (as `find` prints).
 pub(crate) fn is_path_line(line: &str) -> bool {
@@ -143,7 +16,7 @@ pub(crate) fn is_path_line(line: &str) -> bool {
         && !line.contains(": ")
         && !line.contains('\t')
         && line.split(' ').count() <= 3
-        && split_grep(line).is_none()
+        && super::matches::split_numbered(line).is_none()
 }
 
 /// Groups consecutive paths of one directory under a `dir/` line, each entry as `  name`.
@@ -332,85 +205,56 @@ pub(crate) fn compact_ls(rows: Vec<Row>, level: Level) -> Vec<Row> {
     out
 }
 
-/// Undoes the grouping of grep and find listings: each `  12:text` under a `path` header
-/// becomes `path:12:text` again, each `  name` under a `dir/` header `dir/name`. Shows the
-/// grouping loses nothing (the savings evaluator checks facts in this view too).
+/// Undoes the grouping of find listings: a `dir/` line followed by `  name` lines gives
+/// `dir/name` again, one a line. Shows the grouping loses nothing (the savings evaluator
+/// checks facts in this view too).
 pub fn expand(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() * 2);
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut out: Vec<std::borrow::Cow<'_, str>> = Vec::with_capacity(lines.len());
     let mut header: Option<&str> = None;
-    for (i, line) in text.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        if let (Some(h), Some(rest)) = (header, line.strip_prefix("  ")) {
-            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-            let sep = rest.as_bytes().get(digits).copied();
-            if h.ends_with('/') {
-                out.push_str(h);
-                out.push_str(rest);
-            } else if digits > 0 && matches!(sep, Some(b':' | b'-')) {
-                out.push_str(h);
-                out.push(char::from(sep.unwrap_or(b':')));
-                out.push_str(rest);
-            } else {
-                out.push_str(line);
+    for (i, &line) in lines.iter().enumerate() {
+        match (header, line.strip_prefix("  ")) {
+            (Some(dir), Some(name)) => out.push(format!("{dir}{name}").into()),
+            _ => {
+                let heads = line.ends_with('/')
+                    && !line.starts_with(' ')
+                    && lines.get(i + 1).is_some_and(|next| next.starts_with("  "));
+                header = heads.then_some(line);
+                if heads {
+                    // a header stands for nothing of its own: its entries say its path
+                    continue;
+                }
+                out.push(line.into());
             }
-        } else {
-            header = (!line.is_empty() && !line.starts_with(' ') && !line.starts_with("[…"))
-                .then_some(line);
-            out.push_str(line);
         }
     }
-    out
+    // joined as the input was: its last line ends as it did
+    out.join("\n")
 }
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn grouped_listings_expand_back_to_every_original_line() {
-        for fixture in [
-            include_str!("fixtures/grep_rn.txt"),
-            include_str!("fixtures/find.txt"),
-        ] {
-            let grouped = crate::compact::compact(fixture, Level::Standard).unwrap();
-            assert!(grouped.len() < fixture.len());
-            let expanded = expand(&grouped);
-            let lines: std::collections::HashSet<&str> = expanded.lines().collect();
-            for line in fixture.lines().filter(|l| !l.trim().is_empty()) {
-                assert!(lines.contains(line.trim_end()), "{line:?} not recovered");
-            }
-        }
-    }
-
     use super::*;
-    use crate::compact::lines::{join, rows};
-
-    #[test]
-    fn grep_lines_split_into_path_number_and_text() {
-        assert_eq!(
-            split_grep("src/a.rs:12:    let x = a::b;"),
-            Some(("src/a.rs", "12", "    let x = a::b;"))
-        );
-        assert_eq!(split_grep("no match here"), None);
-        assert_eq!(split_grep("12:30:01 started"), None);
-    }
-
-    #[test]
-    fn grep_groups_are_lossless() {
-        let text = "src/a.rs:1:fn a() {}\nsrc/a.rs:9:fn b() {}\nsrc/b.rs:3:fn c() {}\n";
-        let out = join(&compact_grep(rows(text), Level::Standard));
-        assert_eq!(
-            out,
-            "src/a.rs\n  1:fn a() {}\n  9:fn b() {}\nsrc/b.rs:3:fn c() {}"
-        );
-    }
 
     /// Expanding adds no line end of its own: text without groups comes back as it was.
     #[test]
     fn expand_keeps_line_ends_as_they_were() {
+        for text in ["", "a", "a\n", "a\n\nb\n", "dir/\n  a\n  b\n"] {
+            let back = expand(text);
+            assert_eq!(back.ends_with('\n'), text.ends_with('\n'), "{text:?} → {back:?}");
+        }
         for text in ["", "a", "a\n", "a\n\nb\n"] {
             assert_eq!(expand(text), text);
         }
+    }
+    use crate::compact::lines::{join, rows};
+
+    #[test]
+    fn grouped_find_listings_expand_back_to_every_original_line() {
+        let fixture = include_str!("fixtures/find.txt");
+        let grouped = crate::compact::compact(fixture, Level::Standard).unwrap();
+        assert!(grouped.len() < fixture.len());
+        assert_eq!(expand(&grouped).trim_end(), fixture.trim_end());
     }
 
     #[test]

@@ -844,7 +844,10 @@ tokio 1.44.2 e6b88822cbe49de4185e3a4cbf8321dd487cf5fe0c5c65695fef6346371e3c48";
     #[test]
     fn a_real_slice_reads_back_exactly() {
         let out = reads_back(CARGO_LOCK_SLICE).unwrap_or_default();
-        assert_eq!(crate::compact::expand_listings(&out).trim_end(), CARGO_LOCK_SLICE.trim_end());
+        assert_eq!(
+            crate::compact::expand_listings(&out).trim_end(),
+            CARGO_LOCK_SLICE.trim_end()
+        );
         assert!(out.contains("\ngateway-core 0.1.0 (no source) < arc-swap, axum, blake3, bytes, criterion, directories, fastrand, fnv, futures-util, getrandom 0.4.3, globset,"), "{out}");
         assert!(!out.contains("[[package]]"), "{out}");
     }
@@ -859,7 +862,10 @@ tokio 1.44.2 e6b88822cbe49de4185e3a4cbf8321dd487cf5fe0c5c65695fef6346371e3c48";
         );
         let text = std::fs::read_to_string(path).unwrap();
         let out = reads_back(&text).unwrap();
-        assert_eq!(crate::compact::expand_listings(&out).trim_end(), text.trim_end());
+        assert_eq!(
+            crate::compact::expand_listings(&out).trim_end(),
+            text.trim_end()
+        );
         let (before, after) = (tokens(&text), tokens(&out));
         assert!(after * 4 <= before * 3, "{before} → {after} tokens");
         assert_eq!(out.matches(ROWS_OPEN).count(), 1, "one run, one legend");

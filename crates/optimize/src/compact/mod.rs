@@ -19,9 +19,11 @@
 //! - [`install`]     — npm / pip install logs.
 //! - [`diagnostics`] — rustc/cargo, tsc and gcc/clang diagnostics.
 //! - [`trace`]       — Python tracebacks, Rust backtraces, JS and Java frames.
-//! - [`listing`]     — `grep -rn`/`rg`, `find`; `ls -l` cut to names at Aggressive.
+//! - [`matches`]     — `grep -rn`, `rg`, with or without line numbers and context.
+//! - [`listing`]     — `find`; `ls -l` cut to names at Aggressive.
 //! - [`ls`]          — `ls -l`: the columns entries share said once, every line given back.
 //! - [`gitlog`]      — `git log`, `--stat`, `-p`.
+//! - [`columns`]     — `pip list`: tables padded under a rule of dashes.
 //! - [`deptree`]     — `npm ls`, `cargo tree`, `pipdeptree`: guide bars blanked.
 //! - [`lockfile`]    — `Cargo.lock` one package a row, `poetry.lock` one file a line.
 //! - [`versions`]    — `git tag`, `git branch -a`, version lists: runs in brace form.
@@ -29,6 +31,7 @@
 //!   outlined to its definitions at Aggressive.
 //! - [`opaque`]      — minified bundles, base64, hex dumps: whole by default, a head and
 //!   a marker at Aggressive.
+//! - [`links`]       — Markdown link definitions that differ only in a number (changelogs).
 //! - [`json`]        — minification; sampling of long arrays at Aggressive.
 //! - [`diff`]        — unified diffs, touched as little as possible.
 //!
@@ -40,6 +43,7 @@
 
 mod ansi;
 mod classify;
+mod columns;
 mod deptree;
 mod diagnostics;
 mod diff;
@@ -47,11 +51,13 @@ mod gitlog;
 mod install;
 mod json;
 mod lines;
+mod links;
 mod listing;
 mod lockfile;
 mod logfields;
 mod logruns;
 mod ls;
+mod matches;
 mod opaque;
 mod repomap;
 mod test_output;
@@ -109,7 +115,10 @@ pub fn compact_retrievable(text: &str, level: Level, line: &str) -> Option<Strin
 /// Compacts one command's output, as the command printed it.
 fn compact_output(text: &str, level: Level) -> Option<String> {
     let stripped = ansi::strip(text);
-    let out = if json::is_json(&stripped) {
+    // An array of names one a line (`npm view <pkg> versions --json`) groups as a listing:
+    // shorter than minified, and the same text when expanded.
+    let names = level != Level::Light && versions::is_name_array(&stripped);
+    let out = if json::is_json(&stripped) && !names {
         json::compact(&stripped, resolve(level, Kind::Json))
     } else {
         let tidy = ansi::tidy(&stripped);
@@ -130,18 +139,27 @@ fn compact_output(text: &str, level: Level) -> Option<String> {
 pub use lines::thousands;
 
 /// Undoes the lossless regroupings of listings: grep matches and find paths grouped under
-/// their file or directory, names grouped in brace form, tree guide bars blanked, `ls -l`
-/// columns said once, Cargo.lock packages one a row, lock files' files tables one name and
-/// hash a line, log runs' shared openings said once, a repo map's drawing taken off. Shows
-/// the rewrites lose nothing (the savings evaluator checks facts in this view too). An
-/// output inside an agent's wrapper is expanded as it would be bare.
+/// their file or directory, names grouped in brace form, tree guide bars blanked and
+/// sibling leaves joined, table padding taken out, link definitions joined, `ls -l` columns
+/// said once, Cargo.lock packages one a row, lock files' files tables one name and hash a
+/// line, log runs' shared openings said once, a repo map's drawing taken off, exact repeats
+/// counted. Shows the rewrites lose nothing (the savings evaluator checks facts in this view
+/// too). An output inside an agent's wrapper is expanded as it would be bare.
 pub fn expand_listings(text: &str) -> String {
     let wrapped = wrapper::split(text);
-    let text = wrapped.as_ref().map_or(text, |w| w.output());
-    // the map drawn first: its guide bars keep its lines of code from reading as listings
-    let text = repomap::expand(text);
+    expand_bare(wrapped.as_ref().map_or(text, |w| w.output()))
+}
+
+/// [`expand_listings`] of an output without a wrapper. Exact repeats folded by the shared
+/// passes come back first (they were folded last); then the repo map (its guide bars keep
+/// its lines of code from reading as listings) and the match listing (it gives back lines
+/// another expander could mistake for its own grouping).
+fn expand_bare(text: &str) -> String {
+    let text = repomap::expand(&lines::expand_repeats(text));
+    let text = links::expand(&matches::expand(&text));
     let text = lockfile::expand(&ls::expand(&logruns::expand(&text)));
-    listing::expand(&deptree::redraw(&versions::expand(&text)))
+    let text = listing::expand(&deptree::redraw(&versions::expand(&text)));
+    columns::expand(&text)
 }
 
 /// Whether the default level passes `text` as sent whatever it holds, by rule: source
@@ -207,8 +225,9 @@ fn resolve(level: Level, kind: Kind) -> Level {
 ///
 /// Output of no known kind ([`Kind::Log`]) is content the compactor cannot read, so below
 /// Aggressive none of its lines is cut: only noise goes (escapes, `\r` redraws, runs of
-/// blank lines, the updates of one progress bar but its last) and exact repeats fold with
-/// a count. Runs that differ only in numbers, status runs, command echoes, library frames
+/// blank lines, the updates of one progress bar but its last), exact repeats fold with a
+/// count, and Markdown link definitions that differ only in a number share a line (both
+/// expand back). Runs that differ only in numbers, status runs, command echoes, library frames
 /// and the head/tail cut are for kinds whose facts are known, and for Aggressive.
 fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
     let standard = level != Level::Light;
@@ -219,12 +238,14 @@ fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
         Kind::Timestamped => timestamps::compact(rows, level),
         Kind::Install => install::compact(rows, level),
         Kind::Diagnostics => diagnostics::compact(rows, level),
-        Kind::Grep => listing::compact_grep(rows, level),
+        Kind::Grep => matches::compact(rows, level),
         Kind::Find => listing::compact_find(rows, level),
         // Standard keeps every column (said once); Aggressive keeps the names.
         Kind::Ls if level == Level::Standard => ls::compact(rows),
         Kind::Ls => listing::compact_ls(rows, level),
         Kind::Tree => deptree::compact(rows, level),
+        Kind::Columns => columns::compact(rows, level),
+        Kind::Log if standard => links::compact(rows),
         Kind::Lockfile => lockfile::compact(rows, level),
         Kind::Versions => versions::compact(rows, level),
         _ => rows,

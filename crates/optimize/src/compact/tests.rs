@@ -1054,6 +1054,28 @@ fn wrapped_outputs_compact_as_they_would_bare() {
     }
 }
 
+/// Listings rewritten reversibly (rg matches, tags, a flat npm tree, pip list), inside
+/// every agent's wrapper, give back every line of the output when expanded.
+#[test]
+fn wrapped_listings_expand_back_line_for_line() {
+    for output in [
+        include_str!("fixtures/rg_plain.txt"),
+        include_str!("fixtures/rg_context.txt"),
+        include_str!("fixtures/git_tag.txt"),
+        include_str!("fixtures/npm_ls_depth0.txt"),
+        include_str!("fixtures/pip_list.txt"),
+    ] {
+        for agent in AGENTS {
+            let out = compact(&wrap(agent, output), Level::Auto).unwrap();
+            let expanded = super::expand_listings(&out);
+            assert!(
+                expanded.trim_end().lines().eq(output.trim_end().lines()),
+                "{agent:?}:\n{out}"
+            );
+        }
+    }
+}
+
 /// Before, a JSON-wrapped output was one JSON document already minified: nothing was
 /// compacted. Its output now compacts as the bare output does, and the JSON stays valid.
 #[test]

@@ -1,8 +1,11 @@
-//! Listings of names, one a line: `git tag`, `git branch -a`, `npm view <pkg> versions`,
-//! `pip freeze`. Every name stays, in its order. From Standard up, a run of three or more
-//! consecutive names that differ only after their last separator shares one line in
-//! shell brace form (`v1.4.{0,1,2,3}`, `  remotes/origin/release/{2.1,2.2,2.3}`); [`expand`]
-//! gives the lines back byte for byte. Nothing else is touched.
+//! Listings of names, one a line: `git tag`, `git branch -a`, `npm view <pkg> versions`
+//! (quoted, and as the JSON array `--json` prints), `pip freeze`; and the one-line list of
+//! `pip index versions`. Every name stays, in its order. From Standard up, consecutive names
+//! that share a stem up to a separator (`.`, `-`, `_`, `+`, `/`) share one line in shell
+//! brace form (`v1.4.{0,1,2,3}`, `  '0.0.0-experimental-{1e3e30dae-20221108,1e5245df8-20220817}',`,
+//! `  remotes/origin/release/{2.1,2.2}`): where each run starts and ends is chosen to make
+//! the listing shortest. [`expand`] gives the lines back byte for byte. Nothing else is
+//! touched.
 
 use super::lines::Row;
 use super::Level;
@@ -10,14 +13,17 @@ use super::Level;
 /// Shortest run that shares a line.
 const MIN_RUN: usize = 3;
 
-/// A listed name split for grouping: what comes before the name's last part (indentation,
-/// an opening quote, the name up to its last separator), the last part, and what follows
-/// it (a closing quote and comma).
-struct Entry<'a> {
-    stem: &'a str,
-    part: &'a str,
-    tail: &'a str,
-}
+/// Longest run weighed as one line: keeps choosing the runs linear in the listing's length
+/// (a longer run is two lines that both say the stem).
+const MAX_RUN: usize = 400;
+
+/// The fewest items of a JSON array of names taken as a listing (as many as the classifier
+/// asks of one a line).
+const MIN_ARRAY_ITEMS: usize = 20;
+
+/// What opens `pip index versions`' list, and what opens the same list inside pip's
+/// errors.
+const AVAILABLE: &str = "Available versions: ";
 
 /// Characters that may not appear in a grouped part: they would make the brace form
 /// ambiguous.
@@ -25,36 +31,40 @@ fn plain_char(c: char) -> bool {
     !c.is_whitespace() && !matches!(c, '{' | '}' | ',' | '\'' | '"')
 }
 
+/// Characters a stem may end with.
+fn is_separator(b: u8) -> bool {
+    matches!(b, b'.' | b'-' | b'_' | b'+' | b'/')
+}
+
+/// A listed name split for grouping: what comes before it (indentation, an opening quote),
+/// the name, and what follows it (a closing quote and comma).
+#[derive(Clone, Copy)]
+struct Entry<'a> {
+    lead: &'a str,
+    name: &'a str,
+    tail: &'a str,
+}
+
 /// Splits one listing line, or `None` for a line that is not one name.
 fn entry(line: &str) -> Option<Entry<'_>> {
     let body = line.trim_start();
     let indent = line.len() - body.len();
-    let (open, body) = match body.strip_prefix('\'') {
-        Some(rest) => (1, rest),
-        None => (0, body),
+    let quote = body.chars().next().filter(|c| matches!(c, '\'' | '"'));
+    let open = quote.map_or(0, char::len_utf8);
+    let inner = body.get(open..)?;
+    let inner = inner.strip_suffix(',').unwrap_or(inner);
+    let name = match quote {
+        Some(q) => inner.strip_suffix(q)?,
+        None => inner,
     };
-    let body = body.strip_suffix(',').unwrap_or(body);
-    let body = if open == 1 {
-        body.strip_suffix('\'')?
-    } else {
-        body
-    };
-    if body.is_empty() || !body.chars().all(plain_char) {
-        return None;
-    }
-    // a path-like name groups by its directory, a version by its last dotted part
-    let cut = match body.rfind('/') {
-        Some(at) => at + 1,
-        None => body.rfind(['.', '-', '_', '+']).map(|at| at + 1)?,
-    };
-    if cut >= body.len() {
+    if name.is_empty() || !name.chars().all(plain_char) {
         return None;
     }
     let start = indent + open;
     Some(Entry {
-        stem: line.get(..start + cut)?,
-        part: line.get(start + cut..start + body.len())?,
-        tail: line.get(start + body.len()..)?,
+        lead: line.get(..start)?,
+        name,
+        tail: line.get(start + name.len()..)?,
     })
 }
 
@@ -63,12 +73,36 @@ fn entry(line: &str) -> Option<Entry<'_>> {
 pub(crate) fn is_listed_name(line: &str) -> bool {
     let t = line.trim();
     let t = t.strip_prefix("* ").unwrap_or(t);
-    let t = t.trim_end_matches(',').trim_matches('\'');
+    let t = t.trim_end_matches(',').trim_matches(['\'', '"']);
     !t.is_empty()
         && t.len() <= 100
         && t.chars().all(plain_char)
         && t.chars()
             .any(|c| c.is_ascii_digit() || c == '/' || c == '.')
+}
+
+/// Whether a line is `pip index versions`' list of versions (for the classifier).
+pub(crate) fn is_version_list(line: &str) -> bool {
+    line.strip_prefix(AVAILABLE)
+        .is_some_and(|list| list.contains(", "))
+}
+
+/// Whether a JSON document is an array of names printed one a line (`npm view <pkg>
+/// versions --json`): grouped as a listing it stays the same text, where minified it is
+/// the same data.
+pub(crate) fn is_name_array(text: &str) -> bool {
+    let mut lines = text.trim().lines();
+    if lines.next() != Some("[") || lines.next_back() != Some("]") {
+        return false;
+    }
+    let mut items = 0;
+    for line in lines {
+        match entry(line) {
+            Some(e) if e.lead.trim_start() == "\"" => items += 1,
+            _ => return false,
+        }
+    }
+    items >= MIN_ARRAY_ITEMS
 }
 
 /// Groups runs of names. Light returns the rows unchanged.
@@ -82,13 +116,19 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
         let joins = run
             .first()
             .is_some_and(|first| match (entry(&first.text), entry(&row.text)) {
-                (Some(a), Some(b)) => a.stem == b.stem && a.tail == b.tail,
+                (Some(a), Some(b)) => a.lead == b.lead && a.tail == b.tail,
                 _ => false,
             });
         if !joins {
             emit(&mut out, std::mem::take(&mut run));
         }
-        if row.is_marker() || entry(&row.text).is_none() {
+        if row.is_marker() {
+            out.push(row);
+        } else if let Some(list) = row.text.strip_prefix(AVAILABLE) {
+            let items: Vec<&str> = list.split(", ").collect();
+            let grouped = group(&items, "", "", ", ");
+            out.push(Row::plain(format!("{AVAILABLE}{}", grouped.join(", "))));
+        } else if entry(&row.text).is_none() {
             out.push(row);
         } else {
             run.push(row);
@@ -98,25 +138,146 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
     out
 }
 
+/// Emits a run of names with one lead and tail.
 fn emit(out: &mut Vec<Row>, run: Vec<Row>) {
-    let parts: Option<Vec<Entry>> = run.iter().map(|r| entry(&r.text)).collect();
-    let Some(parts) = parts.filter(|p| p.len() >= MIN_RUN) else {
+    let Some(first) = run.first().and_then(|r| entry(&r.text)) else {
         out.extend(run);
         return;
     };
-    let first = &parts[0];
-    let list: Vec<&str> = parts.iter().map(|e| e.part).collect();
-    let line = format!("{}{{{}}}{}", first.stem, list.join(","), first.tail);
-    out.push(Row::plain(line));
+    let names: Vec<&str> = run
+        .iter()
+        .filter_map(|r| entry(&r.text).map(|e| e.name))
+        .collect();
+    if names.len() != run.len() {
+        out.extend(run);
+        return;
+    }
+    out.extend(
+        group(&names, first.lead, first.tail, "\n")
+            .into_iter()
+            .map(Row::plain),
+    );
+}
+
+/// Where a name may be cut for a stem: after each separator, leaving something after it.
+fn cuts(name: &str) -> Vec<usize> {
+    let bytes = name.as_bytes();
+    (1..bytes.len())
+        .filter(|&i| bytes.get(i - 1).copied().is_some_and(is_separator))
+        .collect()
+}
+
+/// Bytes two names share at their start.
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
+}
+
+/// The names, each as `lead name tail` or, for a run sharing a stem, as one
+/// `lead stem{a,b,c} tail`, with the runs chosen so the listing is shortest (`between` is
+/// what separates two items). Items that cannot be grouped stay as they are.
+fn group(names: &[&str], lead: &str, tail: &str, between: &str) -> Vec<String> {
+    let n = names.len();
+    let item = |name: &str| lead.len() + name.len() + tail.len() + between.len();
+    let plain: Vec<bool> = names
+        .iter()
+        .map(|name| name.chars().all(plain_char))
+        .collect();
+    // what a run of names shares at its start is the least two neighbours in it share
+    let adjacent: Vec<usize> = names
+        .windows(2)
+        .map(|pair| match pair {
+            [a, b] => common_prefix(a, b),
+            _ => 0,
+        })
+        .collect();
+    // best[i]: (length of names[i..] written best, the run that starts it and its stem)
+    let mut best: Vec<(usize, usize, usize)> = vec![(0, 0, 0); n + 1];
+    for i in (0..n).rev() {
+        let name = names.get(i).copied().unwrap_or_default();
+        let next = best.get(i + 1).map_or(0, |b| b.0);
+        let mut choice = (item(name) + next, 1, 0);
+        if plain.get(i).copied().unwrap_or(false) {
+            let stems = cuts(name);
+            let mut shared = name.len();
+            let mut shortest = name.len();
+            let mut parts = name.len();
+            for j in i + 1..n.min(i + MAX_RUN) {
+                let other = names.get(j).copied().unwrap_or_default();
+                if !plain.get(j).copied().unwrap_or(false) {
+                    break;
+                }
+                shared = shared.min(adjacent.get(j - 1).copied().unwrap_or(0));
+                shortest = shortest.min(other.len());
+                parts += other.len();
+                let Some(&stem) = stems.iter().rev().find(|&&c| c <= shared && c < shortest) else {
+                    break;
+                };
+                let len = j + 1 - i;
+                if len < MIN_RUN {
+                    continue;
+                }
+                // `lead stem{a,b,c}tail`: the stem once, each part and a comma
+                let written = lead.len() + stem + 2 + parts - stem * len
+                    + (len - 1)
+                    + tail.len()
+                    + between.len();
+                let total = written + best.get(j + 1).map_or(0, |b| b.0);
+                if total < choice.0 {
+                    choice = (total, len, stem);
+                }
+            }
+        }
+        if let Some(slot) = best.get_mut(i) {
+            *slot = choice;
+        }
+    }
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < n {
+        let (_, len, stem) = best.get(i).copied().unwrap_or((0, 1, 0));
+        let run = names.get(i..i + len.max(1)).unwrap_or_default();
+        match run {
+            [single] => out.push(format!("{lead}{single}{tail}")),
+            _ => {
+                let head = run.first().and_then(|r| r.get(..stem)).unwrap_or_default();
+                let parts: Vec<&str> = run.iter().filter_map(|r| r.get(stem..)).collect();
+                out.push(format!("{lead}{head}{{{}}}{tail}", parts.join(",")));
+            }
+        }
+        i += len.max(1);
+    }
+    out
 }
 
 /// Undoes the grouping: each `stem{a,b,c}tail` line becomes `stem a tail`, `stem b tail`…
-/// one a line. Other lines stay.
+/// one a line, and each `stem{a,b}` item of an `Available versions:` list `stem a, stem b`.
+/// Other lines stay.
 pub fn expand(text: &str) -> String {
     let mut out = String::with_capacity(text.len() * 2);
     for (i, line) in text.split('\n').enumerate() {
         if i > 0 {
             out.push('\n');
+        }
+        if let Some(list) = line.strip_prefix(AVAILABLE) {
+            out.push_str(AVAILABLE);
+            for (k, item) in list.split(", ").enumerate() {
+                if k > 0 {
+                    out.push_str(", ");
+                }
+                match split_braces(item).filter(|(_, _, tail)| tail.is_empty()) {
+                    Some((stem, parts, _)) => {
+                        for (p, part) in parts.split(',').enumerate() {
+                            if p > 0 {
+                                out.push_str(", ");
+                            }
+                            out.push_str(stem);
+                            out.push_str(part);
+                        }
+                    }
+                    None => out.push_str(item),
+                }
+            }
+            continue;
         }
         match split_braces(line) {
             Some((stem, parts, tail)) => {
@@ -135,7 +296,9 @@ pub fn expand(text: &str) -> String {
     out
 }
 
-/// `stem{a,b}tail` with one brace pair, a comma inside and no blanks after the stem.
+/// `stem{a,b}tail` with one brace pair, a comma inside, a stem that is a name up to a
+/// separator (after its indentation and quote) and a tail that closes a quote. A name has
+/// no colon: a line with one before its braces is a grep match or a log's, left as it is.
 fn split_braces(line: &str) -> Option<(&str, &str, &str)> {
     let open = line.find('{')?;
     let close = line.rfind('}')?;
@@ -144,13 +307,14 @@ fn split_braces(line: &str) -> Option<(&str, &str, &str)> {
         line.get(open + 1..close)?,
         line.get(close + 1..)?,
     );
-    let stem_name = stem.trim_start().trim_start_matches('\'');
+    let stem_name = stem.trim_start().trim_start_matches(['\'', '"']);
     let ok = inner.contains(',')
         && inner
             .split(',')
             .all(|p| !p.is_empty() && p.chars().all(plain_char))
-        && stem_name.chars().all(plain_char)
-        && matches!(tail, "" | "," | "'" | "',");
+        && stem_name.bytes().last().is_some_and(is_separator)
+        && stem_name.chars().all(|c| plain_char(c) && c != ':')
+        && matches!(tail, "" | "," | "'" | "'," | "\"" | "\",");
     ok.then_some((stem, inner, tail))
 }
 
@@ -164,10 +328,7 @@ mod tests {
     fn tag_runs_share_a_line_in_brace_form() {
         let text = "v0.9.0\nv0.9.0-rc.1\nv0.9.0-rc.2\nv0.9.1\nv0.9.10\nv0.9.2\nv0.9.3\nv1.0.0";
         let out = join(&compact(rows(text), Level::Standard));
-        assert_eq!(
-            out,
-            "v0.9.0\nv0.9.0-rc.1\nv0.9.0-rc.2\nv0.9.{1,10,2,3}\nv1.0.0"
-        );
+        assert_eq!(out, "v0.9.{0,0-rc.1,0-rc.2,1,10,2,3}\nv1.0.0");
         assert_eq!(expand(&out), text);
     }
 
@@ -203,5 +364,109 @@ mod tests {
         assert_eq!(join(&compact(rows(text), Level::Standard)), text);
         let long = "v1.0.0\nv1.0.1\nv1.0.2\nv1.0.3";
         assert_eq!(join(&compact(rows(long), Level::Light)), long);
+    }
+
+    /// Real listings: `git tag`, `pip index versions`, `npm view <pkg> versions` plain and
+    /// with `--json` (both cut to their first items).
+    const FIXTURES: &[(&str, &str)] = &[
+        ("git_tag", include_str!("fixtures/git_tag.txt")),
+        (
+            "pip_index_versions",
+            include_str!("fixtures/pip_index_versions.txt"),
+        ),
+        (
+            "npm_view_versions",
+            include_str!("fixtures/npm_view_versions.txt"),
+        ),
+        (
+            "npm_view_versions_json",
+            include_str!("fixtures/npm_view_versions_json.txt"),
+        ),
+    ];
+
+    /// By default each real listing is read as one, comes out at most two thirds as long,
+    /// the same each time, and expands back to every line it had.
+    #[test]
+    fn real_listings_round_trip_by_default() {
+        use crate::compact::{classify, compact, expand_listings};
+        for (name, text) in FIXTURES {
+            assert_eq!(classify::classify(text), classify::Kind::Versions, "{name}");
+            let out = compact(text, Level::Auto).unwrap();
+            assert!(out.len() * 3 < text.len() * 2, "{name} saved little");
+            assert_eq!(compact(text, Level::Auto), Some(out.clone()), "{name}");
+            assert_eq!(expand_listings(&out).trim_end(), text.trim_end(), "{name}");
+        }
+    }
+
+    /// `pip index versions`: the one list groups item by item, in its order.
+    #[test]
+    fn a_comma_separated_list_groups_in_place() {
+        let text = "numpy (2.4.6)\nAvailable versions: 2.4.6, 2.4.5, 2.4.4, 2.3.0, 1.0rc1, 1.0, 0.9.8, 0.9.6";
+        let out = join(&compact(rows(text), Level::Standard));
+        assert_eq!(
+            out,
+            "numpy (2.4.6)\nAvailable versions: 2.4.{6,5,4}, 2.3.0, 1.0rc1, 1.0, 0.9.8, 0.9.6"
+        );
+        assert_eq!(expand(&out), text);
+    }
+
+    /// Where runs start is chosen for the whole listing: a long stem shared by a few names
+    /// does not cut a run that a shorter stem shares with many.
+    #[test]
+    fn runs_are_chosen_to_make_the_listing_shortest() {
+        let text = "0.0.0-experimental-1e3e30dae-20221108\n0.0.0-experimental-1e5245df8-20220817\n0.0.0-experimental-1ea46df8-20251111\n0.0.0-experimental-1fafac002";
+        let out = join(&compact(rows(text), Level::Standard));
+        assert_eq!(
+            out,
+            "0.0.0-experimental-{1e3e30dae-20221108,1e5245df8-20220817,1ea46df8-20251111,1fafac002}"
+        );
+        assert_eq!(expand(&out), text);
+    }
+
+    /// A short JSON array, or one of other values, stays JSON (minified); braces that are
+    /// not a grouping are left alone by the expansion.
+    #[test]
+    fn other_arrays_and_braces_are_left_to_their_rooms() {
+        let short = "[\n  \"1.0.0\",\n  \"1.0.1\",\n  \"1.0.2\"\n]";
+        assert!(!is_name_array(short));
+        assert_eq!(
+            crate::compact::compact(short, Level::Auto).as_deref(),
+            Some("[\"1.0.0\",\"1.0.1\",\"1.0.2\"]")
+        );
+        let objects: String = format!(
+            "[\n{}\n]",
+            (0..30)
+                .map(|i| format!("  {{\"v\": \"1.0.{i}\"}}"))
+                .collect::<Vec<_>>()
+                .join(",\n")
+        );
+        assert!(!is_name_array(&objects));
+        for line in [
+            "use std::{io,fmt};",
+            "  {a,b}",
+            "path:foo{a,b}",
+            "x{a,b}y",
+            "src/a.rs:1:v1.{0,1}",
+        ] {
+            assert_eq!(expand(line), line);
+        }
+    }
+
+    proptest::proptest! {
+        /// Any list of names, bare, quoted or in a comma list: grouped, it expands back to
+        /// the list it was, in its order.
+        #[test]
+        fn generated_listings_round_trip(
+            names in proptest::collection::vec("(v|release/)?[0-9]{1,2}([.+_/-][0-9a-c]{1,3}){0,3}", 1..60),
+            style in 0usize..3,
+        ) {
+            let text = match style {
+                0 => names.join("\n"),
+                1 => format!("[\n{}\n]", names.iter().map(|n| format!("  '{n}'")).collect::<Vec<_>>().join(",\n")),
+                _ => format!("pkg (1.0)\n{AVAILABLE}{}", names.join(", ")),
+            };
+            let out = join(&compact(rows(&text), Level::Standard));
+            proptest::prop_assert_eq!(expand(&out), text);
+        }
     }
 }
