@@ -1,8 +1,11 @@
-//! JSON documents (API responses, `cargo metadata`, `npm ls --json`). Light and Standard
-//! minify: whitespace outside strings goes, every key, value and key order stays byte for
-//! byte. Aggressive also samples long arrays, keeping the first and last items, items that
-//! mention errors or warnings, and the smallest and largest of a list of numbers.
+//! JSON documents (API responses, `cargo metadata`, `npm ls --json`). Light minifies:
+//! whitespace outside strings goes, every key, value and key order stays byte for byte.
+//! Standard also writes arrays of records as tables where that costs fewer tokens
+//! ([`super::json_table`], undone exactly by its `expand`). Aggressive first samples long
+//! arrays, keeping the first and last items, items that mention errors or warnings, and the
+//! smallest and largest of a list of numbers.
 
+use super::json_table;
 use super::lines::thousands;
 use super::Level;
 
@@ -32,12 +35,12 @@ pub(crate) fn is_json(text: &str) -> bool {
 /// Compacts a JSON document that [`is_json`] accepted.
 pub(crate) fn compact(text: &str, level: Level) -> String {
     let min = minify(text);
-    if level == Level::Aggressive {
-        if let Some(sampled) = sample(&min) {
-            return sampled;
-        }
-    }
-    min
+    let min = match level {
+        Level::Light => return min,
+        Level::Aggressive => sample(&min).unwrap_or(min),
+        Level::Standard | Level::Auto => min,
+    };
+    json_table::tabulate(&min).unwrap_or(min)
 }
 
 /// Removes whitespace outside strings. Input must be valid JSON.
@@ -83,7 +86,7 @@ fn byte(s: &str, i: usize) -> Option<u8> {
 }
 
 /// End of the string starting at `i` (a `"`), just past its closing quote.
-fn skip_string(s: &str, i: usize) -> Option<usize> {
+pub(super) fn skip_string(s: &str, i: usize) -> Option<usize> {
     let bytes = s.as_bytes();
     let mut j = i + 1;
     loop {
@@ -96,7 +99,7 @@ fn skip_string(s: &str, i: usize) -> Option<usize> {
 }
 
 /// End of the value starting at `i`.
-fn skip_value(s: &str, i: usize) -> Option<usize> {
+pub(super) fn skip_value(s: &str, i: usize) -> Option<usize> {
     match byte(s, i)? {
         b'"' => skip_string(s, i),
         b'{' | b'[' => {
@@ -300,7 +303,7 @@ mod tests {
             .collect();
         let text = format!("{{\"items\":[{}]}}", items.join(","));
         let out = compact(&text, Level::Aggressive);
-        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&json_table::expand(&out)).unwrap();
         let arr = v["items"].as_array().unwrap();
         assert_eq!(arr.len(), 5 + 1 + 1 + 1 + 3);
         assert_eq!(arr[5], "[… 25 of 50 items elided …]");

@@ -23,6 +23,7 @@
 //! - [`lockfile`]    — `Cargo.lock`, `poetry.lock`: the shared source said once.
 //! - [`versions`]    — `git tag`, `git branch -a`, version lists: runs in brace form.
 //! - [`json`]        — minification; sampling of long arrays at Aggressive.
+//! - [`json_table`]  — arrays of records as tables: keys once, a line of values each.
 //! - [`diff`]        — unified diffs, touched as little as possible.
 //!
 //! Rules every room keeps: the same input and level give the same bytes; every removal
@@ -39,6 +40,7 @@ mod diff;
 mod gitlog;
 mod install;
 mod json;
+mod json_table;
 mod lines;
 mod listing;
 mod lockfile;
@@ -115,13 +117,16 @@ fn compact_output(text: &str, level: Level) -> Option<String> {
 pub use lines::thousands;
 
 /// Undoes the lossless regroupings of listings: grep matches and find paths grouped under
-/// their file or directory, names grouped in brace form, tree guide bars blanked. Shows
+/// their file or directory, names grouped in brace form, tree guide bars blanked, JSON
+/// tables (back to the minified document: the evaluator compares with whitespace
+/// squashed, so the original's own whitespace need not come back). Shows
 /// the rewrites lose nothing (the savings evaluator checks facts in this view too). An
 /// output inside an agent's wrapper is expanded as it would be bare.
 pub fn expand_listings(text: &str) -> String {
     let wrapped = wrapper::split(text);
     let text = wrapped.as_ref().map_or(text, |w| w.output());
-    listing::expand(&deptree::redraw(&versions::expand(text)))
+    let text = json_table::expand(text);
+    listing::expand(&deptree::redraw(&versions::expand(&text)))
 }
 
 /// Text without ANSI/OSC escapes (for the strict squeeze, which shares them).
