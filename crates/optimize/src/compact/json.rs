@@ -32,6 +32,32 @@ pub(crate) fn is_json(text: &str) -> bool {
         && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }
 
+/// Where a JSON document starts that runs to the end of `text` after lines of something
+/// else (cargo's `Downloaded …` on stderr before `cargo metadata`'s JSON): a line that opens
+/// with `{` or `[`, among the first few such lines, after one that is not a document.
+pub(crate) fn trailing_document(text: &str) -> Option<usize> {
+    // Lines of NDJSON or bracketed log prefixes open the same way: a few tries, each
+    // failing at its first line, keep the search linear.
+    const TRIES: usize = 3;
+    let last = text.trim_end().bytes().last()?;
+    memchr::memchr_iter(b'\n', text.as_bytes())
+        .map(|i| i + 1)
+        .filter(|&at| {
+            matches!(
+                (text.as_bytes().get(at), last),
+                (Some(b'{'), b'}') | (Some(b'['), b']')
+            )
+        })
+        .take(TRIES)
+        .find(|&at| {
+            // the last line of NDJSON is a document too, but its lines are all alike
+            let previous = text
+                .get(..at - 1)
+                .map(|h| h.rsplit('\n').next().unwrap_or(h));
+            !previous.is_some_and(is_json) && text.get(at..).is_some_and(is_json)
+        })
+}
+
 /// Compacts a JSON document that [`is_json`] accepted.
 pub(crate) fn compact(text: &str, level: Level) -> String {
     let min = minify(text);
@@ -310,6 +336,18 @@ mod tests {
         assert_eq!(arr[6]["status"], "error: disk full");
         assert_eq!(arr[7], "[… 16 of 50 items elided …]");
         assert_eq!(arr[10]["id"], 49);
+    }
+
+    /// A document after a tool's status lines is found where it starts; lines of NDJSON
+    /// or a log of bracketed prefixes are not one document.
+    #[test]
+    fn a_document_after_status_lines_is_found() {
+        let text = "   Downloading crates ...\n  Downloaded log v0.4.35\n{\"packages\": []}\n";
+        assert_eq!(trailing_document(text), text.find('{'));
+        assert_eq!(trailing_document("[INFO] start\n[1, 2]"), Some(13));
+        assert_eq!(trailing_document("{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n"), None);
+        assert_eq!(trailing_document("[INFO] a\n[WARN] b\n[INFO] c]"), None);
+        assert_eq!(trailing_document("no json here\n"), None);
     }
 
     #[test]

@@ -654,6 +654,7 @@ mod tests {
     use super::super::{compact, expand_listings, Level};
     use super::*;
 
+    const CARGO_METADATA: &str = include_str!("fixtures/cargo_metadata.txt");
     const GIT_LOG: &str = include_str!("fixtures/git_log.json");
     const NPM_LS: &str = include_str!("fixtures/npm_ls.json");
     const PACKAGE_LOCK: &str = include_str!("fixtures/package_lock.json");
@@ -871,6 +872,22 @@ mod tests {
                 "{name}: {before} → {after}"
             );
         }
+    }
+
+    /// `cargo metadata` after cargo's status lines: the lines compact as a build log, the
+    /// document as a document, and the document comes back from the expanded view.
+    #[test]
+    fn a_document_after_status_lines_becomes_tables() {
+        let out = compact(CARGO_METADATA, Level::Auto).unwrap();
+        assert!(out.starts_with(" Downloading crates ...\n"), "{out}");
+        assert!(
+            out.contains("\n{\"packages\":[5 × {\"name\",\"version\",\"id\","),
+            "{out}"
+        );
+        let doc = CARGO_METADATA
+            .get(CARGO_METADATA.find("\n{").unwrap() + 1..)
+            .unwrap();
+        assert!(expand_listings(&out).contains(&minify(doc)));
     }
 
     /// Inside an agent's wrapper (Codex's JSON string), the document becomes tables as it

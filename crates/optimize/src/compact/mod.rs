@@ -101,17 +101,27 @@ fn compact_output(text: &str, level: Level) -> Option<String> {
     let stripped = ansi::strip(text);
     let out = if json::is_json(&stripped) {
         json::compact(&stripped, resolve(level, Kind::Json))
+    } else if let Some(at) = json::trailing_document(&stripped) {
+        // A tool's status lines, then its JSON: each part as it would be alone.
+        let (head, doc) = stripped.split_at(at);
+        let head = compact_text(head, level).unwrap_or_else(|| head.trim_end().to_string());
+        format!("{head}\n{}", json::compact(doc, resolve(level, Kind::Json)))
     } else {
-        let tidy = ansi::tidy(&stripped);
-        let kind = classify::classify(&tidy);
-        let level = resolve(level, kind);
-        match kind {
-            Kind::Code | Kind::Prose => return None,
-            Kind::Diff => diff::compact(&stripped, level),
-            _ => lines::join(&compact_rows(lines::rows(&tidy), kind, level)),
-        }
+        compact_text(&stripped, level)?
     };
     (out.len() < text.len()).then_some(out)
+}
+
+/// Compacts text that is not JSON, by its kind; `None` for code and prose.
+fn compact_text(stripped: &str, level: Level) -> Option<String> {
+    let tidy = ansi::tidy(stripped);
+    let kind = classify::classify(&tidy);
+    let level = resolve(level, kind);
+    Some(match kind {
+        Kind::Code | Kind::Prose => return None,
+        Kind::Diff => diff::compact(stripped, level),
+        _ => lines::join(&compact_rows(lines::rows(&tidy), kind, level)),
+    })
 }
 
 pub use lines::thousands;
