@@ -125,7 +125,7 @@ fn cargo_test_keeps_failures_and_counts_passes() {
             "failures:\n    tests::parses_the_header_row\n    tests::rejects_empty_input",
             "test result: FAILED. 40 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out",
             "error: test failed, to rerun pass `--lib`",
-            "library frames elided …]",
+            "library frames elided (",
         ],
     );
     assert!(!out.contains("case_07_adds_numbers"));
@@ -367,7 +367,7 @@ fn python_traceback_keeps_user_frames_and_exceptions() {
             "r = requests.get(url, timeout=0.5)",
             "File \"/tmp/pyv/lib/python3.11/site-packages/requests/adapters.py\", line 729, in send",
             "requests.exceptions.ConnectionError: HTTPConnectionPool(host='127.0.0.1', port=9): Max retries exceeded with url: /config.json",
-            "library frames elided …]",
+            "library frames elided (",
         ],
     );
     assert!(!out.contains("http/client.py\", line 1289"));
@@ -394,7 +394,7 @@ fn node_trace_keeps_user_frames_and_error_properties() {
             "at Object.<anonymous> (/tmp/fx/app.js:4:1)",
             "at node:internal/main/run_main_module:28:49 {",
             "code: 'ENOENT',",
-            "library frames elided …]",
+            "library frames elided (",
         ],
     );
     assert!(!out.contains("Module._compile"));
