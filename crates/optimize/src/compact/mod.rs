@@ -198,7 +198,8 @@ fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
         Kind::Test | Kind::Trace | Kind::Log | Kind::Install | Kind::Build | Kind::Progress
     );
     if standard {
-        if log_like && !unread {
+        // a server's log carries the stack traces of the errors it logged
+        if (log_like || kind == Kind::Timestamped) && !unread {
             rows = trace::compact(rows, level);
         }
         if log_like || kind == Kind::Diagnostics {

@@ -387,6 +387,7 @@ mod tests {
     const PYTHON_SITE_PACKAGES: &str = include_str!("fixtures/python_site_packages.txt");
     const JAVA_CAUSED_BY: &str = include_str!("fixtures/java_caused_by.txt");
     const RUST_BACKTRACE: &str = include_str!("fixtures/cargo_test_fail.txt");
+    const SERVER_LOG: &str = include_str!("fixtures/server_log_traces.txt");
 
     #[test]
     fn java_frames_in_the_jdk_are_elided_and_user_frames_stay() {
@@ -534,6 +535,24 @@ mod tests {
         assert!(out.contains("tproj::tests::rejects_empty_input"), "{out}");
         assert!(
             out.contains("[… 6 library frames elided (std, core) …]"),
+            "{out}"
+        );
+    }
+
+    /// A server's log, most lines timestamped, folds the library frames of the errors it
+    /// logged; its own lines and the user's frames stay.
+    #[test]
+    fn a_timestamped_logs_traces_fold() {
+        assert_eq!(
+            crate::compact::classify::classify(SERVER_LOG),
+            crate::compact::classify::Kind::Timestamped
+        );
+        let out = compact(SERVER_LOG, Level::Auto).unwrap();
+        assert_kept(SERVER_LOG, &out, |l| {
+            l.starts_with("2026-") || l.contains("/tmp/mocharun/server_log.js")
+        });
+        assert!(
+            out.contains("\n[… 6 library frames elided (node_modules/express) …]\n"),
             "{out}"
         );
     }
