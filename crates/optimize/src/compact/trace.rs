@@ -1,8 +1,8 @@
 //! Stack traces: Python tracebacks, Rust backtraces, JS and Java `at …` frames. Frames in
 //! the user's code stay; runs of frames inside the runtime, the standard library or
-//! installed packages become one marker that names them, as an agent would look for them:
-//! `[… 15 library frames elided (node_modules/express, node:internal) …]`. Exception and
-//! panic messages, `Caused by:` and chaining lines always stay.
+//! installed packages become one marker that names them (packages by their own names,
+//! runtimes by their modules): `[… 15 library frames elided (express, node:internal) …]`.
+//! Exception and panic messages, `Caused by:` and chaining lines always stay.
 
 use super::lines::{count, Elided, Row, Tag};
 use super::Level;
@@ -33,8 +33,9 @@ fn js_java_library(frame: &str) -> Option<String> {
     let f = frame.trim_start().trim_start_matches("at ");
     let f = f.strip_prefix("async ").unwrap_or(f);
     let f = f.strip_prefix("new ").unwrap_or(f);
+    // a package under `node_modules` by its name alone: the marker says it is a library
     if let Some(package) = node_package(f) {
-        return Some(format!("node_modules/{package}"));
+        return Some(package.to_string());
     }
     if let Some(module) = f
         .strip_prefix("node:")
@@ -114,8 +115,9 @@ fn node_package(frame: &str) -> Option<&str> {
     end.and_then(|e| rest.get(..e))
 }
 
-/// The library a Python frame is in (`site-packages/requests`, `python3.11/json`,
-/// `<frozen runpy>`), or `None` for the user's code.
+/// The library a Python frame is in (an installed package by its name, `requests`; the
+/// standard library's module, `python3.11/json`; `<frozen runpy>`), or `None` for the
+/// user's code.
 fn python_library(frame: &str) -> Option<String> {
     let path = frame.split('"').nth(1).unwrap_or("");
     if path.starts_with("<frozen ") {
@@ -126,7 +128,7 @@ fn python_library(frame: &str) -> Option<String> {
             let rest = path.get(at + dir.len()..).unwrap_or("");
             let package = rest.split('/').next().unwrap_or(rest);
             let package = package.strip_suffix(".py").unwrap_or(package);
-            return Some(format!("{}/{package}", dir.trim_matches('/')));
+            return Some(package.to_string());
         }
     }
     if let Some(at) = path.find("/lib/python") {
@@ -440,13 +442,13 @@ mod tests {
     }
 
     /// Libraries are named as an agent would look for them: the package under
-    /// `node_modules`, node's module, the JDK's module, the Java package, the Python package.
+    /// `node_modules` or `site-packages`, node's module, the JDK's module, the Java package.
     #[test]
     fn library_frames_are_named() {
         for (frame, name) in [
-            ("    at Layer.handle [as handle_request] (/app/node_modules/express/lib/router/layer.js:95:5)", Some("node_modules/express")),
-            ("    at run (/app/node_modules/@babel/core/lib/index.js:1:1)", Some("node_modules/@babel/core")),
-            ("    at x (/app/node_modules/a/node_modules/b/index.js:1:1)", Some("node_modules/b")),
+            ("    at Layer.handle [as handle_request] (/app/node_modules/express/lib/router/layer.js:95:5)", Some("express")),
+            ("    at run (/app/node_modules/@babel/core/lib/index.js:1:1)", Some("@babel/core")),
+            ("    at x (/app/node_modules/a/node_modules/b/index.js:1:1)", Some("b")),
             ("    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)", Some("node:internal")),
             ("    at Server.emit (node:events:524:28)", Some("node:events")),
             ("    at node:internal/main/run_main_module:28:49", Some("node:internal")),
@@ -462,8 +464,8 @@ mod tests {
             assert_eq!(js_java_library(frame).as_deref(), name, "{frame}");
         }
         for (frame, name) in [
-            ("  File \"/venv/lib/python3.11/site-packages/urllib3/connectionpool.py\", line 1, in urlopen", Some("site-packages/urllib3")),
-            ("  File \"/usr/lib/python3/dist-packages/six.py\", line 1, in f", Some("dist-packages/six")),
+            ("  File \"/venv/lib/python3.11/site-packages/urllib3/connectionpool.py\", line 1, in urlopen", Some("urllib3")),
+            ("  File \"/usr/lib/python3/dist-packages/six.py\", line 1, in f", Some("six")),
             ("  File \"/root/.pyenv/versions/3.11.7/lib/python3.11/json/decoder.py\", line 337, in decode", Some("python3.11/json")),
             ("  File \"<frozen runpy>\", line 198, in _run_module_as_main", Some("<frozen runpy>")),
             ("  File \"/srv/app/settings.py\", line 9, in _decode", None),
@@ -489,7 +491,7 @@ mod tests {
                 || t.starts_with("AssertionError")
         });
         assert!(
-            out.contains("\n[… 15 library frames elided (node_modules/express, node_modules/body-parser, …) …]\n"),
+            out.contains("\n[… 15 library frames elided (express, body-parser, …) …]\n"),
             "{out}"
         );
         assert!(out.len() * 3 < MOCHA_STACKS.len() * 2, "{out}");
@@ -507,7 +509,7 @@ mod tests {
                 || l.starts_with("During handling")
         });
         assert!(
-            out.contains("[… 6 library frames elided (site-packages/urllib3, python3.11/http) …]"),
+            out.contains("[… 6 library frames elided (urllib3, python3.11/http) …]"),
             "{out}"
         );
     }
@@ -552,7 +554,7 @@ mod tests {
             l.starts_with("2026-") || l.contains("/tmp/mocharun/server_log.js")
         });
         assert!(
-            out.contains("\n[… 6 library frames elided (node_modules/express) …]\n"),
+            out.contains("\n[… 6 library frames elided (express) …]\n"),
             "{out}"
         );
     }
