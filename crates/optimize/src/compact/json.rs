@@ -1,8 +1,11 @@
-//! JSON documents (API responses, `cargo metadata`, `npm ls --json`). Light and Standard
-//! minify: whitespace outside strings goes, every key, value and key order stays byte for
-//! byte. Aggressive also samples long arrays, keeping the first and last items, items that
-//! mention errors or warnings, and the smallest and largest of a list of numbers.
+//! JSON documents (API responses, `cargo metadata`, `npm ls --json`). Light minifies:
+//! whitespace outside strings goes, every key, value and key order stays byte for byte.
+//! Standard also writes arrays of records as tables where that costs fewer tokens
+//! ([`super::json_table`], undone exactly by its `expand`). Aggressive first samples long
+//! arrays, keeping the first and last items, items that mention errors or warnings, and the
+//! smallest and largest of a list of numbers.
 
+use super::json_table;
 use super::lines::thousands;
 use super::Level;
 
@@ -29,15 +32,41 @@ pub(crate) fn is_json(text: &str) -> bool {
         && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }
 
+/// Where a JSON document starts that runs to the end of `text` after lines of something
+/// else (cargo's `Downloaded …` on stderr before `cargo metadata`'s JSON): a line that opens
+/// with `{` or `[`, among the first few such lines, after one that is not a document.
+pub(crate) fn trailing_document(text: &str) -> Option<usize> {
+    // Lines of NDJSON or bracketed log prefixes open the same way: a few tries, each
+    // failing at its first line, keep the search linear.
+    const TRIES: usize = 3;
+    let last = text.trim_end().bytes().last()?;
+    memchr::memchr_iter(b'\n', text.as_bytes())
+        .map(|i| i + 1)
+        .filter(|&at| {
+            matches!(
+                (text.as_bytes().get(at), last),
+                (Some(b'{'), b'}') | (Some(b'['), b']')
+            )
+        })
+        .take(TRIES)
+        .find(|&at| {
+            // the last line of NDJSON is a document too, but its lines are all alike
+            let previous = text
+                .get(..at - 1)
+                .map(|h| h.rsplit('\n').next().unwrap_or(h));
+            !previous.is_some_and(is_json) && text.get(at..).is_some_and(is_json)
+        })
+}
+
 /// Compacts a JSON document that [`is_json`] accepted.
 pub(crate) fn compact(text: &str, level: Level) -> String {
     let min = minify(text);
-    if level == Level::Aggressive {
-        if let Some(sampled) = sample(&min) {
-            return sampled;
-        }
-    }
-    min
+    let min = match level {
+        Level::Light => return min,
+        Level::Aggressive => sample(&min).unwrap_or(min),
+        Level::Standard | Level::Auto => min,
+    };
+    json_table::tabulate(&min).unwrap_or(min)
 }
 
 /// Removes whitespace outside strings. Input must be valid JSON.
@@ -83,7 +112,7 @@ fn byte(s: &str, i: usize) -> Option<u8> {
 }
 
 /// End of the string starting at `i` (a `"`), just past its closing quote.
-fn skip_string(s: &str, i: usize) -> Option<usize> {
+pub(super) fn skip_string(s: &str, i: usize) -> Option<usize> {
     let bytes = s.as_bytes();
     let mut j = i + 1;
     loop {
@@ -96,7 +125,7 @@ fn skip_string(s: &str, i: usize) -> Option<usize> {
 }
 
 /// End of the value starting at `i`.
-fn skip_value(s: &str, i: usize) -> Option<usize> {
+pub(super) fn skip_value(s: &str, i: usize) -> Option<usize> {
     match byte(s, i)? {
         b'"' => skip_string(s, i),
         b'{' | b'[' => {
@@ -300,13 +329,25 @@ mod tests {
             .collect();
         let text = format!("{{\"items\":[{}]}}", items.join(","));
         let out = compact(&text, Level::Aggressive);
-        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&json_table::expand(&out)).unwrap();
         let arr = v["items"].as_array().unwrap();
         assert_eq!(arr.len(), 5 + 1 + 1 + 1 + 3);
         assert_eq!(arr[5], "[… 25 of 50 items elided …]");
         assert_eq!(arr[6]["status"], "error: disk full");
         assert_eq!(arr[7], "[… 16 of 50 items elided …]");
         assert_eq!(arr[10]["id"], 49);
+    }
+
+    /// A document after a tool's status lines is found where it starts; lines of NDJSON
+    /// or a log of bracketed prefixes are not one document.
+    #[test]
+    fn a_document_after_status_lines_is_found() {
+        let text = "   Downloading crates ...\n  Downloaded log v0.4.35\n{\"packages\": []}\n";
+        assert_eq!(trailing_document(text), text.find('{'));
+        assert_eq!(trailing_document("[INFO] start\n[1, 2]"), Some(13));
+        assert_eq!(trailing_document("{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n"), None);
+        assert_eq!(trailing_document("[INFO] a\n[WARN] b\n[INFO] c]"), None);
+        assert_eq!(trailing_document("no json here\n"), None);
     }
 
     #[test]

@@ -241,7 +241,11 @@ mod tests {
     fn expand_keeps_line_ends_as_they_were() {
         for text in ["", "a", "a\n", "a\n\nb\n", "dir/\n  a\n  b\n"] {
             let back = expand(text);
-            assert_eq!(back.ends_with('\n'), text.ends_with('\n'), "{text:?} → {back:?}");
+            assert_eq!(
+                back.ends_with('\n'),
+                text.ends_with('\n'),
+                "{text:?} → {back:?}"
+            );
         }
         for text in ["", "a", "a\n", "a\n\nb\n"] {
             assert_eq!(expand(text), text);

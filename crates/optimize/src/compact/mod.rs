@@ -33,6 +33,7 @@
 //!   a marker at Aggressive.
 //! - [`links`]       — Markdown link definitions that differ only in a number (changelogs).
 //! - [`json`]        — minification; sampling of long arrays at Aggressive.
+//! - [`json_table`]  — arrays of records as tables: keys once, a line of values each.
 //! - [`diff`]        — unified diffs, touched as little as possible.
 //!
 //! Rules every room keeps: the same input and level give the same bytes; every removal
@@ -50,6 +51,7 @@ mod diff;
 mod gitlog;
 mod install;
 mod json;
+mod json_table;
 mod lines;
 mod links;
 mod listing;
@@ -120,20 +122,31 @@ fn compact_output(text: &str, level: Level) -> Option<String> {
     let names = level != Level::Light && versions::is_name_array(&stripped);
     let out = if json::is_json(&stripped) && !names {
         json::compact(&stripped, resolve(level, Kind::Json))
+    } else if let Some(at) = json::trailing_document(&stripped) {
+        // A tool's status lines, then its JSON: each part as it would be alone.
+        let (head, doc) = stripped.split_at(at);
+        let head = compact_text(head, level).unwrap_or_else(|| head.trim_end().to_string());
+        format!("{head}\n{}", json::compact(doc, resolve(level, Kind::Json)))
     } else {
-        let tidy = ansi::tidy(&stripped);
-        let kind = classify::classify(&tidy);
-        let level = resolve(level, kind);
-        match kind {
-            Kind::Code | Kind::Prose => return None,
-            Kind::Diff => diff::compact(&stripped, level),
-            Kind::RepoMap => repomap::compact(&tidy, level),
-            Kind::Opaque(what) if level == Level::Aggressive => opaque::cut(&tidy, what)?,
-            Kind::Opaque(_) => return None,
-            _ => lines::join(&compact_rows(lines::rows(&tidy), kind, level)),
-        }
+        compact_text(&stripped, level)?
     };
     (out.len() < text.len()).then_some(out)
+}
+
+/// Compacts text that is not JSON, by its kind; `None` for code and prose, and for an
+/// opaque block below Aggressive.
+fn compact_text(stripped: &str, level: Level) -> Option<String> {
+    let tidy = ansi::tidy(stripped);
+    let kind = classify::classify(&tidy);
+    let level = resolve(level, kind);
+    Some(match kind {
+        Kind::Code | Kind::Prose => return None,
+        Kind::Diff => diff::compact(stripped, level),
+        Kind::RepoMap => repomap::compact(&tidy, level),
+        Kind::Opaque(what) if level == Level::Aggressive => opaque::cut(&tidy, what)?,
+        Kind::Opaque(_) => return None,
+        _ => lines::join(&compact_rows(lines::rows(&tidy), kind, level)),
+    })
 }
 
 pub use lines::thousands;
@@ -143,8 +156,10 @@ pub use lines::thousands;
 /// sibling leaves joined, table padding taken out, link definitions joined, `ls -l` columns
 /// said once, Cargo.lock packages one a row, lock files' files tables one name and hash a
 /// line, log runs' shared openings said once, a repo map's drawing taken off, exact repeats
-/// counted. Shows the rewrites lose nothing (the savings evaluator checks facts in this view
-/// too). An output inside an agent's wrapper is expanded as it would be bare.
+/// counted, JSON tables (back to the minified document: the evaluator compares with
+/// whitespace squashed, so the original's own whitespace need not come back). Shows the
+/// rewrites lose nothing (the savings evaluator checks facts in this view too). An output
+/// inside an agent's wrapper is expanded as it would be bare.
 pub fn expand_listings(text: &str) -> String {
     let wrapped = wrapper::split(text);
     expand_bare(wrapped.as_ref().map_or(text, |w| w.output()))
@@ -155,7 +170,8 @@ pub fn expand_listings(text: &str) -> String {
 /// its lines of code from reading as listings) and the match listing (it gives back lines
 /// another expander could mistake for its own grouping).
 fn expand_bare(text: &str) -> String {
-    let text = repomap::expand(&lines::expand_repeats(text));
+    let text = lines::expand_repeats(text);
+    let text = repomap::expand(&json_table::expand(&text));
     let text = links::expand(&matches::expand(&text));
     let text = lockfile::expand(&ls::expand(&logruns::expand(&text)));
     let text = listing::expand(&deptree::redraw(&versions::expand(&text)));
@@ -257,7 +273,8 @@ fn compact_rows(rows: Vec<Row>, kind: Kind, level: Level) -> Vec<Row> {
         Kind::Test | Kind::Trace | Kind::Log | Kind::Install | Kind::Build | Kind::Progress
     );
     if standard {
-        if log_like && !unread {
+        // a server's log carries the stack traces of the errors it logged
+        if (log_like || kind == Kind::Timestamped) && !unread {
             rows = trace::compact(rows, level);
         }
         if log_like || kind == Kind::Diagnostics {

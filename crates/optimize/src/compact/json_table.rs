@@ -1,0 +1,979 @@
+//! JSON tables. Machine JSON repeats its keys: `cargo metadata` names `"name"`,
+//! `"version"`, `"source"`… again in every package and every dependency, `git log` as JSON
+//! in every commit. Where an array holds objects whose keys come in one order, the keys are
+//! written once and each object becomes one line of its values; an object whose values are
+//! all such objects (`package-lock.json`'s `packages`, `npm ls --json`'s `dependencies`)
+//! likewise, each line led by its own key:
+//!
+//! ```text
+//! {"packages":[3 × {"name","version","license"}
+//!  "serde","1.0.219","MIT OR Apache-2.0"
+//!  "memchr","2.7.4",
+//!  "libc","0.2.172","MIT OR Apache-2.0"
+//! ],"deps":{2 × {"version","dev"}
+//!  "node_modules/a":"1.0.0",true
+//!  "node_modules/b":"2.1.0",
+//! }}
+//! ```
+//!
+//! Every cell is the value's JSON text as written (numbers digit for digit, strings with
+//! their escapes), so a delimiter inside a string is inside quotes and cannot be misread;
+//! an empty cell is a key that object does not have; a cell may hold a table of its own,
+//! indented under its row. An item that cannot be a row (not an object; an object with a
+//! key said twice, out of the header's order, or rare) keeps its own JSON on its line: one
+//! value where rows have two cells or more. Minified JSON holds no line break, so every
+//! line break in the text is the table's. [`expand`] gives the minified document back byte
+//! for byte.
+//!
+//! A table is written only where it costs fewer o200k tokens than the minified array, so a
+//! document where none pays stays exactly as [`super::json::minify`] left it.
+
+use std::borrow::Cow;
+
+use super::json::{is_json, skip_string, skip_value};
+
+/// Deeper than this, a value is copied as written: the walk's recursion stays bounded
+/// whatever the input (serde_json, which checked the document, stops at 128).
+const MAX_DEPTH: usize = 64;
+
+/// A table's columns at most: a wider "table" is a map of names, not records.
+const MAX_COLUMNS: usize = 64;
+
+/// A key in fewer than one object in this many is rare: objects that have it keep their
+/// own JSON.
+const RARE_KEY: usize = 8;
+
+/// Rows measured to decide whether a table pays: every row costs about the same, and a
+/// long array's first rows tell without tokenizing it whole.
+const MEASURED_ROWS: usize = 48;
+
+/// Between a table's row count and its keys.
+const TIMES: &str = " × {";
+
+/// How far a table's rows are indented under the line that opens it: one space, which
+/// o200k merges with a row's opening quote (a second space would cost a token a line).
+const INDENT: &str = " ";
+
+/// A value of the minified document, as spans of its text.
+enum Node<'a> {
+    /// A string, number or literal, or a value nested too deep to look into: as written.
+    Text(&'a str),
+    Array(Vec<Node<'a>>),
+    /// Members in document order, each key with its quotes; repeated keys stay repeated.
+    Object(Vec<(&'a str, Node<'a>)>),
+}
+
+/// Rewrites minified JSON with tables where they pay; `None` where none does (or the
+/// text is not the minified JSON the walk expects).
+pub(crate) fn tabulate(min: &str) -> Option<String> {
+    let (node, end) = parse(min, 0, 0)?;
+    if end != min.len() {
+        return None;
+    }
+    let written = write(&node);
+    written.tables.then_some(written.text)
+}
+
+fn parse(s: &str, i: usize, depth: usize) -> Option<(Node<'_>, usize)> {
+    let open = *s.as_bytes().get(i)?;
+    if depth >= MAX_DEPTH || !matches!(open, b'[' | b'{') {
+        let end = skip_value(s, i)?;
+        return Some((Node::Text(s.get(i..end)?), end));
+    }
+    let close = if open == b'[' { b']' } else { b'}' };
+    let mut j = i + 1;
+    let mut items = Vec::new();
+    let mut members = Vec::new();
+    if s.as_bytes().get(j) == Some(&close) {
+        j += 1;
+    } else {
+        loop {
+            if open == b'{' {
+                let key_end = skip_string(s, j)?;
+                let key = s.get(j..key_end)?;
+                if s.as_bytes().get(key_end) != Some(&b':') {
+                    return None;
+                }
+                let (value, end) = parse(s, key_end + 1, depth + 1)?;
+                members.push((key, value));
+                j = end;
+            } else {
+                let (value, end) = parse(s, j, depth + 1)?;
+                items.push(value);
+                j = end;
+            }
+            match *s.as_bytes().get(j)? {
+                b',' => j += 1,
+                b if b == close => {
+                    j += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    let node = if open == b'[' {
+        Node::Array(items)
+    } else {
+        Node::Object(members)
+    };
+    Some((node, j))
+}
+
+/// A value written out, and what a table made of its parent needs of it.
+struct Written<'a> {
+    text: String,
+    /// An object's members, each value written: the cells it gives as a table's row.
+    members: Option<Vec<(&'a str, String)>>,
+    /// Whether a table was written anywhere inside.
+    tables: bool,
+}
+
+/// Writes a value, each array and object in whichever form costs fewer tokens. Children
+/// are written first, so a table's cells hold their own tables already.
+fn write<'a>(node: &Node<'a>) -> Written<'a> {
+    match node {
+        Node::Text(t) => Written {
+            text: (*t).to_string(),
+            members: None,
+            tables: false,
+        },
+        Node::Array(items) => {
+            let items: Vec<Written<'a>> = items.iter().map(write).collect();
+            let rows: Vec<Item<'_, 'a>> = items
+                .iter()
+                .map(|w| Item {
+                    key: None,
+                    text: &w.text,
+                    members: w.members.as_deref(),
+                })
+                .collect();
+            let (text, table) = best(&rows, Brackets::ARRAY);
+            Written {
+                text,
+                members: None,
+                tables: table || items.iter().any(|w| w.tables),
+            }
+        }
+        Node::Object(fields) => {
+            let values: Vec<(&'a str, Written<'a>)> =
+                fields.iter().map(|(k, v)| (*k, write(v))).collect();
+            let rows: Vec<Item<'_, 'a>> = values
+                .iter()
+                .map(|(k, w)| Item {
+                    key: Some(k),
+                    text: &w.text,
+                    members: w.members.as_deref(),
+                })
+                .collect();
+            let (text, table) = best(&rows, Brackets::OBJECT);
+            let tables = table || values.iter().any(|(_, w)| w.tables);
+            Written {
+                text,
+                members: Some(values.into_iter().map(|(k, w)| (k, w.text)).collect()),
+                tables,
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Brackets {
+    open: char,
+    close: char,
+}
+
+impl Brackets {
+    const ARRAY: Brackets = Brackets {
+        open: '[',
+        close: ']',
+    };
+    const OBJECT: Brackets = Brackets {
+        open: '{',
+        close: '}',
+    };
+}
+
+/// An array's item or an object's member, written.
+struct Item<'r, 'a> {
+    /// The member's key, with its quotes (none for an array's item).
+    key: Option<&'r str>,
+    text: &'r str,
+    /// Its members, if it is an object: the cells of its row.
+    members: Option<&'r [(&'a str, String)]>,
+}
+
+/// How one item is written in a table.
+enum Line {
+    /// One cell per column.
+    Cells,
+    /// The item's own JSON: not an object, or an object whose keys the header cannot give
+    /// (out of its order, said twice, none).
+    Own,
+}
+
+/// The container of `items` in whichever form costs fewer tokens, and whether that is a
+/// table.
+fn best(items: &[Item<'_, '_>], b: Brackets) -> (String, bool) {
+    let plain = || {
+        let mut out = String::with_capacity(items.iter().map(|i| i.text.len() + 8).sum());
+        out.push(b.open);
+        for (n, item) in items.iter().enumerate() {
+            if n > 0 {
+                out.push(',');
+            }
+            push_item(&mut out, item, false);
+        }
+        out.push(b.close);
+        out
+    };
+    match table(items, b) {
+        Some(table) => (table, true),
+        None => (plain(), false),
+    }
+}
+
+fn push_item(out: &mut String, item: &Item<'_, '_>, cut: bool) {
+    if let Some(key) = item.key {
+        out.push_str(key);
+        out.push(':');
+    }
+    match (cut, item.members) {
+        (true, Some(members)) => {
+            out.push('{');
+            for (n, (k, v)) in members.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                out.push_str(k);
+                out.push(':');
+                out.push_str(&ends(v));
+            }
+            out.push('}');
+        }
+        (true, None) => out.push_str(&ends(item.text)),
+        (false, _) => out.push_str(item.text),
+    }
+}
+
+/// The table form of a container of `items`, if it costs fewer tokens than the minified.
+fn table(items: &[Item<'_, '_>], b: Brackets) -> Option<String> {
+    let (keys, lines) = header(items)?;
+    let head = format!("{}{}{TIMES}{}}}", b.open, items.len(), keys.join(","));
+    let whole = assemble(&head, items, &keys, &lines, b, false);
+    let minified: usize = items
+        .iter()
+        .map(|i| i.key.map_or(0, |k| k.len() + 1) + i.text.len() + 1)
+        .sum::<usize>()
+        + 1;
+    if whole.len() >= minified {
+        return None;
+    }
+    // Measured on the first rows, long values cut to their ends: the values are the same
+    // in both forms, and where they meet what is around them is what can differ.
+    let n = items.len().min(MEASURED_ROWS);
+    let some = items.get(..n)?;
+    let table = assemble(&head, some, &keys, lines.get(..n)?, b, true);
+    let mut plain = String::new();
+    plain.push(b.open);
+    for (i, item) in some.iter().enumerate() {
+        if i > 0 {
+            plain.push(',');
+        }
+        push_item(&mut plain, item, true);
+    }
+    plain.push(b.close);
+    (count(&table) < count(&plain)).then_some(whole)
+}
+
+fn count(text: &str) -> u64 {
+    trimgate_wire::tokenizer::count(text)
+}
+
+/// Longer values are measured by their ends only.
+const CUT_ABOVE: usize = 96;
+const CUT_KEEP: usize = 40;
+
+/// `text`, or its first and last bytes if it is long (at character boundaries).
+fn ends(text: &str) -> Cow<'_, str> {
+    if text.len() <= CUT_ABOVE {
+        return Cow::Borrowed(text);
+    }
+    let mut head = CUT_KEEP;
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len() - CUT_KEEP;
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    Cow::Owned(format!(
+        "{}{}",
+        text.get(..head).unwrap_or(""),
+        text.get(tail..).unwrap_or("")
+    ))
+}
+
+/// The table's text: its head, a line per item, the closing bracket.
+fn assemble(
+    head: &str,
+    items: &[Item<'_, '_>],
+    keys: &[&str],
+    lines: &[Line],
+    b: Brackets,
+    cut: bool,
+) -> String {
+    let mut out =
+        String::with_capacity(head.len() + items.iter().map(|i| i.text.len()).sum::<usize>());
+    out.push_str(head);
+    let mut line = String::new();
+    for (item, kind) in items.iter().zip(lines) {
+        line.clear();
+        match (kind, item.members) {
+            (Line::Cells, Some(members)) => {
+                if let Some(key) = item.key {
+                    line.push_str(key);
+                    line.push(':');
+                }
+                let mut members = members.iter().peekable();
+                for (i, key) in keys.iter().enumerate() {
+                    if i > 0 {
+                        line.push(',');
+                    }
+                    if let Some((_, value)) = members.next_if(|(k, _)| k == key) {
+                        if cut {
+                            line.push_str(&ends(value));
+                        } else {
+                            line.push_str(value);
+                        }
+                    }
+                }
+            }
+            _ => push_item(&mut line, item, cut),
+        }
+        out.push('\n');
+        out.push_str(INDENT);
+        // a nested table's lines go one step further in
+        for (i, part) in line.split('\n').enumerate() {
+            if i > 0 {
+                out.push('\n');
+                out.push_str(INDENT);
+            }
+            out.push_str(part);
+        }
+    }
+    out.push('\n');
+    out.push(b.close);
+    out
+}
+
+/// The columns: the keys common enough among the objects in `items`, in an order each
+/// row's keys follow, and how each item is written. An object with a rare key is written
+/// as its own JSON rather than giving every row an empty cell for it. `None` unless at
+/// least two items are rows of cells, and, where some are not, there are two columns or
+/// more (a line of one value would read as either).
+fn header<'a>(items: &[Item<'_, 'a>]) -> Option<(Vec<&'a str>, Vec<Line>)> {
+    let objects = items.iter().filter(|i| i.members.is_some()).count();
+    if objects < 2 {
+        return None;
+    }
+    // Key counts, in order of first sight (columns are few; a list is quicker than a map).
+    let mut seen: Vec<(&'a str, usize)> = Vec::new();
+    for members in items.iter().filter_map(|i| i.members) {
+        for (key, _) in members {
+            match seen.iter().position(|(k, _)| k == key) {
+                Some(p) => seen[p].1 += 1,
+                None if seen.len() < 4 * MAX_COLUMNS => seen.push((key, 1)),
+                None => return None,
+            }
+        }
+    }
+    let common = |key: &str| {
+        seen.iter()
+            .any(|(k, n)| *k == key && *n >= 2 && *n * RARE_KEY >= objects)
+    };
+    let mut keys: Vec<&'a str> = Vec::new();
+    let mut lines = Vec::with_capacity(items.len());
+    let mut cells = 0usize;
+    for item in items {
+        let fits = item
+            .members
+            .is_some_and(|m| m.iter().all(|(k, _)| common(k)) && merge(&mut keys, m));
+        cells += usize::from(fits);
+        lines.push(if fits { Line::Cells } else { Line::Own });
+    }
+    let ok = cells >= 2 && (cells == items.len() || keys.len() >= 2);
+    ok.then_some((keys, lines))
+}
+
+/// Adds an object's keys to the columns; `false` (columns unchanged) if its keys cannot
+/// follow them: out of their order, said twice, none, or too many columns.
+fn merge<'a>(keys: &mut Vec<&'a str>, members: &[(&'a str, String)]) -> bool {
+    if members.is_empty() {
+        return false;
+    }
+    let mut merged = keys.clone();
+    let mut at = 0;
+    for (key, _) in members {
+        match merged.iter().position(|k| k == key) {
+            Some(p) if p >= at => at = p + 1,
+            Some(_) => return false,
+            None => {
+                merged.insert(at, key);
+                at += 1;
+            }
+        }
+    }
+    if merged.len() > MAX_COLUMNS {
+        return false;
+    }
+    *keys = merged;
+    true
+}
+
+/// The minified JSON back in place of every table document in `text` (one that opens at
+/// the start of a line and ends at the end of one); everything else as it was.
+pub(crate) fn expand(text: &str) -> Cow<'_, str> {
+    if !text.contains(TIMES) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut at = 0;
+    while at < text.len() {
+        let line_end = text
+            .get(at..)
+            .and_then(|r| r.find('\n'))
+            .map_or(text.len(), |e| at + e);
+        if let Some((json, end)) = expand_at(text, at) {
+            out.push_str(text.get(copied..at).unwrap_or(""));
+            out.push_str(&json);
+            copied = end;
+            at = end;
+        } else {
+            at = line_end;
+        }
+        at += 1;
+    }
+    if copied == 0 {
+        return Cow::Borrowed(text);
+    }
+    out.push_str(text.get(copied..).unwrap_or(""));
+    Cow::Owned(out)
+}
+
+/// The document starting at `at`, expanded, and where it ends: only if it holds a table,
+/// ends a line, and comes back as valid JSON.
+fn expand_at(text: &str, at: usize) -> Option<(String, usize)> {
+    if !matches!(text.as_bytes().get(at), Some(b'[' | b'{')) {
+        return None;
+    }
+    let mut reader = Reader { s: text, tables: 0 };
+    let mut out = String::new();
+    let end = reader.value(at, 0, &mut out)?;
+    let ends_line = matches!(text.as_bytes().get(end), None | Some(b'\n'));
+    (ends_line && reader.tables > 0 && is_json(&out)).then_some((out, end))
+}
+
+/// Reads a document with tables, writing it back as minified JSON.
+struct Reader<'a> {
+    s: &'a str,
+    tables: usize,
+}
+
+impl Reader<'_> {
+    fn byte(&self, i: usize) -> Option<u8> {
+        self.s.as_bytes().get(i).copied()
+    }
+
+    /// The value at `i` into `out`; returns its end.
+    fn value(&mut self, i: usize, depth: usize, out: &mut String) -> Option<usize> {
+        if depth > 2 * MAX_DEPTH {
+            return None;
+        }
+        match self.byte(i)? {
+            open @ (b'[' | b'{') => {
+                if let Some(end) = self.table(i, depth, out) {
+                    return Some(end);
+                }
+                let close = if open == b'[' { b']' } else { b'}' };
+                out.push(char::from(open));
+                let mut j = i + 1;
+                if self.byte(j)? == close {
+                    out.push(char::from(close));
+                    return Some(j + 1);
+                }
+                loop {
+                    if open == b'{' {
+                        j = self.string(j, out)?;
+                        if self.byte(j)? != b':' {
+                            return None;
+                        }
+                        out.push(':');
+                        j += 1;
+                    }
+                    j = self.value(j, depth + 1, out)?;
+                    match self.byte(j)? {
+                        b',' => out.push(','),
+                        b if b == close => {
+                            out.push(char::from(close));
+                            return Some(j + 1);
+                        }
+                        _ => return None,
+                    }
+                    j += 1;
+                }
+            }
+            b'"' => self.string(i, out),
+            _ => {
+                let rest = self.s.get(i..)?;
+                let len = rest.find([',', ']', '}', '\n', ' ']).unwrap_or(rest.len());
+                if len == 0 {
+                    return None;
+                }
+                out.push_str(rest.get(..len)?);
+                Some(i + len)
+            }
+        }
+    }
+
+    fn string(&self, i: usize, out: &mut String) -> Option<usize> {
+        if self.byte(i)? != b'"' {
+            return None;
+        }
+        let end = skip_string(self.s, i)?;
+        let s = self.s.get(i..end)?;
+        if s.contains('\n') {
+            return None;
+        }
+        out.push_str(s);
+        Some(end)
+    }
+
+    /// A table at `i` (`[N × {keys}` or `{N × {keys}`, its rows, its closing bracket) into
+    /// `out` as minified JSON; `None` if there is none.
+    fn table(&mut self, i: usize, depth: usize, out: &mut String) -> Option<usize> {
+        let open = self.byte(i)?;
+        let close = if open == b'[' { b']' } else { b'}' };
+        let rest = self.s.get(i + 1..)?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let rows: usize = rest.get(..digits)?.parse().ok()?;
+        if !rest.get(digits..)?.starts_with(TIMES) {
+            return None;
+        }
+        let mut j = i + 1 + digits + TIMES.len();
+        let mut keys: Vec<&str> = Vec::new();
+        loop {
+            let end = self.string(j, &mut String::new())?;
+            keys.push(self.s.get(j..end)?);
+            j = end;
+            match self.byte(j)? {
+                b',' => j += 1,
+                b'}' => break,
+                _ => return None,
+            }
+        }
+        if self.byte(j + 1)? != b'\n' {
+            return None;
+        }
+        j += 2;
+        let mut body = String::new();
+        body.push(char::from(open));
+        let mut seen = 0usize;
+        loop {
+            while self.byte(j)? == b' ' {
+                j += 1;
+            }
+            if self.byte(j)? == close {
+                j += 1;
+                break;
+            }
+            if seen > 0 {
+                body.push(',');
+            }
+            seen += 1;
+            if open == b'{' {
+                j = self.string(j, &mut body)?;
+                if self.byte(j)? != b':' {
+                    return None;
+                }
+                body.push(':');
+                j += 1;
+            }
+            // A line of one value, where a row has two cells or more, is the item's own.
+            if keys.len() >= 2 && !matches!(self.byte(j)?, b',' | b'\n') {
+                let mut own = String::new();
+                let end = self.value(j, depth + 1, &mut own)?;
+                if self.byte(end)? == b'\n' {
+                    body.push_str(&own);
+                    j = end + 1;
+                    continue;
+                }
+            }
+            body.push('{');
+            let mut present = 0usize;
+            for (c, key) in keys.iter().enumerate() {
+                if c > 0 {
+                    if self.byte(j)? != b',' {
+                        return None;
+                    }
+                    j += 1;
+                }
+                if matches!(self.byte(j)?, b',' | b'\n') {
+                    continue;
+                }
+                if present > 0 {
+                    body.push(',');
+                }
+                present += 1;
+                body.push_str(key);
+                body.push(':');
+                j = self.value(j, depth + 1, &mut body)?;
+            }
+            if present == 0 || self.byte(j)? != b'\n' {
+                return None;
+            }
+            body.push('}');
+            j += 1;
+        }
+        if seen != rows {
+            return None;
+        }
+        body.push(char::from(close));
+        out.push_str(&body);
+        self.tables += 1;
+        Some(j)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::super::json::minify;
+    use super::super::{compact, expand_listings, Level};
+    use super::*;
+
+    const CARGO_METADATA: &str = include_str!("fixtures/cargo_metadata.txt");
+    const GIT_LOG: &str = include_str!("fixtures/git_log.json");
+    const NPM_LS: &str = include_str!("fixtures/npm_ls.json");
+    const PACKAGE_LOCK: &str = include_str!("fixtures/package_lock.json");
+    const PIP_LIST: &str = include_str!("fixtures/pip_list.json");
+
+    /// Tables where they pay, and the minified document back from them exactly.
+    fn round_trip(text: &str) -> Option<String> {
+        let min = minify(text);
+        let table = tabulate(&min)?;
+        assert_eq!(expand(&table), min, "from:\n{table}");
+        Some(table)
+    }
+
+    fn records(n: usize) -> String {
+        let items: Vec<String> = (0..n)
+            .map(|i| {
+                format!(
+                    "{{\"name\": \"crate-{i}\", \"version\": \"0.{i}.0\", \"license\": \"MIT OR Apache-2.0\", \"optional\": false}}"
+                )
+            })
+            .collect();
+        format!(
+            "{{\"packages\": [{}], \"version\": 1}}",
+            items.join(",\n  ")
+        )
+    }
+
+    #[test]
+    fn an_array_of_records_becomes_a_table_and_comes_back() {
+        let table = round_trip(&records(12)).unwrap();
+        assert!(
+            table.starts_with(
+                "{\"packages\":[12 × {\"name\",\"version\",\"license\",\"optional\"}\n \"crate-0\",\"0.0.0\",\"MIT OR Apache-2.0\",false\n \"crate-1\","
+            ),
+            "{table}"
+        );
+        assert!(table.ends_with("\n],\"version\":1}"), "{table}");
+    }
+
+    /// An object whose values are records is a table too, each line led by its key; a key
+    /// an object lacks is an empty cell.
+    #[test]
+    fn a_map_of_records_becomes_a_table_with_empty_cells_for_missing_keys() {
+        let rows: Vec<String> = (0..10)
+            .map(|i| {
+                let dev = if i % 2 == 0 { ",\"dev\":true" } else { "" };
+                format!(
+                    "\"node_modules/p{i}\":{{\"version\":\"1.{i}.0\"{dev},\"license\":\"MIT\"}}"
+                )
+            })
+            .collect();
+        let table = round_trip(&format!("{{\"packages\":{{{}}}}}", rows.join(","))).unwrap();
+        assert!(
+            table.contains("{10 × {\"version\",\"dev\",\"license\"}\n \"node_modules/p0\":\"1.0.0\",true,\"MIT\"\n \"node_modules/p1\":\"1.1.0\",,\"MIT\"\n"),
+            "{table}"
+        );
+    }
+
+    /// Every value keeps its text: numbers as written, strings with their escapes and with
+    /// what looks like the table's own delimiters and header inside them.
+    #[test]
+    fn values_keep_their_exact_text() {
+        let values = [
+            "12345678901234567890123456789",
+            "1e400",
+            "-0.0",
+            "1.50",
+            "\"a,b\\nc\\\"d\"",
+            "\"[3 × {\\\"x\\\"}\"",
+            "\"caf\\u00e9 ×\"",
+            "\"\\\\\"",
+            "null",
+            "{\"nested\":[1,{\"deep\":\"x\"}]}",
+            "[]",
+            "{}",
+        ];
+        let items: Vec<String> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| format!("{{\"id\":{i},\"value\":{v},\"note\":\"same text each time\"}}"))
+            .collect();
+        let table = round_trip(&format!("[{}]", items.join(","))).unwrap();
+        for v in values {
+            assert!(table.contains(&format!(",{v},")), "{v} in:\n{table}");
+        }
+    }
+
+    /// Objects that cannot be rows keep their own JSON on a line of their own: a repeated
+    /// key (serde_json would keep one), keys out of the header's order, a rare key, no
+    /// keys, and items that are not objects.
+    #[test]
+    fn items_that_cannot_be_rows_keep_their_own_json() {
+        let mut items: Vec<String> = (0..10)
+            .map(|i| format!("{{\"name\":\"n{i}\",\"size\":{i},\"kind\":\"file\"}}"))
+            .collect();
+        let odd = [
+            "{\"name\":\"dup\",\"name\":\"again\",\"size\":1,\"kind\":\"file\"}",
+            "{\"size\":2,\"name\":\"swapped\",\"kind\":\"file\"}",
+            "{\"name\":\"rare\",\"size\":3,\"kind\":\"file\",\"once\":true}",
+            "{}",
+            "\"[… 25 of 50 items elided …]\"",
+            "42",
+            "[1,2]",
+        ];
+        for (i, o) in odd.iter().enumerate() {
+            items.insert(1 + i, (*o).to_string());
+        }
+        let table = round_trip(&format!("[{}]", items.join(","))).unwrap();
+        assert!(
+            table.starts_with("[17 × {\"name\",\"size\",\"kind\"}\n"),
+            "{table}"
+        );
+        for o in odd {
+            assert!(table.contains(&format!("\n {o}\n")), "{o} in:\n{table}");
+        }
+    }
+
+    /// Rows whose values hold arrays of records hold tables of their own, indented under
+    /// them, and come back whole.
+    #[test]
+    fn nested_tables_are_indented_under_their_row() {
+        let packages: Vec<String> = (0..8)
+            .map(|p| {
+                let deps: Vec<String> = (0..5)
+                    .map(|d| format!("{{\"name\":\"dep-{d}\",\"req\":\"^{d}.0\",\"kind\":null,\"optional\":false}}"))
+                    .collect();
+                format!("{{\"name\":\"pkg-{p}\",\"dependencies\":[{}],\"edition\":\"2021\"}}", deps.join(","))
+            })
+            .collect();
+        let table = round_trip(&format!("[{}]", packages.join(","))).unwrap();
+        assert!(
+            table.contains("\n \"pkg-0\",[5 × {\"name\",\"req\",\"kind\",\"optional\"}\n  \"dep-0\",\"^0.0\",null,false\n"),
+            "{table}"
+        );
+        assert!(
+            table.contains("\n  \"dep-4\",\"^4.0\",null,false\n ],\"2021\"\n"),
+            "{table}"
+        );
+    }
+
+    /// Where no table pays, the text is what minification made of it, byte for byte.
+    #[test]
+    fn where_no_table_pays_the_minified_text_stays() {
+        let cases = [
+            "[]",
+            "{}",
+            "[{\"a\":1},{\"b\":2}]",
+            "[1,2,3,\"x\",null]",
+            "[{\"only\":\"one record\"}]",
+            "{\"a\":{\"x\":1},\"b\":{\"y\":2}}",
+            "[[{\"a\":1}],[{\"a\":2}]]",
+        ];
+        for text in cases {
+            assert_eq!(tabulate(text), None, "{text}");
+            assert_eq!(
+                compact(&format!("{text}{}", " ".repeat(64)), Level::Auto).as_deref(),
+                Some(text)
+            );
+        }
+    }
+
+    /// A document nested deeper than the walk looks is copied as written below that depth,
+    /// and what is above still becomes a table.
+    #[test]
+    fn deep_nesting_is_copied_as_written() {
+        let deep = format!("{}1{}", "[".repeat(100), "]".repeat(100));
+        let items: Vec<String> = (0..6)
+            .map(|i| format!("{{\"id\":{i},\"deep\":{deep},\"tag\":\"t\"}}"))
+            .collect();
+        let table = round_trip(&format!("[{}]", items.join(","))).unwrap();
+        assert!(table.contains(&deep));
+        let deeper = format!("{}{}{}", "[".repeat(70), items.join(","), "]".repeat(70));
+        let table = round_trip(&deeper);
+        assert!(table.is_none(), "a table below the depth the walk looks at");
+    }
+
+    /// `expand` leaves alone text that only looks like a table, and text around a table.
+    #[test]
+    fn expand_touches_only_tables() {
+        for text in [
+            "src/a.rs:3: let x = [3 × {\"a\"}\n]",
+            "[2 × {\"a\",\"b\"}\n  1,2\n]",
+            "[2 × {\"a\",\"b\"}\n  1,2\n  ,\n]",
+            "plain log line\n",
+        ] {
+            assert_eq!(expand(text), text);
+        }
+        let table = tabulate(&minify(&records(4))).unwrap();
+        let around = format!("  Downloaded x v1\n{table}\n[… see the original …]");
+        assert_eq!(
+            expand(&around),
+            format!(
+                "  Downloaded x v1\n{}\n[… see the original …]",
+                minify(&records(4))
+            )
+        );
+    }
+
+    /// Real outputs: fewer tokens than minified (by at least the share given), the same
+    /// document back, the same bytes every time.
+    #[test]
+    fn real_documents_shrink_and_come_back() {
+        for (name, text, saved) in [
+            ("git log", GIT_LOG, 5),
+            ("npm ls", NPM_LS, 5),
+            ("package-lock", PACKAGE_LOCK, 5),
+            ("pip list", PIP_LIST, 15),
+        ] {
+            let out = compact(text, Level::Auto).unwrap();
+            assert_eq!(compact(text, Level::Auto).as_deref(), Some(out.as_str()));
+            assert_eq!(expand(&out), minify(text), "{name}");
+            let (before, after) = (count(&minify(text)), count(&out));
+            assert!(
+                after * 100 < before * (100 - saved),
+                "{name}: {before} → {after}"
+            );
+        }
+    }
+
+    /// `cargo metadata` after cargo's status lines: the lines compact as a build log, the
+    /// document as a document, and the document comes back from the expanded view.
+    #[test]
+    fn a_document_after_status_lines_becomes_tables() {
+        let out = compact(CARGO_METADATA, Level::Auto).unwrap();
+        assert!(out.starts_with(" Downloading crates ...\n"), "{out}");
+        assert!(
+            out.contains("\n{\"packages\":[5 × {\"name\",\"version\",\"id\","),
+            "{out}"
+        );
+        let doc = CARGO_METADATA
+            .get(CARGO_METADATA.find("\n{").unwrap() + 1..)
+            .unwrap();
+        assert!(expand_listings(&out).contains(&minify(doc)));
+    }
+
+    /// Inside an agent's wrapper (Codex's JSON string), the document becomes tables as it
+    /// would bare, and comes back from the expanded view.
+    #[test]
+    fn a_wrapped_document_becomes_tables() {
+        let wrapped = format!(
+            "{{\"output\":{},\"metadata\":{{\"exit_code\":0,\"duration_seconds\":0.3}}}}",
+            serde_json::to_string(PIP_LIST).unwrap()
+        );
+        let out = compact(&wrapped, Level::Auto).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let inner = value["output"].as_str().unwrap();
+        assert!(
+            inner.starts_with("[94 × {\"name\",\"version\"}\n"),
+            "{inner}"
+        );
+        assert_eq!(expand_listings(&out).trim_end(), minify(PIP_LIST));
+    }
+
+    /// Records with keys drawn from a few, in varying order and subsets, with values of
+    /// every kind.
+    fn record() -> impl Strategy<Value = String> {
+        let value = prop_oneof![
+            Just("null".to_string()),
+            any::<i64>().prop_map(|n| n.to_string()),
+            "[0-9]{1,30}(\\.[0-9]{1,5})?(e[+-]?[0-9]{1,3})?",
+            "[ -~é×\\n\",]{0,12}".prop_map(|s| serde_json::to_string(&s).unwrap()),
+            Just("[]".to_string()),
+            Just("{\"k\":[1,\"x\"]}".to_string()),
+        ];
+        proptest::collection::vec((0usize..6, value), 0..6).prop_map(|members| {
+            const KEYS: [&str; 6] = [
+                "\"id\"",
+                "\"name\"",
+                "\"a,b\"",
+                "\"x\\\"y\"",
+                "\"\"",
+                "\"×\"",
+            ];
+            let body: Vec<String> = members
+                .iter()
+                .map(|(k, v)| format!("{}: {v}", KEYS[*k]))
+                .collect();
+            format!("{{{}}}", body.join(", "))
+        })
+    }
+
+    fn document() -> impl Strategy<Value = String> {
+        proptest::collection::vec(record(), 0..30).prop_flat_map(|records| {
+            let array = format!("[{}]", records.join(",\n"));
+            prop_oneof![
+                Just(array.clone()),
+                Just(format!(
+                    "{{\"items\": {array}, \"nested\": [{array}, {array}]}}"
+                )),
+                Just(format!(
+                    "{{{}}}",
+                    records
+                        .iter()
+                        .enumerate()
+                        .map(|(i, r)| format!("\"k{}\": {r}", i % 7))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        /// Whatever the records, the tables give the minified document back, byte for byte,
+        /// and the same input gives the same bytes.
+        #[test]
+        fn tables_give_the_minified_document_back(text in document()) {
+            let min = minify(&text);
+            prop_assume!(is_json(&min));
+            let first = tabulate(&min);
+            prop_assert_eq!(&first, &tabulate(&min));
+            if let Some(table) = first {
+                prop_assert_eq!(expand(&table), min);
+            }
+        }
+    }
+}
