@@ -25,12 +25,18 @@
 //! line break in the text is the table's. [`expand`] gives the minified document back byte
 //! for byte.
 //!
-//! A table is written only where it costs fewer o200k tokens than the minified array, so a
-//! document where none pays stays exactly as [`super::json::minify`] left it.
+//! An array of many names (strings that are all versions, tags, paths: `npm view <pkg>
+//! --json`'s `versions`) is written in the brace form of [`super::versions`] instead, under
+//! a header that counts them (`[3478 names:`), one run of names a line.
+//!
+//! A table or names form is written only where it costs fewer o200k tokens than the
+//! minified array, so a document where none pays stays exactly as [`super::json::minify`]
+//! left it.
 
 use std::borrow::Cow;
 
 use super::json::{is_json, skip_string, skip_value};
+use super::versions;
 
 /// Deeper than this, a value is copied as written: the walk's recursion stays bounded
 /// whatever the input (serde_json, which checked the document, stops at 128).
@@ -49,6 +55,15 @@ const MEASURED_ROWS: usize = 48;
 
 /// Between a table's row count and its keys.
 const TIMES: &str = " × {";
+
+/// The fewest strings an array of names holds: fewer leave too little to group.
+const MIN_NAMES: usize = 16;
+
+/// Between an array of names' count and its lines.
+const NAMES: &str = " names:";
+
+/// Around each line of an array of names (a name, or a run as `stem{a,b,c}`).
+const NAME_QUOTE: &str = "\"";
 
 /// How far a table's rows are indented under the line that opens it: one space, which
 /// o200k merges with a row's opening quote (a second space would cost a token a line).
@@ -139,6 +154,13 @@ fn write<'a>(node: &Node<'a>) -> Written<'a> {
             tables: false,
         },
         Node::Array(items) => {
+            if let Some(text) = names(items) {
+                return Written {
+                    text,
+                    members: None,
+                    tables: true,
+                };
+            }
             let items: Vec<Written<'a>> = items.iter().map(write).collect();
             let rows: Vec<Item<'_, 'a>> = items
                 .iter()
@@ -175,6 +197,46 @@ fn write<'a>(node: &Node<'a>) -> Written<'a> {
             }
         }
     }
+}
+
+/// An array of many strings in the brace form of [`versions`](super::versions), if it
+/// costs fewer tokens than the minified array:
+///
+/// ```text
+/// [5 names:
+///  "1.0.{0,1,2}"
+///  "2.0.0-rc.1"
+///  "2.0.0"
+/// ]
+/// ```
+///
+/// Each name is its JSON text between the quotes (escapes as written), so it comes back
+/// exactly; an array holding a string the brace form cannot carry (empty, or with a brace,
+/// comma, quote or space in it) or anything but strings stays minified.
+fn names(items: &[Node<'_>]) -> Option<String> {
+    if items.len() < MIN_NAMES {
+        return None;
+    }
+    let names = items
+        .iter()
+        .map(|item| match item {
+            Node::Text(t) => t
+                .strip_prefix('"')
+                .and_then(|t| t.strip_suffix('"'))
+                .filter(|name| !name.is_empty() && name.chars().all(versions::plain_char)),
+            _ => None,
+        })
+        .collect::<Option<Vec<&str>>>()?;
+    let between = format!("\n{INDENT}");
+    let lines = versions::group(&names, NAME_QUOTE, NAME_QUOTE, &between);
+    let mut text = format!("[{}{NAMES}", names.len());
+    for line in &lines {
+        text.push_str(&between);
+        text.push_str(line);
+    }
+    text.push_str("\n]");
+    let minified = format!("[\"{}\"]", names.join("\",\""));
+    (count(&text) < count(&minified)).then_some(text)
 }
 
 #[derive(Clone, Copy)]
@@ -434,7 +496,7 @@ fn merge<'a>(keys: &mut Vec<&'a str>, members: &[(&'a str, String)]) -> bool {
 /// The minified JSON back in place of every table document in `text` (one that opens at
 /// the start of a line and ends at the end of one); everything else as it was.
 pub(crate) fn expand(text: &str) -> Cow<'_, str> {
-    if !text.contains(TIMES) {
+    if !text.contains(TIMES) && !text.contains(NAMES) {
         return Cow::Borrowed(text);
     }
     let mut out = String::new();
@@ -496,6 +558,9 @@ impl Reader<'_> {
                 if let Some(end) = self.table(i, depth, out) {
                     return Some(end);
                 }
+                if let Some(end) = self.names(i, out) {
+                    return Some(end);
+                }
                 let close = if open == b'[' { b']' } else { b'}' };
                 out.push(char::from(open));
                 let mut j = i + 1;
@@ -548,6 +613,70 @@ impl Reader<'_> {
         }
         out.push_str(s);
         Some(end)
+    }
+
+    /// An array of names at `i` (`[N names:`, its lines, its closing bracket) into `out`
+    /// as minified JSON; `None` if there is none or its lines hold other than N names.
+    fn names(&mut self, i: usize, out: &mut String) -> Option<usize> {
+        let rest = self.s.get(i + 1..)?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let expected: usize = rest.get(..digits)?.parse().ok()?;
+        let mut j = i + 1 + digits;
+        if expected == 0 || !self.s.get(j..)?.starts_with(NAMES) {
+            return None;
+        }
+        j += NAMES.len();
+        let mut array = String::from("[");
+        let mut seen = 0usize;
+        // The count says where the names end: a name may be `]` itself.
+        while seen < expected {
+            if self.byte(j)? != b'\n' {
+                return None;
+            }
+            j += 1;
+            while self.byte(j)? == b' ' {
+                j += 1;
+            }
+            let rest = self.s.get(j..)?;
+            let line = rest.get(..rest.find('\n')?)?;
+            let inner = line
+                .strip_prefix(NAME_QUOTE)
+                .and_then(|l| l.strip_suffix(NAME_QUOTE))?;
+            let (stem, parts) = match inner.split_once('{') {
+                Some((stem, parts)) if !stem.is_empty() => (stem, parts.strip_suffix('}')?),
+                None if !inner.contains(',') => ("", inner),
+                _ => return None,
+            };
+            for part in parts.split(',') {
+                let plain = |s: &str| s.chars().all(versions::plain_char);
+                if part.is_empty() || !plain(part) || !plain(stem) || seen >= expected {
+                    return None;
+                }
+                if seen > 0 {
+                    array.push(',');
+                }
+                seen += 1;
+                array.push('"');
+                array.push_str(stem);
+                array.push_str(part);
+                array.push('"');
+            }
+            j += line.len();
+        }
+        if self.byte(j)? != b'\n' {
+            return None;
+        }
+        j += 1;
+        while self.byte(j)? == b' ' {
+            j += 1;
+        }
+        if self.byte(j)? != b']' {
+            return None;
+        }
+        array.push(']');
+        out.push_str(&array);
+        self.tables += 1;
+        Some(j + 1)
     }
 
     /// A table at `i` (`[N × {keys}` or `{N × {keys}`, its rows, its closing bracket) into
@@ -659,6 +788,9 @@ mod tests {
     const NPM_LS: &str = include_str!("fixtures/npm_ls.json");
     const PACKAGE_LOCK: &str = include_str!("fixtures/package_lock.json");
     const PIP_LIST: &str = include_str!("fixtures/pip_list.json");
+    /// `npm view typescript --json`, its `versions` cut to the first 300 and its `time` to
+    /// the first 10.
+    const NPM_VIEW: &str = include_str!("fixtures/npm_view_typescript.json");
 
     /// Tables where they pay, and the minified document back from them exactly.
     fn round_trip(text: &str) -> Option<String> {
@@ -908,6 +1040,159 @@ mod tests {
         assert_eq!(expand_listings(&out).trim_end(), minify(PIP_LIST));
     }
 
+    /// `{"versions":[…]}` with the given names, as JSON strings.
+    fn versions_doc(names: &[String]) -> String {
+        format!("{{\"name\":\"x\",\"versions\":[{}]}}", names.join(","))
+    }
+
+    fn quoted(names: impl IntoIterator<Item = String>) -> Vec<String> {
+        names.into_iter().map(|n| format!("\"{n}\"")).collect()
+    }
+
+    /// `npm view typescript --json`: the versions inside the document are grouped in brace
+    /// form under a header that counts them, the rest stays minified, and the expanded view
+    /// gives the minified document back, the same each time.
+    #[test]
+    fn a_real_array_of_versions_is_grouped_and_comes_back() {
+        let out = compact(NPM_VIEW, Level::Auto).unwrap();
+        assert_eq!(
+            compact(NPM_VIEW, Level::Auto).as_deref(),
+            Some(out.as_str())
+        );
+        assert!(
+            out.contains(
+                "\"versions\":[300 names:\n \"0.8.{0,1-1,1,2,3}\"\n \"0.9.{0-1,0,1-1,1,5,7}\"\n"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("\"keywords\":[\"TypeScript\",\"Microsoft\","),
+            "{out}"
+        );
+        let min = minify(NPM_VIEW);
+        assert_eq!(expand(&out), min);
+        assert_eq!(expand_listings(&out).trim_end(), min);
+        let (before, after) = (count(&min), count(&out));
+        assert!(after * 100 < before * 75, "{before} → {after}");
+    }
+
+    /// Sixteen strings are an array of names; fifteen are too few to group.
+    #[test]
+    fn sixteen_strings_are_names_and_fifteen_are_not() {
+        let names = |n: usize| quoted((0..n).map(|i| format!("1.0.{i}")));
+        let sixteen = round_trip(&versions_doc(&names(16))).unwrap();
+        assert!(
+            sixteen.contains("[16 names:\n \"1.0.{0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15}\"\n]"),
+            "{sixteen}"
+        );
+        assert_eq!(round_trip(&versions_doc(&names(15))), None);
+    }
+
+    /// An array holding a string the brace form cannot carry (a quote, a brace, a comma,
+    /// a space, or nothing), or anything but strings, stays minified.
+    #[test]
+    fn arrays_the_brace_form_cannot_carry_stay_minified() {
+        for odd in [
+            "\"say \\\"hi\\\"\"",
+            "\"a{b\"",
+            "\"c}\"",
+            "\"1.0,1\"",
+            "\"two words\"",
+            "\"no-break\u{a0}space\"",
+            "\"\"",
+            "7",
+            "null",
+            "[\"1.0.0\"]",
+            "{\"v\":\"1.0.0\"}",
+        ] {
+            let mut names = quoted((0..40).map(|i| format!("1.0.{i}")));
+            names.insert(20, odd.to_string());
+            let doc = versions_doc(&names);
+            assert!(is_json(&doc), "{doc}");
+            assert_eq!(round_trip(&doc), None, "{odd}");
+        }
+    }
+
+    /// Names keep their JSON text: escapes as written, and names that read like the
+    /// header or the closing bracket.
+    #[test]
+    fn names_with_escapes_and_lookalikes_come_back() {
+        let mut names = quoted((0..30).map(|i| format!("v2.{i}.0")));
+        for (at, odd) in [
+            (3, "caf\\u00e9-1.0"),
+            (8, "back\\\\slash"),
+            (9, "line\\nbreak"),
+            (12, "]"),
+            (13, "[3"),
+            (14, "names:"),
+            (15, "×-1.0"),
+            (20, "v2.1.0"),
+        ] {
+            names.insert(at, format!("\"{odd}\""));
+        }
+        let table = round_trip(&versions_doc(&names)).unwrap();
+        assert!(table.contains("[38 names:\n"), "{table}");
+        assert!(table.contains("\n \"]\"\n \"[3\"\n"), "{table}");
+        assert!(table.contains("\"caf\\u00e9-1.0\""), "{table}");
+    }
+
+    /// Arrays of names inside a table's cells are indented under their row and come back.
+    #[test]
+    fn names_inside_a_table_row_are_indented_under_it() {
+        let packages: Vec<String> = (0..6)
+            .map(|p| {
+                let tags = quoted((0..20).map(|t| format!("release/{p}.{t}")));
+                format!(
+                    "{{\"name\":\"pkg-{p}\",\"tags\":[{}],\"edition\":\"2021\"}}",
+                    tags.join(",")
+                )
+            })
+            .collect();
+        let table = round_trip(&format!("[{}]", packages.join(","))).unwrap();
+        assert!(
+            table.contains("\n \"pkg-0\",[20 names:\n  \"release/0.{0,1,"),
+            "{table}"
+        );
+        assert!(table.contains("}\"\n ],\"2021\"\n"), "{table}");
+    }
+
+    /// Documents without a long array of names come out as before: the real ones hold no
+    /// names form, and arrays of strings that do not group stay minified.
+    #[test]
+    fn documents_without_names_arrays_are_unchanged() {
+        for text in [CARGO_METADATA, GIT_LOG, NPM_LS, PACKAGE_LOCK, PIP_LIST] {
+            let out = compact(text, Level::Auto).unwrap();
+            assert!(!out.contains(NAMES), "{out}");
+        }
+        let words = quoted((0..30).map(|i| format!("w{i}")));
+        let doc = versions_doc(&words);
+        assert_eq!(tabulate(&doc), None);
+        assert_eq!(
+            compact(&format!("{doc}{}", " ".repeat(64)), Level::Auto).as_deref(),
+            Some(doc.as_str())
+        );
+    }
+
+    /// `expand` leaves alone what only looks like an array of names: a count the lines do
+    /// not hold, a line without its quotes, a brace with nothing before it.
+    #[test]
+    fn expand_leaves_lookalike_names_alone() {
+        for text in [
+            "[3 names:\n \"1.0.{0,1}\"\n]",
+            "[2 names:\n \"1.0.{0,1,2}\"\n]",
+            "[2 names:\n 1.0.{0,1}\n]",
+            "[2 names:\n \"{0,1}\"\n]",
+            "[2 names:\n \"1.0.0,1.0.1\"\n]",
+            "[0 names:\n]",
+        ] {
+            assert_eq!(expand(text), text);
+        }
+        assert_eq!(
+            expand("[2 names:\n \"1.0.{0,1}\"\n]"),
+            "[\"1.0.0\",\"1.0.1\"]"
+        );
+    }
+
     /// Records with keys drawn from a few, in varying order and subsets, with values of
     /// every kind.
     fn record() -> impl Strategy<Value = String> {
@@ -969,6 +1254,29 @@ mod tests {
         fn tables_give_the_minified_document_back(text in document()) {
             let min = minify(&text);
             prop_assume!(is_json(&min));
+            let first = tabulate(&min);
+            prop_assert_eq!(&first, &tabulate(&min));
+            if let Some(table) = first {
+                prop_assert_eq!(expand(&table), min);
+            }
+        }
+
+        /// Whatever the strings in an array, its names form gives them back exactly.
+        #[test]
+        fn names_give_the_minified_document_back(
+            names in proptest::collection::vec(
+                prop_oneof![
+                    6 => "[1-2]\\.[0-2]\\.[0-9]{1,2}(-rc\\.[0-9])?",
+                    1 => "[0-9a-c.\\-/{},\\]\\[ ×é\"\\\\]{0,6}",
+                ],
+                0..40,
+            )
+        ) {
+            let names: Vec<String> = names
+                .iter()
+                .map(|n| serde_json::to_string(n).unwrap())
+                .collect();
+            let min = versions_doc(&names);
             let first = tabulate(&min);
             prop_assert_eq!(&first, &tabulate(&min));
             if let Some(table) = first {

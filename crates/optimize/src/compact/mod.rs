@@ -33,7 +33,8 @@
 //!   a marker at Aggressive.
 //! - [`links`]       — Markdown link definitions that differ only in a number (changelogs).
 //! - [`json`]        — minification; sampling of long arrays at Aggressive.
-//! - [`json_table`]  — arrays of records as tables: keys once, a line of values each.
+//! - [`json_table`]  — arrays of records as tables: keys once, a line of values each;
+//!   long arrays of names in brace form.
 //! - [`diff`]        — unified diffs, touched as little as possible.
 //!
 //! Rules every room keeps: the same input and level give the same bytes; every removal

@@ -27,7 +27,7 @@ const AVAILABLE: &str = "Available versions: ";
 
 /// Characters that may not appear in a grouped part: they would make the brace form
 /// ambiguous.
-fn plain_char(c: char) -> bool {
+pub(crate) fn plain_char(c: char) -> bool {
     !c.is_whitespace() && !matches!(c, '{' | '}' | ',' | '\'' | '"')
 }
 
@@ -174,8 +174,9 @@ fn common_prefix(a: &str, b: &str) -> usize {
 
 /// The names, each as `lead name tail` or, for a run sharing a stem, as one
 /// `lead stem{a,b,c} tail`, with the runs chosen so the listing is shortest (`between` is
-/// what separates two items). Items that cannot be grouped stay as they are.
-fn group(names: &[&str], lead: &str, tail: &str, between: &str) -> Vec<String> {
+/// what separates two items). Items that cannot be grouped stay as they are. The JSON
+/// table room writes long arrays of names inside a document with it too.
+pub(crate) fn group(names: &[&str], lead: &str, tail: &str, between: &str) -> Vec<String> {
     let n = names.len();
     let item = |name: &str| lead.len() + name.len() + tail.len() + between.len();
     let plain: Vec<bool> = names
