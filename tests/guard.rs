@@ -625,15 +625,7 @@ async fn placeholders_survive_a_restart_and_the_detail_shows_no_value() {
     }
 
     // The request detail: bodies kept, placeholders only.
-    let detail: Value = client()
-        .get(format!("{}/admin/api/requests/detail-1", gw.url))
-        .bearer_auth(&gw.admin_token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let detail = admin_get(&gw, "/requests/detail-1").await;
     let shown = detail.to_string();
     assert!(shown.contains(&first), "{shown}");
     assert!(!shown.contains(GITHUB) && !shown.contains(DB_PASSWORD));

@@ -373,15 +373,7 @@ async fn a_repeated_output_reaches_the_provider_once_and_the_ledger_counts_it_ap
     );
 
     // The ledger's rows: each pass with its own before and after.
-    let detail: Value = client()
-        .get(format!("{}/admin/api/requests/{id}", gw.url))
-        .bearer_auth(&gw.admin_token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let detail = admin_get(&gw, &format!("/requests/{id}")).await;
     let pass = |name: &str| {
         detail["passes"]
             .as_array()

@@ -542,15 +542,7 @@ async fn the_admin_api_refuses_a_bad_chain_with_the_same_message() {
         .await
         .unwrap();
     assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
-    let routes: Value = client()
-        .get(format!("{}/admin/api/routes", gw.url))
-        .bearer_auth(&gw.admin_token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let routes = admin_get(&gw, "/routes").await;
     assert_eq!(
         routes["routes"][0]["fallbacks"][0],
         "mock-anthropic/claude-sonnet-5-5"
@@ -750,16 +742,7 @@ async fn the_admin_api_shows_a_cooling_provider_and_the_others_up() {
         "cooldown_failures = 1\ncooldown_secs = 600",
         "[[routes]]\nmatch = \"claude-x\"\nprovider = \"zz-failing\"\n",
     ));
-    let health = || async {
-        let res = client()
-            .get(format!("{}/admin/api/health", gw.url))
-            .bearer_auth(&gw.admin_token)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(res.status(), 200);
-        res.json::<Value>().await.unwrap()
-    };
+    let health = || admin_get(&gw, "/health");
     let state_of = |body: &Value, name: &str| {
         body["providers"]
             .as_array()

@@ -184,13 +184,7 @@ async fn a_draft_is_checked_and_answered_without_being_saved() {
     assert_eq!(a["fallbacks"][0]["state"], "up");
 
     // The actions log holds the saves, not the checks sent as the user types.
-    let res = client()
-        .get(format!("{}/admin/api/audit", gw.url))
-        .bearer_auth(&gw.admin_token)
-        .send()
-        .await
-        .unwrap();
-    let log: Value = res.json().await.unwrap();
+    let log = admin_get(&gw, "/audit").await;
     let paths: Vec<&str> = log["actions"]
         .as_array()
         .unwrap()

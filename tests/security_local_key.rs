@@ -241,15 +241,7 @@ async fn the_key_file_is_private_and_the_key_survives_a_restart() {
     assert_eq!(mode, 0o600);
     assert!(gw.stderr().contains("local key: required, kept in"));
     // The window gets it from the admin API, for the lines it offers to copy.
-    let status: Value = client()
-        .get(format!("{}/admin/api/status", gw.url))
-        .bearer_auth(&gw.admin_token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let status = admin_get(&gw, "/status").await;
     assert_eq!(status["local_key"], first.as_str());
 
     let dir = std::mem::replace(&mut gw.dir, tempfile::tempdir().unwrap());

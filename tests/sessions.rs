@@ -299,14 +299,7 @@ async fn held_out_and_optimized_sessions_give_the_net_saving() {
     assert!(text.lines().any(|l| l.ends_with("held out")), "{text}");
 
     // The window gets the same report.
-    let admin = client()
-        .get(format!("{}/admin/api/sessions?since=1h&limit=3", gw.url))
-        .bearer_auth(&gw.admin_token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(admin.status(), 200);
-    let admin: Value = admin.json().await.unwrap();
+    let admin = admin_get(&gw, "/sessions?since=1h&limit=3").await;
     assert_eq!(admin["ledger"], true);
     assert_eq!(admin["report"]["sessions"].as_array().unwrap().len(), 3);
     assert_eq!(

@@ -260,6 +260,20 @@ pub fn client() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
 
+/// `GET /admin/api{path}` on `gw` with the window's token: the answer's JSON, once it is a 200.
+pub async fn admin_get(gw: &Gateway, path: &str) -> serde_json::Value {
+    let res = client()
+        .get(format!("{}/admin/api{path}", gw.url))
+        .bearer_auth(&gw.admin_token)
+        .send()
+        .await
+        .unwrap();
+    let status = res.status();
+    let text = res.text().await.unwrap();
+    assert_eq!(status, 200, "GET /admin/api{path}: {text}");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("GET /admin/api{path}: {e}: {text}"))
+}
+
 /// The Prometheus text a gateway at `url` serves at `/metrics` (no key).
 pub async fn metrics_text(url: &str) -> String {
     client()
