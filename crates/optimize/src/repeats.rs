@@ -10,6 +10,7 @@
 //! which then leaves the referenced block alone; the earlier copy is compacted as any.
 //! The savings are counted under this pass's own name in the ledger.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use super::compact::{self, thousands};
@@ -51,9 +52,12 @@ impl Pass for Repeats {
                 continue;
             }
             let output = compact::output_of(&block.text);
-            let Some(&earlier) = first.get(&hash(&output)) else {
-                first.insert(hash(&output), i);
-                continue;
+            let earlier = match first.entry(hash(&output)) {
+                Entry::Occupied(seen) => *seen.get(),
+                Entry::Vacant(new) => {
+                    new.insert(i);
+                    continue;
+                }
             };
             let reference = reference_to(doc, earlier, &output);
             let Some(text) = compact::rewrap(&block.text, &reference) else {
