@@ -1011,6 +1011,8 @@ mod tests {
     #[test]
     fn a_document_after_status_lines_becomes_tables() {
         let out = compact(CARGO_METADATA, Level::Auto).unwrap();
+        assert!(out.starts_with("¹ = "), "{out}");
+        let out = super::super::legend::expand(&out);
         assert!(out.starts_with(" Downloading crates ...\n"), "{out}");
         assert!(
             out.contains("\n{\"packages\":[5 × {\"name\",\"version\",\"id\","),

@@ -768,7 +768,8 @@ checksum = "e6b88822cbe49de4185e3a4cbf8321dd487cf5fe0c5c65695fef6346371e3c48"
             let differ = back.lines().zip(plain.lines()).find(|(b, p)| b != p);
             panic!("reads back {differ:?}, from:\n{out}");
         }
-        Some(out)
+        // As the room wrote it: the legend's marks put back.
+        Some(super::super::legend::expand(&out))
     }
 
     /// One `[[package]]` table as Cargo writes it.

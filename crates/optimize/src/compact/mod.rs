@@ -36,6 +36,8 @@
 //! - [`json_table`]  — arrays of records as tables: keys once, a line of values each;
 //!   long arrays of names in brace form.
 //! - [`diff`]        — unified diffs, touched as little as possible.
+//! - [`legend`]      — paths and addresses an output repeats, said once above it (last,
+//!   over what the room for its kind wrote; not on code, prose, diffs or opaque blocks).
 //!
 //! Rules every room keeps: the same input and level give the same bytes; every removal
 //! leaves a factual marker (`[… 1,204 lines elided …]`); source code and prose are never
@@ -53,6 +55,7 @@ mod gitlog;
 mod install;
 mod json;
 mod json_table;
+mod legend;
 mod lines;
 mod links;
 mod listing;
@@ -122,32 +125,51 @@ fn compact_output(text: &str, level: Level) -> Option<String> {
     // shorter than minified, and the same text when expanded.
     let names = level != Level::Light && versions::is_name_array(&stripped);
     let out = if json::is_json(&stripped) && !names {
-        json::compact(&stripped, resolve(level, Kind::Json))
+        said_once(json::compact(&stripped, resolve(level, Kind::Json)), level)
     } else if let Some(at) = json::trailing_document(&stripped) {
         // A tool's status lines, then its JSON: each part as it would be alone.
         let (head, doc) = stripped.split_at(at);
-        let head = compact_text(head, level).unwrap_or_else(|| head.trim_end().to_string());
-        format!("{head}\n{}", json::compact(doc, resolve(level, Kind::Json)))
+        let head =
+            compact_text(head, level).map_or_else(|| head.trim_end().to_string(), |(o, _)| o);
+        said_once(
+            format!("{head}\n{}", json::compact(doc, resolve(level, Kind::Json))),
+            level,
+        )
     } else {
-        compact_text(&stripped, level)?
+        let (out, kind) = compact_text(&stripped, level)?;
+        match kind {
+            // A diff is touched as little as possible; a map and an opaque block hold code.
+            Kind::Diff | Kind::RepoMap | Kind::Opaque(_) => out,
+            _ => said_once(out, level),
+        }
     };
     (out.len() < text.len()).then_some(out)
 }
 
-/// Compacts text that is not JSON, by its kind; `None` for code and prose, and for an
-/// opaque block below Aggressive.
-fn compact_text(stripped: &str, level: Level) -> Option<String> {
+/// `out` under a legend of the paths and addresses it repeats, where one pays; below
+/// Light, which changes nothing but noise.
+fn said_once(out: String, level: Level) -> String {
+    if level == Level::Light {
+        return out;
+    }
+    legend::apply(&out).unwrap_or(out)
+}
+
+/// Compacts text that is not JSON, by its kind (returned with it); `None` for code and
+/// prose, and for an opaque block below Aggressive.
+fn compact_text(stripped: &str, level: Level) -> Option<(String, Kind)> {
     let tidy = ansi::tidy(stripped);
     let kind = classify::classify(&tidy);
     let level = resolve(level, kind);
-    Some(match kind {
+    let out = match kind {
         Kind::Code | Kind::Prose => return None,
         Kind::Diff => diff::compact(stripped, level),
         Kind::RepoMap => repomap::compact(&tidy, level),
         Kind::Opaque(what) if level == Level::Aggressive => opaque::cut(&tidy, what)?,
         Kind::Opaque(_) => return None,
         _ => lines::join(&compact_rows(lines::rows(&tidy), kind, level)),
-    })
+    };
+    Some((out, kind))
 }
 
 pub use lines::thousands;
@@ -166,12 +188,12 @@ pub fn expand_listings(text: &str) -> String {
     expand_bare(wrapped.as_ref().map_or(text, |w| w.output()))
 }
 
-/// [`expand_listings`] of an output without a wrapper. Exact repeats folded by the shared
-/// passes come back first (they were folded last); then the repo map (its guide bars keep
+/// [`expand_listings`] of an output without a wrapper. The legend's strings come back
+/// first (said once last), then exact repeats folded by the shared passes; then the repo map (its guide bars keep
 /// its lines of code from reading as listings) and the match listing (it gives back lines
 /// another expander could mistake for its own grouping).
 fn expand_bare(text: &str) -> String {
-    let text = lines::expand_repeats(text);
+    let text = lines::expand_repeats(&legend::expand(text));
     let text = repomap::expand(&json_table::expand(&text));
     let text = links::expand(&matches::expand(&text));
     let text = lockfile::expand(&ls::expand(&logruns::expand(&text)));
