@@ -29,6 +29,11 @@
 //! --json`'s `versions`) is written in the brace form of [`super::versions`] instead, under
 //! a header that counts them (`[3478 names:`), one run of names a line.
 //!
+//! An object of many strings that all end alike (`npm view <pkg> --json`'s `time`: each
+//! version's date, every one ending `000+00:00`) is written one member a line under a
+//! header that says the ending once (`{3478 values ending "000+00:00":`), each value
+//! without it.
+//!
 //! A table or names form is written only where it costs fewer o200k tokens than the
 //! minified array, so a document where none pays stays exactly as [`super::json::minify`]
 //! left it.
@@ -61,6 +66,12 @@ const MIN_NAMES: usize = 16;
 
 /// Between an array of names' count and its lines.
 const NAMES: &str = " names:";
+
+/// Between a map's count and the suffix its string values share.
+const ENDING: &str = " values ending \"";
+
+/// The shortest suffix worth saying once.
+const MIN_SUFFIX: usize = 4;
 
 /// Around each line of an array of names (a name, or a run as `stem{a,b,c}`).
 const NAME_QUOTE: &str = "\"";
@@ -178,6 +189,13 @@ fn write<'a>(node: &Node<'a>) -> Written<'a> {
             }
         }
         Node::Object(fields) => {
+            if let Some(text) = suffixed(fields) {
+                return Written {
+                    text,
+                    members: None,
+                    tables: true,
+                };
+            }
             let values: Vec<(&'a str, Written<'a>)> =
                 fields.iter().map(|(k, v)| (*k, write(v))).collect();
             let rows: Vec<Item<'_, 'a>> = values
@@ -236,6 +254,73 @@ fn names(items: &[Node<'_>]) -> Option<String> {
     }
     text.push_str("\n]");
     let minified = format!("[\"{}\"]", names.join("\",\""));
+    (count(&text) < count(&minified)).then_some(text)
+}
+
+/// An object of many strings sharing an ending of [`MIN_SUFFIX`] bytes or more, one member
+/// a line with the ending said once, if that costs fewer tokens than the minified object:
+///
+/// ```text
+/// {3 values ending "000+00:00":
+///  "1.0.0":"2024-12-04T23:43:07.011"
+///  "1.0.1":"2025-10-02T01:25:48.254"
+///  "1.1.0":"2026-01-17T00:08:29.158"
+/// }
+/// ```
+///
+/// A value with an escape in it, or one that is all ending, leaves the object as it was.
+fn suffixed(fields: &[(&str, Node<'_>)]) -> Option<String> {
+    if fields.len() < MIN_NAMES {
+        return None;
+    }
+    let values = fields
+        .iter()
+        .map(|(_, v)| match v {
+            Node::Text(t) => t
+                .strip_prefix('"')
+                .and_then(|t| t.strip_suffix('"'))
+                .filter(|t| !t.contains('\\')),
+            _ => None,
+        })
+        .collect::<Option<Vec<&str>>>()?;
+    let first = *values.first()?;
+    let mut len = first.len();
+    for v in &values[1..] {
+        len = first
+            .bytes()
+            .rev()
+            .zip(v.bytes().rev())
+            .take(len)
+            .take_while(|(a, b)| a == b)
+            .count();
+    }
+    // Whole chars, and a value keeps something of its own.
+    while len > 0 && !first.is_char_boundary(first.len() - len) {
+        len -= 1;
+    }
+    let ending = first.get(first.len() - len..)?;
+    if len < MIN_SUFFIX || values.iter().any(|v| v.len() == len) {
+        return None;
+    }
+    let mut text = format!("{{{}{ENDING}{ending}\":", fields.len());
+    let mut minified = String::from("{");
+    for (n, ((key, _), value)) in fields.iter().zip(&values).enumerate() {
+        text.push('\n');
+        text.push_str(INDENT);
+        text.push_str(key);
+        text.push_str(":\"");
+        text.push_str(value.get(..value.len() - len)?);
+        text.push('"');
+        if n > 0 {
+            minified.push(',');
+        }
+        minified.push_str(key);
+        minified.push_str(":\"");
+        minified.push_str(value);
+        minified.push('"');
+    }
+    text.push_str("\n}");
+    minified.push('}');
     (count(&text) < count(&minified)).then_some(text)
 }
 
@@ -496,7 +581,7 @@ fn merge<'a>(keys: &mut Vec<&'a str>, members: &[(&'a str, String)]) -> bool {
 /// The minified JSON back in place of every table document in `text` (one that opens at
 /// the start of a line and ends at the end of one); everything else as it was.
 pub(crate) fn expand(text: &str) -> Cow<'_, str> {
-    if !text.contains(TIMES) && !text.contains(NAMES) {
+    if !text.contains(TIMES) && !text.contains(NAMES) && !text.contains(ENDING) {
         return Cow::Borrowed(text);
     }
     let mut out = String::new();
@@ -559,6 +644,9 @@ impl Reader<'_> {
                     return Some(end);
                 }
                 if let Some(end) = self.names(i, out) {
+                    return Some(end);
+                }
+                if let Some(end) = self.suffixed(i, out) {
                     return Some(end);
                 }
                 let close = if open == b'[' { b']' } else { b'}' };
@@ -675,6 +763,65 @@ impl Reader<'_> {
         }
         array.push(']');
         out.push_str(&array);
+        self.tables += 1;
+        Some(j + 1)
+    }
+
+    /// An object of values said without their shared ending at `i` (`{N values ending
+    /// "…":`, N lines of `"key":"value"`, its closing brace) into `out` as minified JSON;
+    /// `None` if there is none or its lines are not N such members.
+    fn suffixed(&mut self, i: usize, out: &mut String) -> Option<usize> {
+        if self.byte(i)? != b'{' {
+            return None;
+        }
+        let rest = self.s.get(i + 1..)?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let expected: usize = rest.get(..digits)?.parse().ok()?;
+        let after = rest.get(digits..)?.strip_prefix(ENDING)?;
+        let ending = after.get(..after.find('"')?)?;
+        if expected == 0 || ending.len() < MIN_SUFFIX || ending.contains(['\\', '\n']) {
+            return None;
+        }
+        let mut j = i + 1 + digits + ENDING.len() + ending.len();
+        if self.s.get(j..)?.get(..2)? != "\":" {
+            return None;
+        }
+        j += 2;
+        let mut object = String::from("{");
+        for n in 0..expected {
+            if self.byte(j)? != b'\n' {
+                return None;
+            }
+            j += 1;
+            while self.byte(j)? == b' ' {
+                j += 1;
+            }
+            if n > 0 {
+                object.push(',');
+            }
+            j = self.string(j, &mut object)?;
+            if self.byte(j)? != b':' {
+                return None;
+            }
+            object.push(':');
+            let mut value = String::new();
+            j = self.string(j + 1, &mut value)?;
+            object.push_str(value.strip_suffix('"')?);
+            object.push_str(ending);
+            object.push('"');
+        }
+        if self.byte(j)? != b'\n' {
+            return None;
+        }
+        j += 1;
+        while self.byte(j)? == b' ' {
+            j += 1;
+        }
+        if self.byte(j)? != b'}' {
+            return None;
+        }
+        object.push('}');
+        out.push_str(&object);
         self.tables += 1;
         Some(j + 1)
     }
@@ -1078,6 +1225,82 @@ mod tests {
         assert!(after * 100 < before * 75, "{before} → {after}");
     }
 
+    /// `npm view --json`'s `time`: each version's date, all ending alike. The ending is said
+    /// once, each member keeps its line, and the document comes back minified.
+    #[test]
+    fn a_map_of_dates_says_their_ending_once() {
+        let members: Vec<String> = (0..40)
+            .map(|i| {
+                format!(
+                    "\"1.{i}.0\":\"2025-{:02}-{:02}T0{}:12:35.{i:03}000+00:00\"",
+                    i % 12 + 1,
+                    i % 28 + 1,
+                    i % 10
+                )
+            })
+            .collect();
+        let doc = format!(
+            "{{\"name\":\"x\",\"time\":{{{}}},\"license\":\"MIT\"}}",
+            members.join(",")
+        );
+        let out = tabulate(&doc).unwrap();
+        assert!(out.contains("\"time\":{40 values ending \"000+00:00\":\n \"1.0.0\":\"2025-01-01T00:12:35.000\"\n"), "{out}");
+        assert_eq!(expand(&out), doc);
+        assert_eq!(tabulate(&doc), Some(out.clone()));
+        assert!(count(&out) < count(&doc));
+    }
+
+    /// A value with an escape, a value that is all ending, too few members, a short
+    /// ending, or a value that is not a string: the object stays as it was.
+    #[test]
+    fn maps_that_cannot_say_an_ending_once_stay() {
+        let map = |f: &dyn Fn(usize) -> String, n: usize| {
+            let members: Vec<String> = (0..n).map(|i| format!("\"k{i}\":{}", f(i))).collect();
+            format!("{{\"m\":{{{}}}}}", members.join(","))
+        };
+        for doc in [
+            map(
+                &|i| {
+                    if i == 3 {
+                        "\"a\\\"b.tar.gz\"".into()
+                    } else {
+                        format!("\"pkg-{i}.tar.gz\"")
+                    }
+                },
+                20,
+            ),
+            map(
+                &|i| {
+                    if i == 3 {
+                        "\".tar.gz\"".into()
+                    } else {
+                        format!("\"pkg-{i}.tar.gz\"")
+                    }
+                },
+                20,
+            ),
+            map(&|i| format!("\"pkg-{i}.tar.gz\""), 15),
+            map(&|i| format!("\"pkg-{i}.gz\""), 20),
+            map(
+                &|i| {
+                    if i == 3 {
+                        "7".into()
+                    } else {
+                        format!("\"pkg-{i}.tar.gz\"")
+                    }
+                },
+                20,
+            ),
+        ] {
+            let out = tabulate(&doc);
+            assert!(
+                !out.as_deref().unwrap_or_default().contains(ENDING),
+                "{out:?}"
+            );
+            assert_eq!(expand(&doc), doc);
+        }
+    }
+
     /// Sixteen strings are an array of names; fifteen are too few to group.
     #[test]
     fn sixteen_strings_are_names_and_fifteen_are_not() {
@@ -1256,6 +1479,25 @@ mod tests {
         fn tables_give_the_minified_document_back(text in document()) {
             let min = minify(&text);
             prop_assume!(is_json(&min));
+            let first = tabulate(&min);
+            prop_assert_eq!(&first, &tabulate(&min));
+            if let Some(table) = first {
+                prop_assert_eq!(expand(&table), min);
+            }
+        }
+
+        /// Whatever the strings of a map, its form with their ending said once gives them
+        /// back exactly.
+        #[test]
+        fn endings_give_the_minified_document_back(
+            values in proptest::collection::vec("[0-9a-c.\\-:+é\"\\\\ ]{0,6}(\\.tar\\.gz|000\\+00:00|é€x)", 14..24)
+        ) {
+            let members: Vec<String> = values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| format!("\"k{i}\":{}", serde_json::to_string(v).unwrap()))
+                .collect();
+            let min = format!("{{\"time\":{{{}}}}}", members.join(","));
             let first = tabulate(&min);
             prop_assert_eq!(&first, &tabulate(&min));
             if let Some(table) = first {
