@@ -6,6 +6,7 @@
 use std::time::Instant;
 
 use gateway_core::ledger::stats::{self, By};
+use gateway_core::optimize::compact::thousands;
 use serde::Serialize;
 
 use crate::core::Core;
@@ -187,7 +188,7 @@ pub fn usd(n: f64) -> String {
     let text = if a == 0.0 {
         return "$0.00".to_owned();
     } else if a >= 1000.0 {
-        format!("${}", thousands(a.round() as u64))
+        format!("${}", thousands(a.round() as usize))
     } else if a >= 1.0 {
         format!("${a:.2}")
     } else if a >= 0.01 {
@@ -207,18 +208,6 @@ fn trim_zero(text: &str) -> String {
     } else {
         text.to_owned()
     }
-}
-
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The start of the local day holding `now_ms`, in Unix milliseconds. The window's Overview
