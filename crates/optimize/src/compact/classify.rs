@@ -59,6 +59,17 @@ pub(crate) enum Kind {
     Log,
 }
 
+impl Kind {
+    /// Passed as sent by the default level whatever it holds: source code, prose and a diff
+    /// under review are never rewritten, and an opaque block cannot be without losing facts.
+    pub(crate) fn kept_whole(self) -> bool {
+        matches!(
+            self,
+            Kind::Code | Kind::Prose | Kind::Diff | Kind::Opaque(_)
+        )
+    }
+}
+
 /// Counts taken in one pass over the lines.
 #[derive(Default)]
 struct Tally {

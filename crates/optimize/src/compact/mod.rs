@@ -137,10 +137,11 @@ fn compact_output(text: &str, level: Level) -> Option<String> {
         )
     } else {
         let (out, kind) = compact_text(&stripped, level)?;
-        match kind {
-            // A diff is touched as little as possible; a map and an opaque block hold code.
-            Kind::Diff | Kind::RepoMap | Kind::Opaque(_) => out,
-            _ => said_once(out, level),
+        // A map holds code, and what the default keeps whole takes no legend either.
+        if kind.kept_whole() || kind == Kind::RepoMap {
+            out
+        } else {
+            said_once(out, level)
         }
     };
     (out.len() < text.len()).then_some(out)
@@ -212,10 +213,7 @@ pub fn untouchable(text: &str) -> bool {
     if json::is_json(&stripped) {
         return false;
     }
-    matches!(
-        classify::classify(&ansi::tidy(&stripped)),
-        Kind::Code | Kind::Prose | Kind::Diff | Kind::Opaque(_)
-    )
+    classify::classify(&ansi::tidy(&stripped)).kept_whole()
 }
 
 /// The command's output inside an agent's wrapper, or the whole text when it has none.
