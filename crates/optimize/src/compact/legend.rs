@@ -352,4 +352,31 @@ mod tests {
         assert_eq!(expand(&out), t);
         assert!(count(&out) < count(&t));
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Text made of a few long paths, addresses and fields, repeated and cut anywhere
+        /// by quotes, colons, `=`, blanks and line breaks: whatever the legend takes, the
+        /// text comes back, and the same text gives the same bytes.
+        #[test]
+        fn whatever_is_marked_comes_back(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::prelude::Just("/srv/build/target/debug/deps/".to_owned()),
+                    proptest::prelude::Just("registry+https://github.com/rust-lang/crates.io-index".to_owned()),
+                    proptest::prelude::Just(" dialect=openai_chat model=\"gpt-4.1\" streamed=false".to_owned()),
+                    proptest::prelude::Just("C:\\Users\\dev\\project\\src\\".to_owned()),
+                    "[a-z0-9_.@#:/=\" \n\r-]{0,12}",
+                ],
+                0..120,
+            )
+        ) {
+            let text: String = parts.concat();
+            let out = apply(&text);
+            proptest::prop_assert_eq!(&out, &apply(&text));
+            if let Some(out) = out {
+                proptest::prop_assert_eq!(expand(&out), text);
+            }
+        }
+    }
 }
