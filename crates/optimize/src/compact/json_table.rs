@@ -703,28 +703,45 @@ impl Reader<'_> {
         Some(end)
     }
 
+    /// `N` and `label` right after the bracket at `i`: the count, and where the label ends.
+    fn counted(&self, i: usize, label: &str) -> Option<(usize, usize)> {
+        let rest = self.s.get(i + 1..)?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let n: usize = rest.get(..digits)?.parse().ok()?;
+        let labelled = rest.get(digits..)?.starts_with(label);
+        labelled.then_some((n, i + 1 + digits + label.len()))
+    }
+
+    /// Past the line break at `j` and the indentation after it.
+    fn next_line(&self, j: usize) -> Option<usize> {
+        if self.byte(j)? != b'\n' {
+            return None;
+        }
+        let mut j = j + 1;
+        while self.byte(j)? == b' ' {
+            j += 1;
+        }
+        Some(j)
+    }
+
+    /// Past `close` alone on the line after `j` (indented or not).
+    fn closed(&self, j: usize, close: u8) -> Option<usize> {
+        let j = self.next_line(j)?;
+        (self.byte(j)? == close).then_some(j + 1)
+    }
+
     /// An array of names at `i` (`[N names:`, its lines, its closing bracket) into `out`
     /// as minified JSON; `None` if there is none or its lines hold other than N names.
     fn names(&mut self, i: usize, out: &mut String) -> Option<usize> {
-        let rest = self.s.get(i + 1..)?;
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let expected: usize = rest.get(..digits)?.parse().ok()?;
-        let mut j = i + 1 + digits;
-        if expected == 0 || !self.s.get(j..)?.starts_with(NAMES) {
+        let (expected, mut j) = self.counted(i, NAMES)?;
+        if expected == 0 {
             return None;
         }
-        j += NAMES.len();
         let mut array = String::from("[");
         let mut seen = 0usize;
         // The count says where the names end: a name may be `]` itself.
         while seen < expected {
-            if self.byte(j)? != b'\n' {
-                return None;
-            }
-            j += 1;
-            while self.byte(j)? == b' ' {
-                j += 1;
-            }
+            j = self.next_line(j)?;
             let rest = self.s.get(j..)?;
             let line = rest.get(..rest.find('\n')?)?;
             let inner = line
@@ -751,20 +768,11 @@ impl Reader<'_> {
             }
             j += line.len();
         }
-        if self.byte(j)? != b'\n' {
-            return None;
-        }
-        j += 1;
-        while self.byte(j)? == b' ' {
-            j += 1;
-        }
-        if self.byte(j)? != b']' {
-            return None;
-        }
+        let end = self.closed(j, b']')?;
         array.push(']');
         out.push_str(&array);
         self.tables += 1;
-        Some(j + 1)
+        Some(end)
     }
 
     /// An object of values said without their shared ending at `i` (`{N values ending
@@ -774,28 +782,20 @@ impl Reader<'_> {
         if self.byte(i)? != b'{' {
             return None;
         }
-        let rest = self.s.get(i + 1..)?;
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let expected: usize = rest.get(..digits)?.parse().ok()?;
-        let after = rest.get(digits..)?.strip_prefix(ENDING)?;
+        let (expected, mut j) = self.counted(i, ENDING)?;
+        let after = self.s.get(j..)?;
         let ending = after.get(..after.find('"')?)?;
         if expected == 0 || ending.len() < MIN_SUFFIX || ending.contains(['\\', '\n']) {
             return None;
         }
-        let mut j = i + 1 + digits + ENDING.len() + ending.len();
+        j += ending.len();
         if self.s.get(j..)?.get(..2)? != "\":" {
             return None;
         }
         j += 2;
         let mut object = String::from("{");
         for n in 0..expected {
-            if self.byte(j)? != b'\n' {
-                return None;
-            }
-            j += 1;
-            while self.byte(j)? == b' ' {
-                j += 1;
-            }
+            j = self.next_line(j)?;
             if n > 0 {
                 object.push(',');
             }
@@ -810,20 +810,11 @@ impl Reader<'_> {
             object.push_str(ending);
             object.push('"');
         }
-        if self.byte(j)? != b'\n' {
-            return None;
-        }
-        j += 1;
-        while self.byte(j)? == b' ' {
-            j += 1;
-        }
-        if self.byte(j)? != b'}' {
-            return None;
-        }
+        let end = self.closed(j, b'}')?;
         object.push('}');
         out.push_str(&object);
         self.tables += 1;
-        Some(j + 1)
+        Some(end)
     }
 
     /// A table at `i` (`[N × {keys}` or `{N × {keys}`, its rows, its closing bracket) into
@@ -831,13 +822,7 @@ impl Reader<'_> {
     fn table(&mut self, i: usize, depth: usize, out: &mut String) -> Option<usize> {
         let open = self.byte(i)?;
         let close = if open == b'[' { b']' } else { b'}' };
-        let rest = self.s.get(i + 1..)?;
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let rows: usize = rest.get(..digits)?.parse().ok()?;
-        if !rest.get(digits..)?.starts_with(TIMES) {
-            return None;
-        }
-        let mut j = i + 1 + digits + TIMES.len();
+        let (rows, mut j) = self.counted(i, TIMES)?;
         let mut keys: Vec<&str> = Vec::new();
         loop {
             let end = self.string(j, &mut String::new())?;
