@@ -53,14 +53,7 @@ async fn chat(gw: &Gateway, model: &str, headers: &[(&str, &str)]) -> u16 {
 }
 
 async fn diagnostics(gw: &Gateway) -> (Value, String) {
-    let res = client()
-        .get(format!("{}/admin/api/diagnostics", gw.url))
-        .bearer_auth(&gw.admin_token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200);
-    let raw = res.text().await.unwrap();
+    let raw = admin_get_text(gw, "/diagnostics").await;
     (serde_json::from_str(&raw).unwrap(), raw)
 }
 

@@ -262,6 +262,12 @@ pub fn client() -> reqwest::Client {
 
 /// `GET /admin/api{path}` on `gw` with the window's token: the answer's JSON, once it is a 200.
 pub async fn admin_get(gw: &Gateway, path: &str) -> serde_json::Value {
+    let text = admin_get_text(gw, path).await;
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("GET /admin/api{path}: {e}: {text}"))
+}
+
+/// As [`admin_get`], the answer's text as sent (for a test that reads what it must not hold).
+pub async fn admin_get_text(gw: &Gateway, path: &str) -> String {
     let res = client()
         .get(format!("{}/admin/api{path}", gw.url))
         .bearer_auth(&gw.admin_token)
@@ -271,7 +277,7 @@ pub async fn admin_get(gw: &Gateway, path: &str) -> serde_json::Value {
     let status = res.status();
     let text = res.text().await.unwrap();
     assert_eq!(status, 200, "GET /admin/api{path}: {text}");
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("GET /admin/api{path}: {e}: {text}"))
+    text
 }
 
 /// The Prometheus text a gateway at `url` serves at `/metrics` (no key).
