@@ -748,11 +748,13 @@ impl Reader<'_> {
                 .strip_prefix(NAME_QUOTE)
                 .and_then(|l| l.strip_suffix(NAME_QUOTE))?;
             let (stem, parts) = match inner.split_once('{') {
-                Some((stem, parts)) if !stem.is_empty() => (stem, parts.strip_suffix('}')?),
-                None if !inner.contains(',') => ("", inner),
+                Some((stem, parts)) if !stem.is_empty() => {
+                    (stem, versions::parts(parts.strip_suffix('}')?))
+                }
+                None if !inner.contains(',') => ("", vec![inner.into()]),
                 _ => return None,
             };
-            for part in parts.split(',') {
+            for part in &parts {
                 let plain = |s: &str| s.chars().all(versions::plain_char);
                 if part.is_empty() || !plain(part) || !plain(stem) || seen >= expected {
                     return None;
@@ -1195,7 +1197,7 @@ mod tests {
         );
         assert!(
             out.contains(
-                "\"versions\":[300 names:\n \"0.8.{0,1-1,1,2,3}\"\n \"0.9.{0-1,0,1-1,1,5,7}\"\n"
+                "\"versions\":[300 names:\n \"0.8.{0,1-1,1..3}\"\n \"0.9.{0-1,0,1-1,1,5,7}\"\n"
             ),
             "{out}"
         );
@@ -1292,7 +1294,7 @@ mod tests {
         let names = |n: usize| quoted((0..n).map(|i| format!("1.0.{i}")));
         let sixteen = round_trip(&versions_doc(&names(16))).unwrap();
         assert!(
-            sixteen.contains("[16 names:\n \"1.0.{0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15}\"\n]"),
+            sixteen.contains("[16 names:\n \"1.0.{0..15}\"\n]"),
             "{sixteen}"
         );
         assert_eq!(round_trip(&versions_doc(&names(15))), None);
@@ -1360,7 +1362,7 @@ mod tests {
             .collect();
         let table = round_trip(&format!("[{}]", packages.join(","))).unwrap();
         assert!(
-            table.contains("\n \"pkg-0\",[20 names:\n  \"release/0.{0,1,"),
+            table.contains("\n \"pkg-0\",[20 names:\n  \"release/0.{0..19}\"\n ],"),
             "{table}"
         );
         assert!(table.contains("}\"\n ],\"2021\"\n"), "{table}");

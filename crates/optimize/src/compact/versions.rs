@@ -4,11 +4,14 @@
 //! that share a stem up to a separator (`.`, `-`, `_`, `+`, `/`) share one line in shell
 //! brace form (`v1.4.{0,1,2,3}`, `  '0.0.0-experimental-{1e3e30dae-20221108,1e5245df8-20220817}',`,
 //! `  remotes/origin/release/{2.1,2.2}`): where each run starts and ends is chosen to make
-//! the listing shortest. [`expand`] gives the lines back byte for byte. Nothing else is
-//! touched.
+//! the listing shortest. Inside the braces, three or more parts that count up by one in
+//! digits of one width are said as their first and last (`1.6.0-dev.{20150722..20150731}`,
+//! the nightly builds of a month). [`expand`] gives the lines back byte for byte, and a
+//! listing it would not give back exactly is left as sent. Nothing else is touched.
 
-use super::lines::Row;
+use super::lines::{join, Row};
 use super::Level;
+use std::borrow::Cow;
 
 /// Shortest run that shares a line.
 const MIN_RUN: usize = 3;
@@ -24,6 +27,12 @@ const MIN_ARRAY_ITEMS: usize = 20;
 /// What opens `pip index versions`' list, and what opens the same list inside pip's
 /// errors.
 const AVAILABLE: &str = "Available versions: ";
+
+/// What stands between the first and last part of a counted run inside braces.
+const RANGE: &str = "..";
+
+/// Fewest parts said as a range.
+const MIN_RANGE: usize = 3;
 
 /// Characters that may not appear in a grouped part: they would make the brace form
 /// ambiguous.
@@ -105,11 +114,23 @@ pub(crate) fn is_name_array(text: &str) -> bool {
     items >= MIN_ARRAY_ITEMS
 }
 
-/// Groups runs of names. Light returns the rows unchanged.
+/// Groups runs of names. Light returns the rows unchanged, and so does a listing whose
+/// grouping would not expand back to it (a name that is itself in brace form).
 pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
     if level == Level::Light {
         return rows;
     }
+    let original = join(&rows);
+    let out = grouped(rows.clone());
+    if expand(&join(&out)) == original {
+        out
+    } else {
+        rows
+    }
+}
+
+/// [`compact`]'s grouping, unchecked.
+fn grouped(rows: Vec<Row>) -> Vec<Row> {
     let mut out = Vec::with_capacity(rows.len());
     let mut run: Vec<Row> = Vec::new();
     for row in rows {
@@ -179,9 +200,10 @@ fn common_prefix(a: &str, b: &str) -> usize {
 pub(crate) fn group(names: &[&str], lead: &str, tail: &str, between: &str) -> Vec<String> {
     let n = names.len();
     let item = |name: &str| lead.len() + name.len() + tail.len() + between.len();
+    // a name with `..` in it would read as a range inside braces
     let plain: Vec<bool> = names
         .iter()
-        .map(|name| name.chars().all(plain_char))
+        .map(|name| name.chars().all(plain_char) && !name.contains(RANGE))
         .collect();
     // what a run of names shares at its start is the least two neighbours in it share
     let adjacent: Vec<usize> = names
@@ -242,10 +264,74 @@ pub(crate) fn group(names: &[&str], lead: &str, tail: &str, between: &str) -> Ve
             _ => {
                 let head = run.first().and_then(|r| r.get(..stem)).unwrap_or_default();
                 let parts: Vec<&str> = run.iter().filter_map(|r| r.get(stem..)).collect();
-                out.push(format!("{lead}{head}{{{}}}{tail}", parts.join(",")));
+                out.push(format!(
+                    "{lead}{head}{{{}}}{tail}",
+                    ranged(&parts).join(",")
+                ));
             }
         }
         i += len.max(1);
+    }
+    out
+}
+
+/// The parts of one brace group, each run of [`MIN_RANGE`] or more that counts up by one
+/// said as `first..last`: numbers written plainly (`8..11`), or all in one width with
+/// leading zeros (`08..11`).
+fn ranged(parts: &[&str]) -> Vec<String> {
+    let mut out = Vec::with_capacity(parts.len());
+    let mut i = 0;
+    while let Some(&first) = parts.get(i) {
+        let mut end = i;
+        while let (Some(a), Some(b)) = (parts.get(end), parts.get(end + 1)) {
+            let from_first =
+                counted(first, b).is_some_and(|(x, y, _)| y - x == (end + 1 - i) as u64);
+            if counted(a, b).is_none_or(|(x, y, _)| y != x + 1) || !from_first {
+                break;
+            }
+            end += 1;
+        }
+        if end + 1 - i >= MIN_RANGE {
+            let last = parts.get(end).copied().unwrap_or_default();
+            out.push(format!("{first}{RANGE}{last}"));
+            i = end + 1;
+        } else {
+            out.push(first.to_owned());
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Two parts as the ends of a range: both numbers, the first below the second, written
+/// plainly or in one width; with the width to pad to (0 for plain).
+fn counted(a: &str, b: &str) -> Option<(u64, u64, usize)> {
+    let digits = |s: &str| !s.is_empty() && s.len() <= 18 && s.bytes().all(|c| c.is_ascii_digit());
+    let plain = |s: &str| s == "0" || !s.starts_with('0');
+    if !digits(a) || !digits(b) {
+        return None;
+    }
+    let width = if plain(a) && plain(b) {
+        0
+    } else if a.len() == b.len() {
+        a.len()
+    } else {
+        return None;
+    };
+    let (x, y) = (a.parse::<u64>().ok()?, b.parse::<u64>().ok()?);
+    (x < y).then_some((x, y, width))
+}
+
+/// The names inside one pair of braces, as [`group`] wrote them: split at commas, and each
+/// `first..last` that [`counted`] reads as a range counted out again (anything else is a
+/// part as it stands).
+pub(crate) fn parts(inner: &str) -> Vec<Cow<'_, str>> {
+    let mut out = Vec::new();
+    for part in inner.split(',') {
+        match part.split_once(RANGE).and_then(|(a, b)| counted(a, b)) {
+            Some((x, y, width)) => out.extend((x..=y).map(|n| Cow::Owned(format!("{n:0width$}")))),
+            None => out.push(Cow::Borrowed(part)),
+        }
     }
     out
 }
@@ -266,8 +352,8 @@ pub fn expand(text: &str) -> String {
                     out.push_str(", ");
                 }
                 match split_braces(item).filter(|(_, _, tail)| tail.is_empty()) {
-                    Some((stem, parts, _)) => {
-                        for (p, part) in parts.split(',').enumerate() {
+                    Some((stem, inner, _)) => {
+                        for (p, part) in parts(inner).iter().enumerate() {
                             if p > 0 {
                                 out.push_str(", ");
                             }
@@ -281,8 +367,8 @@ pub fn expand(text: &str) -> String {
             continue;
         }
         match split_braces(line) {
-            Some((stem, parts, tail)) => {
-                for (k, part) in parts.split(',').enumerate() {
+            Some((stem, inner, tail)) => {
+                for (k, part) in parts(inner).iter().enumerate() {
                     if k > 0 {
                         out.push('\n');
                     }
@@ -297,7 +383,7 @@ pub fn expand(text: &str) -> String {
     out
 }
 
-/// `stem{a,b}tail` with one brace pair, a comma inside, a stem that is a name up to a
+/// `stem{a,b}tail` with one brace pair, a comma or a range inside, a stem that is a name up to a
 /// separator (after its indentation and quote) and a tail that closes a quote. A name has
 /// no colon: a line with one before its braces is a grep match or a log's, left as it is.
 fn split_braces(line: &str) -> Option<(&str, &str, &str)> {
@@ -309,7 +395,7 @@ fn split_braces(line: &str) -> Option<(&str, &str, &str)> {
         line.get(close + 1..)?,
     );
     let stem_name = stem.trim_start().trim_start_matches(['\'', '"']);
-    let ok = inner.contains(',')
+    let ok = (inner.contains(',') || inner.contains(RANGE))
         && inner
             .split(',')
             .all(|p| !p.is_empty() && p.chars().all(plain_char))
@@ -341,7 +427,7 @@ mod tests {
         let out = join(&compact(rows(text), Level::Standard));
         assert_eq!(
             out,
-            "[\n  '4.9.{3,4,5}',\n  '5.0.0-dev.{20221103,20221104,20221105}',\n  '5.0.0-dev.20221106'\n]"
+            "[\n  '4.9.{3..5}',\n  '5.0.0-dev.{20221103..20221105}',\n  '5.0.0-dev.20221106'\n]"
         );
         assert_eq!(expand(&out), text);
     }
@@ -357,6 +443,48 @@ mod tests {
         );
         assert!(out.contains("  remotes/origin/HEAD -> origin/main"));
         assert_eq!(expand(&out), text);
+    }
+
+    /// Nightly builds, one a day: the days of a run that count up by one are said as the
+    /// first and last; a gap, a change of width or a short run is said part by part.
+    #[test]
+    fn counted_runs_inside_braces_are_said_as_ranges() {
+        let days: Vec<String> = (20150722..=20150731)
+            .chain([20150801, 20150802, 20150805])
+            .map(|d| format!("  '1.6.0-dev.{d}',"))
+            .collect();
+        let text = format!("[\n{}\n  '1.6.0-dev.98'\n]", days.join("\n"));
+        let out = join(&compact(rows(&text), Level::Standard));
+        assert!(
+            out.contains("  '1.6.0-dev.{20150722..20150731,20150801,20150802,20150805}',"),
+            "{out}"
+        );
+        assert_eq!(expand(&out), text);
+        assert_eq!(parts("8..11").join(","), "8,9,10,11");
+        assert_eq!(parts("08..11").join(","), "08,09,10,11");
+        for inner in ["11..08", "8..011", "a..b", "1..", "..2", "1...3", "3..3"] {
+            assert_eq!(
+                parts(inner).join(","),
+                inner,
+                "{inner} is a part as it stands"
+            );
+        }
+        let listing = "v1.8\nv1.9\nv1.10\nv1.11\nv2.08\nv2.09\nv2.10\nv2.11\nv3.7\nv3.08\nv3.9";
+        let out = join(&compact(rows(listing), Level::Standard));
+        assert_eq!(out, "v1.{8..11}\nv2.{08..11}\nv3.{7,08,9}");
+        assert_eq!(expand(&out), listing);
+    }
+
+    /// A name that is itself in brace form or holds `..` would not come back from the
+    /// grouping: such a listing, or such a name, is left as it was.
+    #[test]
+    fn names_that_look_grouped_are_left_as_sent() {
+        let braced = "v1.0.0\nv1.0.1\nv1.0.2\nv1.{3,4}";
+        assert_eq!(join(&compact(rows(braced), Level::Standard)), braced);
+        let dotted = "1..2\n1..3\n1..4\n1.5\n1.6\n1.7";
+        let out = join(&compact(rows(dotted), Level::Standard));
+        assert_eq!(expand(&out), dotted);
+        assert!(out.starts_with("1..2\n1..3\n1..4\n"), "{out}");
     }
 
     #[test]
@@ -458,9 +586,13 @@ mod tests {
         /// the list it was, in its order.
         #[test]
         fn generated_listings_round_trip(
-            names in proptest::collection::vec("(v|release/)?[0-9]{1,2}([.+_/-][0-9a-c]{1,3}){0,3}", 1..60),
+            names in proptest::collection::vec("(v|release/)?[0-9]{1,2}([.+_/-][0-9a-c]{1,3}){0,3}(\\.\\.?[0-9])?", 1..60),
+            counted in 0usize..40,
             style in 0usize..3,
         ) {
+            // a run that counts up, to give the ranges something to say
+            let mut names = names;
+            names.extend((0..counted).map(|k| format!("2.0.0-dev.{}", 20240101 + k)));
             let text = match style {
                 0 => names.join("\n"),
                 1 => format!("[\n{}\n]", names.iter().map(|n| format!("  '{n}'")).collect::<Vec<_>>().join(",\n")),
