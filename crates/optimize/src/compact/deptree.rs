@@ -4,12 +4,16 @@
 //! Standard up they become blanks of the same width (`        ├── serde v1.0.200`), and
 //! sibling leaves drawn one under the other share one line (`├── {axios@1.2.1, cors@2.8.6,
 //! qs@6.17.1}`, the flat lists `npm ls --depth=0` and `cargo tree --depth 1` print);
-//! [`redraw`] puts both back byte for byte. At Aggressive the leaves the tool itself marks
-//! as listed above (`deduped`, `(*)`) fold into a counted marker.
+//! where the tree holds one version of a package, that version is said at the package's
+//! first line only (`├── bytes (*)` below `├── bytes v1.12.2`), under a line that says so
+//! ([`FIRST_SIGHT`]). [`redraw`] puts all three back byte for byte, and a tree it would not
+//! give back exactly keeps its versions. At Aggressive the leaves the tool itself marks as
+//! listed above (`deduped`, `(*)`) fold into a counted marker.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
-use super::lines::{count, Elided, Row, Tag};
+use super::lines::{count, join, Elided, Row, Tag};
 use super::Level;
 
 const BAR: char = '│';
@@ -51,6 +55,9 @@ const BETWEEN: &str = ", ";
 
 /// Fewest sibling leaves that share a line.
 const MIN_LEAVES: usize = 3;
+
+/// The line above a tree whose packages' versions are said at their first line only.
+pub(crate) const FIRST_SIGHT: &str = "[each package's version is said at its first line only]";
 
 /// A tree line: the column of its branch glyph, whether the glyph is `├` (more siblings
 /// follow), and the byte offset where the glyph starts. The prefix before the glyph is
@@ -107,6 +114,7 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
     if level == Level::Light {
         return rows;
     }
+    let original = join(&rows);
     let branches: Vec<Option<(usize, bool, usize, Glyphs)>> =
         rows.iter().map(|r| drawn(&r.text)).collect();
     let mut open = Open::default();
@@ -149,7 +157,148 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
         }
     }
     flush_repeats(&mut out, &mut repeats, repeats_col);
-    group_leaves(out)
+    let drawn = group_leaves(out.clone());
+    let Some(said_once) = versions_said_once(out) else {
+        return drawn;
+    };
+    let said_once = group_leaves(said_once);
+    if level != Level::Aggressive && redraw(&join(&said_once)) == original {
+        said_once
+    } else {
+        drawn
+    }
+}
+
+/// A package's name and version as a tree prints them at the start of an entry:
+/// `serde v1.0.229 (*)` (cargo, the version after ` v`) or `qs@6.13.0 deduped` (npm, after
+/// the last `@` of the first word): the name, the version with what joins it to the name
+/// (` v1.0.229`, `@6.13.0`), and the rest. `None` for an entry that names no version.
+fn versioned(entry: &str) -> Option<(&str, &str, &str)> {
+    let word = entry.split(' ').next()?;
+    if let Some(at) = word.rfind('@').filter(|&at| at > 0) {
+        if !word.as_bytes().get(at + 1).is_some_and(u8::is_ascii_digit) {
+            return None;
+        }
+        return Some((
+            entry.get(..at)?,
+            entry.get(at..word.len())?,
+            entry.get(word.len()..)?,
+        ));
+    }
+    let after = entry.get(word.len()..)?;
+    let version = after.strip_prefix(" v")?;
+    let len = version.find(' ').unwrap_or(version.len());
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    (plain && version.as_bytes().first().is_some_and(u8::is_ascii_digit))
+        .then(|| Some((word, after.get(..len + 2)?, after.get(len + 2..)?)))?
+}
+
+/// Where the entry of a tree line starts: after its branch glyph and the blank that
+/// follows it (`├── `, `├─┬ `, `` `-- ``).
+fn entry_start(line: &str) -> Option<usize> {
+    let (_, _, at, _) = drawn(line)?;
+    Some(at + line.get(at..)?.find(' ')? + 1)
+}
+
+/// The tree's rows with each package's version said at its first line only, for the
+/// packages the tree holds in one version and always names with it; the root lines (not
+/// drawn) say theirs too. `None` when no version would go.
+fn versions_said_once(rows: Vec<Row>) -> Option<Vec<Row>> {
+    // each name's version, or None once a second version or a line without one is seen
+    let mut one: HashMap<&str, Option<&str>> = HashMap::new();
+    let mut uses: HashMap<&str, usize> = HashMap::new();
+    for row in &rows {
+        let entry = match entry_start(&row.text) {
+            Some(start) => row.text.get(start..).unwrap_or_default(),
+            None => row.text.as_str(),
+        };
+        let drawn = entry.len() < row.text.len();
+        match versioned(entry) {
+            Some((name, version, _)) => {
+                let slot = one.entry(name).or_insert(Some(version));
+                if *slot != Some(version) {
+                    *slot = None;
+                }
+                *uses.entry(name).or_default() += 1;
+            }
+            None if drawn => {
+                let name = entry.split(' ').next().unwrap_or_default();
+                one.insert(name, None);
+            }
+            None => {}
+        }
+    }
+    let repeated =
+        |name: &str| one.get(name).copied().flatten().is_some() && uses.get(name) > Some(&1);
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(rows.len() + 1);
+    let mut said = 0usize;
+    for row in &rows {
+        let start = entry_start(&row.text);
+        let entry = row.text.get(start.unwrap_or(0)..).unwrap_or_default();
+        let Some((name, version, rest)) = versioned(entry) else {
+            out.push(row.clone());
+            continue;
+        };
+        if start.is_some() && repeated(name) && !seen.insert(name.to_owned()) {
+            let head = row.text.get(..start.unwrap_or(0)).unwrap_or_default();
+            said += version.len();
+            out.push(Row {
+                text: format!("{head}{name}{rest}"),
+                tag: row.tag,
+            });
+        } else {
+            seen.insert(name.to_owned());
+            out.push(row.clone());
+        }
+    }
+    // the line above costs about what five versions do
+    (said > FIRST_SIGHT.len()).then(|| {
+        let mut with_note = vec![Row::plain(FIRST_SIGHT)];
+        with_note.append(&mut out);
+        with_note
+    })
+}
+
+/// Puts back the versions [`versions_said_once`] took, in the lines below
+/// [`FIRST_SIGHT`] (one entry a line): a drawn entry that names no version gets the one its
+/// package is named with once, and only once, in those lines. A package named with a
+/// version on two lines or more was not said once, and is left as it is.
+struct FirstSight(HashMap<String, Option<String>>);
+
+impl FirstSight {
+    fn read<'a>(lines: impl Iterator<Item = &'a str>) -> FirstSight {
+        let mut once: HashMap<String, Option<String>> = HashMap::new();
+        for line in lines {
+            let entry = line
+                .get(entry_start(line).unwrap_or(0)..)
+                .unwrap_or_default();
+            if let Some((name, version, _)) = versioned(entry) {
+                once.entry(name.to_owned())
+                    .and_modify(|v| *v = None)
+                    .or_insert_with(|| Some(version.to_owned()));
+            }
+        }
+        FirstSight(once)
+    }
+
+    fn line<'a>(&self, line: &'a str) -> Cow<'a, str> {
+        let Some(start) = entry_start(line) else {
+            return Cow::Borrowed(line);
+        };
+        let entry = line.get(start..).unwrap_or_default();
+        let name = entry.split(' ').next().unwrap_or_default();
+        match self.0.get(name) {
+            Some(Some(version)) if versioned(entry).is_none() => {
+                let (head, rest) = line.split_at(start + name.len());
+                Cow::Owned(format!("{head}{version}{rest}"))
+            }
+            _ => Cow::Borrowed(line),
+        }
+    }
 }
 
 /// A line's entry if it is a leaf drawn with `├── ` whose next line is a sibling (not a
@@ -239,27 +388,48 @@ fn flush_repeats(out: &mut Vec<Row>, repeats: &mut Elided, col: usize) {
 pub fn redraw(text: &str) -> String {
     let mut open = Open::default();
     let mut out = String::with_capacity(text.len() + text.len() / 2);
-    let lines = text.split('\n').flat_map(|line| match split_leaves(line) {
-        Some(leaves) => leaves.into_iter().map(Cow::Owned).collect(),
-        None => vec![Cow::Borrowed(line)],
+    let lines: Vec<Cow<str>> = text
+        .split('\n')
+        .flat_map(|line| match split_leaves(line) {
+            Some(leaves) => leaves.into_iter().map(Cow::Owned).collect(),
+            None => vec![Cow::Borrowed(line)],
+        })
+        .collect();
+    let note = lines.iter().position(|l| l == FIRST_SIGHT);
+    let first_sight = note.map(|at| {
+        FirstSight::read(
+            lines
+                .get(at + 1..)
+                .unwrap_or_default()
+                .iter()
+                .map(AsRef::as_ref),
+        )
     });
-    for (i, line) in lines.enumerate() {
-        let line = line.as_ref();
-        if i > 0 {
+    let mut first = true;
+    for (i, line) in lines.iter().enumerate() {
+        if Some(i) == note {
+            continue;
+        }
+        if !first {
             out.push('\n');
         }
-        match drawn(line) {
+        first = false;
+        let line = match (&first_sight, note) {
+            (Some(sight), Some(at)) if i > at => sight.line(line),
+            _ => Cow::Borrowed(line.as_ref()),
+        };
+        match drawn(&line) {
             Some((col, tee, at, glyphs)) => {
                 let drawn = open.enter(col, tee, glyphs.bar);
                 let prefix = line.get(..at).unwrap_or_default();
                 if prefix.contains([BOX.bar, ASCII.bar]) {
-                    out.push_str(line);
+                    out.push_str(&line);
                 } else {
                     out.push_str(&drawn);
                     out.push_str(line.get(at..).unwrap_or_default());
                 }
             }
-            None => out.push_str(line),
+            None => out.push_str(&line),
         }
     }
     out
@@ -393,6 +563,156 @@ webapp@1.4.0 /tmp/webapp
             out.contains("\n├── {aho-corasick v1.1.5, arc-swap v1.9.5, "),
             "{out}"
         );
+    }
+
+    /// Draws a tree of `(depth, entry)` nodes as cargo and npm do (`├── `, `└── `, `│   `),
+    /// under a root line; a node's depth is at most one more than the node above it.
+    fn draw(root: &str, nodes: &[(usize, String)]) -> String {
+        let mut out = vec![root.to_owned()];
+        for (i, (depth, entry)) in nodes.iter().enumerate() {
+            let later = |d: usize| {
+                nodes[i + 1..]
+                    .iter()
+                    .take_while(|(k, _)| *k >= d)
+                    .any(|(k, _)| *k == d)
+            };
+            let mut line = String::new();
+            for d in 0..*depth {
+                line.push_str(if later(d) { "│   " } else { "    " });
+            }
+            line.push_str(if later(*depth) {
+                "├── "
+            } else {
+                "└── "
+            });
+            line.push_str(entry);
+            out.push(line);
+        }
+        out.join("\n")
+    }
+
+    /// A package the tree holds in one version is named with it at its first line only,
+    /// under the line that says so; a package in two versions, or named once without one,
+    /// keeps every version; the tree comes back byte for byte, the same each time.
+    #[test]
+    fn versions_are_said_at_a_package_first_line_only() {
+        let mut nodes = Vec::new();
+        for k in 0..12 {
+            nodes.push((0, format!("crate-{k} v1.{k}.0")));
+            nodes.push((1, "bytes v1.12.2".to_owned()));
+            nodes.push((1, format!("http v1.5.0{}", if k > 0 { " (*)" } else { "" })));
+            nodes.push((1, format!("syn v{}.0.1", 1 + k % 2)));
+            nodes.push((
+                2,
+                format!(
+                    "untagged-{}",
+                    if k == 3 {
+                        "x".to_owned()
+                    } else {
+                        format!("x v0.1.{k}")
+                    }
+                ),
+            ));
+            nodes.push((2, "serde_derive v1.0.229 (proc-macro)".to_owned()));
+        }
+        let tree = draw("app v0.1.0 (/work/app)", &nodes);
+        let out = join(&compact(rows(&tree), Level::Standard));
+        assert!(out.starts_with(FIRST_SIGHT), "{out}");
+        assert!(
+            out.contains(
+                "\n├── crate-1 v1.1.0\n    ├── bytes\n    ├── http (*)\n    └── syn v2.0.1\n"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("        └── serde_derive (proc-macro)"),
+            "{out}"
+        );
+        assert_eq!(out.matches("bytes v1.12.2").count(), 1, "{out}");
+        assert_eq!(
+            out.matches("syn v1.0.1").count(),
+            6,
+            "two versions: each said"
+        );
+        assert!(
+            out.contains("untagged-x v0.1.4"),
+            "one line without a version: each said"
+        );
+        assert_eq!(redraw(&out), tree);
+        assert_eq!(join(&compact(rows(&tree), Level::Standard)), out);
+
+        let npm: Vec<(usize, String)> = (0..10)
+            .flat_map(|k| {
+                [
+                    (0, format!("pkg-{k}@2.{k}.0")),
+                    (1, "@types/node@20.11.5 deduped".to_owned()),
+                    (1, "debug@4.3.4".to_owned()),
+                ]
+            })
+            .collect();
+        let tree = draw("web@1.0.0 /srv/web", &npm);
+        let out = join(&compact(rows(&tree), Level::Standard));
+        assert!(
+            out.contains("\n    ├── @types/node deduped\n    └── debug\n"),
+            "{out}"
+        );
+        assert_eq!(redraw(&out), tree);
+    }
+
+    /// A tree that already holds the line [`FIRST_SIGHT`] writes comes back with it; one
+    /// with too few repeats to pay for that line keeps its versions.
+    #[test]
+    fn versions_said_once_come_back_around_a_lookalike_note() {
+        let nodes: Vec<(usize, String)> = (0..20)
+            .map(|k| {
+                (
+                    k % 2,
+                    format!("dep v1.0.0{}", if k % 2 == 1 { "" } else { " (*)" }),
+                )
+            })
+            .collect();
+        let tree = format!("{FIRST_SIGHT}\n{}", draw("app v0.1.0", &nodes));
+        let out = join(&compact(rows(&tree), Level::Standard));
+        assert_eq!(out.matches("dep v1.0.0").count(), 1, "{out}");
+        assert_eq!(redraw(&out), tree);
+        let few = draw(
+            "app v0.1.0",
+            &[
+                (0, "a v1.0.0".into()),
+                (0, "b v1.0.0".into()),
+                (1, "a v1.0.0".into()),
+            ],
+        );
+        assert!(!join(&compact(rows(&few), Level::Standard)).contains(FIRST_SIGHT));
+    }
+
+    proptest::proptest! {
+        /// Any tree of packages drawn as cargo or npm draw it, versions repeated or not,
+        /// comes back from the compacted text byte for byte.
+        #[test]
+        fn generated_trees_come_back(
+            steps in proptest::collection::vec((0usize..3, 0usize..6, 0usize..3, 0usize..4), 1..80),
+            npm in proptest::bool::ANY,
+        ) {
+            let mut depth = 0usize;
+            let nodes: Vec<(usize, String)> = steps
+                .iter()
+                .enumerate()
+                .map(|(i, &(step, name, version, rest))| {
+                    depth = if i == 0 { 0 } else { match step { 0 => depth + 1, 1 => depth, _ => depth.saturating_sub(1) } };
+                    let rest = ["", " (*)", " deduped", " (proc-macro)"][rest];
+                    let entry = match (npm, version) {
+                        (_, 2) => format!("p{name}{rest}"),
+                        (true, v) => format!("p{name}@1.{v}.0{rest}"),
+                        (false, v) => format!("p{name} v1.{v}.0{rest}"),
+                    };
+                    (depth, entry)
+                })
+                .collect();
+            let tree = draw(if npm { "root@1.0.0 /r" } else { "root v1.0.0 (/r)" }, &nodes);
+            let out = join(&compact(rows(&tree), Level::Standard));
+            proptest::prop_assert_eq!(redraw(&out), tree);
+        }
     }
 
     /// npm's ASCII drawing groups as its box drawing does.
