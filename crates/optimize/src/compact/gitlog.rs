@@ -1,6 +1,7 @@
 //! `git log` (plain, `--stat`, `-p`): commit lines, subjects and bodies stay whole; the
 //! `+++---` histogram of `--stat` lines goes (the count stays); at Standard the Author and
-//! Date lines share one line. Patches inside the log are left alone.
+//! Date lines share one line, and an author the commit above had is said `as above`.
+//! Patches inside the log are left alone.
 
 use super::lines::Row;
 use super::Level;
@@ -36,11 +37,15 @@ fn stat_line(line: &str) -> Option<String> {
     Some(format!(" {} | {changes}", path.trim()))
 }
 
+/// How an author the commit above had is said.
+const AS_ABOVE: &str = "Author: as above";
+
 /// Compacts a git log.
 pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
     let mut out: Vec<Row> = Vec::with_capacity(rows.len());
     let mut in_patch = false;
     let mut author: Option<String> = None;
+    let mut last_author = String::new();
     for row in rows {
         let text = row.text.as_str();
         if is_commit_line(text) {
@@ -65,7 +70,13 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
                 } else {
                     who
                 };
-                author = Some(format!("Author: {}", who.trim()));
+                let who = format!("Author: {}", who.trim());
+                author = Some(if who == last_author {
+                    AS_ABOVE.to_owned()
+                } else {
+                    last_author.clone_from(&who);
+                    who
+                });
                 continue;
             }
             if let Some(date) = text.strip_prefix("Date:") {
@@ -102,6 +113,31 @@ mod tests {
             Some(" assets/logo.png | Bin 0 -> 1234 bytes")
         );
         assert_eq!(stat_line("    a body line | with a pipe"), None);
+    }
+
+    /// An author is said in full at the first of a run of their commits, and `as above`
+    /// after; another author in between is said in full, and so is the one after them.
+    #[test]
+    fn an_author_is_said_once_per_run_of_commits() {
+        let log: String = ["Ana <a@x.org>", "Ana <a@x.org>", "Bo <b@x.org>", "Ana <a@x.org>"]
+            .iter()
+            .enumerate()
+            .map(|(i, who)| format!("commit {i:07x}\nAuthor: {who}\nDate:   Mon Jan {} 10:00:00 2024 +0000\n\n    Change {i}\n", i + 1))
+            .collect();
+        let out = crate::compact::lines::join(&compact(
+            crate::compact::lines::rows(&log),
+            Level::Standard,
+        ));
+        let authors: Vec<&str> = out.lines().filter(|l| l.starts_with("Author:")).collect();
+        assert_eq!(
+            authors,
+            [
+                "Author: Ana <a@x.org>, Date: Mon Jan 1 10:00:00 2024 +0000",
+                "Author: as above, Date: Mon Jan 2 10:00:00 2024 +0000",
+                "Author: Bo <b@x.org>, Date: Mon Jan 3 10:00:00 2024 +0000",
+                "Author: Ana <a@x.org>, Date: Mon Jan 4 10:00:00 2024 +0000",
+            ]
+        );
     }
 
     #[test]
