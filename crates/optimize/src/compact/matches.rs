@@ -4,7 +4,8 @@
 //! byte:
 //!
 //! - numbered: `src/a.rs:12:text` → `src/a.rs` then `  12:text`; a context line
-//!   `src/a.rs-13-text` → `  13-text`; the `--` between two blocks of the same file → `  --`.
+//!   `src/a.rs-13-text` → `  13-text`, or `  -text` where it is the line after the one above
+//!   (a match keeps its number); the `--` between two blocks of the same file → `  --`.
 //! - unnumbered: `src/a.rs:text` → `src/a.rs (2 lines):` then `  text`. Without a number
 //!   the text could look like anything, so the header says how many lines below are the
 //!   file's.
@@ -261,12 +262,24 @@ impl Group<'_> {
         }
         let mut grouped = vec![Row::plain(self.path)];
         let mut elided = Elided::default();
+        let mut above: Option<u64> = None;
         for (k, line) in self.lines.iter().enumerate() {
             let short = match *line {
                 Line::Numbered { sep, num, text, .. } => {
-                    format!("  {num}{sep}{}", clip(text, aggressive))
+                    let n = num.parse::<u64>().ok();
+                    let next = above.zip(n).is_some_and(|(a, n)| n == a + 1);
+                    above = n.filter(|_| num.len() == 1 || !num.starts_with('0'));
+                    // `  --` is the separator: a context line of `-` keeps its number
+                    if sep == '-' && next && text != "-" {
+                        format!("  -{}", clip(text, aggressive))
+                    } else {
+                        format!("  {num}{sep}{}", clip(text, aggressive))
+                    }
                 }
-                _ => format!("  {SEPARATOR}"),
+                _ => {
+                    above = None;
+                    format!("  {SEPARATOR}")
+                }
             };
             if aggressive && k >= MAX_MATCHES_PER_FILE {
                 elided.push(Row::plain(short));
@@ -334,18 +347,35 @@ fn counted_header(line: &str) -> Option<(&str, usize)> {
     (n >= 2 && !path.is_empty() && !path.starts_with(' ')).then_some((path, n))
 }
 
-/// A line under a `path` header, its number (when it has one) and separator: `  12:text`
-/// (`:`), `  13-text` (`-`), or `  --`.
-fn body(line: &str) -> Option<(&str, Option<char>)> {
+/// A line under a `path` header: `  12:text`, `  13-text`, `  -text` (the line after the
+/// one above) or `  --`, with its number where it says one and its separator.
+fn body(line: &str) -> Option<Body<'_>> {
     let rest = line.strip_prefix("  ")?;
     if rest == SEPARATOR {
-        return Some((rest, None));
+        return Some(Body::Separator);
     }
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    match rest.as_bytes().get(digits) {
-        Some(&sep @ (b':' | b'-')) if digits > 0 => Some((rest, Some(char::from(sep)))),
+    match (rest.as_bytes().get(digits), digits) {
+        (Some(&sep @ (b':' | b'-')), 1..) => Some(Body::Numbered {
+            num: rest.get(..digits)?,
+            sep: char::from(sep),
+            text: rest.get(digits + 1..)?,
+        }),
+        (Some(b'-'), 0) => Some(Body::Next(rest.get(1..)?)),
         _ => None,
     }
+}
+
+/// A line under a `path` header, read.
+enum Body<'a> {
+    Separator,
+    Numbered {
+        num: &'a str,
+        sep: char,
+        text: &'a str,
+    },
+    /// A context line that says no number: the line after the one above.
+    Next(&'a str),
 }
 
 /// Undoes the grouping: a `path` line followed by `  12:text` / `  12-text` / `  --` lines
@@ -355,6 +385,8 @@ pub fn expand(text: &str) -> String {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut out: Vec<String> = Vec::with_capacity(lines.len());
     let mut header: Option<&str> = None;
+    // the number of the line above, for a context line that says none
+    let mut above: Option<u64> = None;
     let mut i = 0;
     while let Some(&line) = lines.get(i) {
         i += 1;
@@ -372,9 +404,24 @@ pub fn expand(text: &str) -> String {
             }
         }
         match (header, body(line)) {
-            (Some(_), Some((rest, None))) => out.push(rest.to_owned()),
-            (Some(path), Some((rest, Some(sep)))) => out.push(format!("{path}{sep}{rest}")),
+            (Some(_), Some(Body::Separator)) => {
+                above = None;
+                out.push(SEPARATOR.to_owned());
+            }
+            (Some(path), Some(Body::Numbered { num, sep, text })) => {
+                above = num
+                    .parse()
+                    .ok()
+                    .filter(|_| num.len() == 1 || !num.starts_with('0'));
+                out.push(format!("{path}{sep}{num}{sep}{text}"));
+            }
+            (Some(path), Some(Body::Next(text))) if above.is_some() => {
+                let n = above.unwrap_or_default() + 1;
+                above = Some(n);
+                out.push(format!("{path}-{n}-{text}"));
+            }
             _ => {
+                above = None;
                 let candidate = !line.is_empty()
                     && !line.starts_with(' ')
                     && !line.starts_with("[…")
@@ -383,7 +430,7 @@ pub fn expand(text: &str) -> String {
                 let heads = candidate
                     && lines
                         .get(i)
-                        .is_some_and(|next| matches!(body(next), Some((_, Some(_)))));
+                        .is_some_and(|next| matches!(body(next), Some(Body::Numbered { .. })));
                 header = heads.then_some(line);
                 if !heads {
                     out.push(line.to_owned());
@@ -458,7 +505,7 @@ mod tests {
         let out = roundtrip(text);
         assert_eq!(
             out,
-            "src/a-b.rs\n  1-use x;\n  2:fn a() {}\n  3-}\n  --\n  9-\n  10:fn b() {}\n--\nsrc/c.rs\n  4-x\n  5:fn c() {}"
+            "src/a-b.rs\n  1-use x;\n  2:fn a() {}\n  -}\n  --\n  9-\n  10:fn b() {}\n--\nsrc/c.rs\n  4-x\n  5:fn c() {}"
         );
     }
 
@@ -611,6 +658,9 @@ mod tests {
                 "--",
                 "[… line repeated 2 times …]",
                 "x (2 lines):",
+                "-",
+                "- item",
+                "",
             ])
             .prop_map(str::to_owned),
         ];
@@ -618,7 +668,14 @@ mod tests {
         prop_oneof![
             4 => (path.clone(), number.clone(), text.clone())
                 .prop_map(|(p, n, t)| format!("{p}:{n}:{t}")),
-            2 => (path.clone(), number, text.clone()).prop_map(|(p, n, t)| format!("{p}-{n}-{t}")),
+            2 => (path.clone(), number.clone(), text.clone()).prop_map(|(p, n, t)| format!("{p}-{n}-{t}")),
+            // a block of context lines that count up, a match among them
+            2 => (path.clone(), number, 1u32..6, 0u32..6, text.clone()).prop_map(|(p, n, k, m, t)| {
+                (0..k)
+                    .map(|j| format!("{p}{sep}{}{sep}{t}", n + j, sep = if j == m { ':' } else { '-' }))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }),
             3 => (path, text).prop_map(|(p, t)| format!("{p}:{t}")),
             1 => Just("--".to_owned()),
             1 => "[!-~][ -~]{0,16}",
