@@ -1,5 +1,6 @@
 //! Compacts one file as a tool result and reports the effect:
-//! `cargo run --release -p trimgate-optimize --example compact -- FILE [light|standard|aggressive|auto] [--print]`
+//! `cargo run --release -p trimgate-optimize --example compact -- FILE [light|standard|aggressive|auto] [--print]`;
+//! `… -- FILE count` prints only the file's o200k token count.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -9,6 +10,10 @@ use trimgate_optimize::tokens::count;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let text = std::fs::read_to_string(&args[1]).unwrap();
+    if args.get(2).is_some_and(|a| a == "count") {
+        println!("{}", count(&text));
+        return;
+    }
     let level = match args.get(2).map_or("auto", String::as_str) {
         "light" => Level::Light,
         "standard" => Level::Standard,
