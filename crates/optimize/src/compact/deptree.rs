@@ -217,6 +217,10 @@ fn versions_said_once(rows: Vec<Row>) -> Option<Vec<Row>> {
         };
         let drawn = entry.len() < row.text.len();
         match versioned(entry) {
+            // a root line keeps its version: one below the first sight would say it twice
+            Some((name, _, _)) if !drawn && uses.contains_key(name) => {
+                one.insert(name, None);
+            }
             Some((name, version, _)) => {
                 let slot = one.entry(name).or_insert(Some(version));
                 if *slot != Some(version) {
@@ -615,9 +619,11 @@ webapp@1.4.0 /tmp/webapp
             ));
             nodes.push((2, "serde_derive v1.0.229 (proc-macro)".to_owned()));
         }
-        let tree = draw("app v0.1.0 (/work/app)", &nodes);
+        // a workspace member's own tree below, its root named above too
+        let tree = draw("app v0.1.0 (/work/app)", &nodes) + "\n\ncrate-3 v1.3.0 (*)";
         let out = join(&compact(rows(&tree), Level::Standard));
         assert!(out.starts_with(FIRST_SIGHT), "{out}");
+        assert!(out.ends_with("\n└── crate-11 v1.11.0\n    ├── bytes\n    ├── http (*)\n    └── syn v2.0.1\n        ├── untagged-x v0.1.11\n        └── serde_derive (proc-macro)\n\ncrate-3 v1.3.0 (*)"), "{out}");
         assert!(
             out.contains(
                 "\n├── crate-1 v1.1.0\n    ├── bytes\n    ├── http (*)\n    └── syn v2.0.1\n"
