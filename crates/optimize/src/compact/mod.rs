@@ -22,11 +22,13 @@
 //! - [`matches`]     — `grep -rn`, `rg`, with or without line numbers and context.
 //! - [`listing`]     — `find`; `ls -l` cut to names at Aggressive.
 //! - [`ls`]          — `ls -l`: the columns entries share said once, every line given back.
-//! - [`gitlog`]      — `git log`, `--stat`, `-p`.
+//! - [`gitlog`]      — `git log`, `--stat`, `-p`: an author the commit above had said once.
 //! - [`columns`]     — `pip list`: tables padded under a rule of dashes.
-//! - [`deptree`]     — `npm ls`, `cargo tree`, `pipdeptree`: guide bars blanked.
+//! - [`deptree`]     — `npm ls`, `cargo tree`, `pipdeptree`: guide bars blanked, a
+//!   package's one version said at its first line.
 //! - [`lockfile`]    — `Cargo.lock` one package a row, `poetry.lock` one file a line.
-//! - [`versions`]    — `git tag`, `git branch -a`, version lists: runs in brace form.
+//! - [`versions`]    — `git tag`, `git branch -a`, version lists: runs in brace form,
+//!   counted runs as `first..last`.
 //! - [`repomap`]     — aider's repository map: guide bars dropped, `⋮` said in one token;
 //!   outlined to its definitions at Aggressive.
 //! - [`opaque`]      — minified bundles, base64, hex dumps: whole by default, a head and
