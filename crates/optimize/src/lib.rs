@@ -23,6 +23,7 @@ pub mod locate;
 pub mod memo;
 pub mod modes;
 pub mod originals;
+mod packages;
 pub mod prune;
 pub mod repeats;
 pub mod squeeze;

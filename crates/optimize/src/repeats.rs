@@ -4,6 +4,11 @@
 //! agent's wrapper, so a rerun whose wrapper differs (Codex's wall time, Claude Code's
 //! reminders) is still a repeat, and the wrapper of the repeat stays as it was.
 //!
+//! A flat package listing that names what an earlier one named, in another command's
+//! words (`pip list` after `pip freeze`, its `--format=json` after that), is a repeat of
+//! facts: it becomes a reference to the earlier listing and says only what differs
+//! (packages it adds, drops or names at another version), and npm's root line whole.
+//!
 //! The decision looks only at the history before the block, which never changes on later
 //! turns: from the turn where an output first repeats, every later request carries the
 //! same reference bytes, so the provider's cached prefix holds. It runs before compaction,
@@ -14,6 +19,7 @@ use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use super::compact::{self, thousands};
+use super::packages::{self, Listing};
 use super::tokens::{estimate, hash, Hash};
 use super::{pays, Doc, Pass, PassReport, Shared, MIN_BLOCK_BYTES};
 
@@ -32,8 +38,9 @@ impl Pass for Repeats {
     }
 
     fn may_fire(&self, body: &[u8]) -> bool {
-        // Two results of the gate's size at least, one of them in a tool message.
-        body.len() >= 2 * MIN_BLOCK_BYTES
+        // A result of the gate's size in a tool message, and something before it (an
+        // earlier copy, or a package listing, which may be shorter).
+        body.len() > MIN_BLOCK_BYTES
             && super::tool_output::has_long_string(body, MIN_BLOCK_BYTES)
             && super::tool_output::has_tool_marker(body)
     }
@@ -42,31 +49,39 @@ impl Pass for Repeats {
         let mut report = PassReport::new(NAME, self.mode());
         // The first block holding each output, by the output's hash.
         let mut first: HashMap<Hash, usize> = HashMap::new();
+        // The package listings seen so far, in order.
+        let mut listings: Vec<(usize, Listing)> = Vec::new();
         let mut references = Vec::new();
         for (i, block) in doc.located.tool_blocks.iter().enumerate() {
             // An original the agent fetched back is what it asked for: whole.
-            if doc.replaced[i].is_some()
-                || block.text.len() < MIN_BLOCK_BYTES
-                || super::originals::is_fetched(&block.text)
-            {
+            if doc.replaced[i].is_some() || super::originals::is_fetched(&block.text) {
                 continue;
             }
             let output = compact::output_of(&block.text);
-            let earlier = match first.entry(hash(&output)) {
-                Entry::Occupied(seen) => *seen.get(),
+            // a listing below the gate's size is not said again, but may be referred to
+            let listing = packages::read(&output);
+            if block.text.len() < MIN_BLOCK_BYTES {
+                listings.extend(listing.map(|l| (i, l)));
+                continue;
+            }
+            let reference = match first.entry(hash(&output)) {
+                Entry::Occupied(seen) => Some(reference_to(doc, *seen.get(), &output)),
                 Entry::Vacant(new) => {
                     new.insert(i);
-                    continue;
+                    listing
+                        .as_ref()
+                        .and_then(|l| said_before(doc, &listings, l))
                 }
             };
-            let reference = reference_to(doc, earlier, &output);
-            let Some(text) = compact::rewrap(&block.text, &reference) else {
-                continue;
-            };
-            let (before, after) = (estimate(&block.text), estimate(&text));
-            if pays(before, after) {
-                report.changed(before, after);
-                references.push((i, text));
+            let text = reference.and_then(|r| compact::rewrap(&block.text, &r));
+            let sizes = text.as_ref().map(|t| (estimate(&block.text), estimate(t)));
+            match (text, sizes) {
+                (Some(text), Some((before, after))) if pays(before, after) => {
+                    report.changed(before, after);
+                    references.push((i, text));
+                }
+                // what stays whole may be referred to by a later listing
+                _ => listings.extend(listing.map(|l| (i, l))),
             }
         }
         for (i, text) in references {
@@ -93,6 +108,53 @@ fn reference_to(doc: &Doc, earlier: usize, output: &str) -> String {
             earlier + 1
         ),
     }
+}
+
+/// Most of what a listing may differ from an earlier one by, as a share of what it names,
+/// for it to be said as that difference: past it, the reference would say little less.
+const MAX_DELTA_SHARE: usize = 4;
+
+/// `listing` said as what it adds to the earlier listing it differs least from, where
+/// that is a small part of it: `None` when no earlier listing comes close.
+fn said_before(doc: &Doc, earlier: &[(usize, Listing)], listing: &Listing) -> Option<String> {
+    let (at, delta) = earlier
+        .iter()
+        .map(|(at, seen)| (*at, listing.since(seen)))
+        .min_by_key(|(at, delta)| (delta.len(), *at))?;
+    if delta.len() * MAX_DELTA_SHARE > listing.packages.len() {
+        return None;
+    }
+    let whose = match &doc.located.tool_blocks[at].call_id {
+        Some(id) => format!("the earlier tool result of call {id}"),
+        None => format!("earlier tool result #{}", at + 1),
+    };
+    let pairs = |list: &[(String, String)]| {
+        list.iter()
+            .map(|(name, version)| format!("{name} {version}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut text = format!(
+        "[… {} packages: those {whose} lists, which is above, at the versions it gives",
+        thousands(listing.packages.len())
+    );
+    if !delta.changed.is_empty() {
+        text.push_str(&format!(
+            "; at another version here: {}",
+            pairs(&delta.changed)
+        ));
+    }
+    if !delta.removed.is_empty() {
+        text.push_str(&format!("; less: {}", delta.removed.join(", ")));
+    }
+    if !delta.added.is_empty() {
+        text.push_str(&format!("; and besides: {}", pairs(&delta.added)));
+    }
+    text.push_str(" …]");
+    Some(match &listing.head {
+        Some(head) => format!("{head}\n{text}"),
+        None => text,
+    })
 }
 
 #[cfg(test)]
@@ -187,6 +249,83 @@ mod tests {
         let other = file.replace("hello", "world");
         let (out, _) = run(&chat(&[&file, &other, "tiny", "tiny"]));
         assert!(out.changes.iter().all(|c| c.pass != NAME));
+    }
+
+    fn freeze(n: usize) -> String {
+        (0..n)
+            .map(|i| format!("package-number-{i}==1.{i}.0\n"))
+            .collect()
+    }
+
+    /// `pip list` after `pip freeze` of the same environment: the packages both name are
+    /// said as the earlier listing's, what it adds by name and version; its JSON after
+    /// that the same, against the freeze (the listing that stayed whole).
+    #[test]
+    fn a_listing_of_the_same_packages_refers_to_the_earlier_one() {
+        let frozen = freeze(100);
+        let table = format!(
+            "Package            Version\n------------------ -------\n{}pip                24.0\nsetuptools         65.5.0\n",
+            (0..100).map(|i| format!("package_number_{i:<3} 1.{i}.0\n")).collect::<String>()
+        );
+        let json = serde_json::to_string(
+            &(0..100)
+                .map(|i| json!({"name": format!("Package-Number-{i}"), "version": format!("1.{i}.0")}))
+                .chain([json!({"name": "pip", "version": "24.1"})])
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let (out, sent) = run(&chat(&[&frozen, &table, &json]));
+        // the first stays, compacted as any output is
+        let first = sent["messages"][2]["content"].as_str().unwrap();
+        assert!(first.starts_with("package-number-{0==1.0.0,1==1.1.0,"), "{first}");
+        assert_eq!(
+            sent["messages"][4]["content"],
+            "[… 102 packages: those the earlier tool result of call c1 lists, which is above, at the versions it gives; and besides: pip 24.0, setuptools 65.5.0 …]"
+        );
+        assert_eq!(
+            sent["messages"][6]["content"],
+            "[… 101 packages: those the earlier tool result of call c1 lists, which is above, at the versions it gives; and besides: pip 24.1 …]"
+        );
+        assert_eq!(out.changes.iter().filter(|c| c.pass == NAME).count(), 2);
+    }
+
+    /// Another version, a package gone: said by name; a listing that shares little with
+    /// any earlier one, and one of another kind, stay whole.
+    #[test]
+    fn what_differs_is_said_and_a_different_listing_stays() {
+        let frozen = freeze(100);
+        let later = frozen
+            .replace("package-number-7==1.7.0\n", "")
+            .replace("==1.9.0", "==2.0.0");
+        let (_, sent) = run(&chat(&[&frozen, &later]));
+        assert_eq!(
+            sent["messages"][4]["content"],
+            "[… 99 packages: those the earlier tool result of call c1 lists, which is above, at the versions it gives; at another version here: package-number-9 2.0.0; less: package-number-7 …]"
+        );
+        let other: String = (0..100).map(|i| format!("other-{i}==1.0\n")).collect();
+        let (out, _) = run(&chat(&[&frozen, &other]));
+        assert!(out.changes.iter().all(|c| c.pass != NAME));
+    }
+
+    /// npm's root line (the project and its directory) stays above the reference.
+    #[test]
+    fn an_npm_listing_keeps_its_root_line() {
+        let entries: Vec<String> = (0..80).map(|i| format!("dependency-{i}@1.0.{i}")).collect();
+        let tree = |last: &str| {
+            format!(
+                "shop@1.0.0 /srv/shop\n{}\n└── {last}",
+                entries
+                    .iter()
+                    .map(|e| format!("├── {e}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )
+        };
+        let (_, sent) = run(&chat(&[&tree("zod@3.22.4"), &tree("zod@3.23.0")]));
+        assert_eq!(
+            sent["messages"][4]["content"],
+            "shop@1.0.0 /srv/shop\n[… 81 packages: those the earlier tool result of call c1 lists, which is above, at the versions it gives; at another version here: zod 3.23.0 …]"
+        );
     }
 
     #[test]
