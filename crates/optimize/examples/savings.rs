@@ -20,6 +20,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 use trimgate_optimize::compact::{expand_listings, untouchable, Level};
 use trimgate_optimize::modes::{PruneMode, TerseMode};
+use trimgate_optimize::repeats::expand_references;
 use trimgate_optimize::{locate, splice, tokens, Modes, Optimizer, Plan};
 use trimgate_wire::dialect::Dialect;
 use trimgate_wire::translate::{self, ir::Part};
@@ -449,13 +450,15 @@ fn main() {
                 }
                 let mut all = Vec::new();
                 strings(&after, &mut all);
-                // Facts are looked for as written, in grouped listings expanded back, and
-                // with whitespace ignored (a minified JSON document keeps every value).
+                // Facts are looked for as written, in grouped listings expanded back (package
+                // listings said as an earlier one too), and with whitespace ignored (a minified JSON document keeps every value).
                 let text = all.join("\n");
                 // each string on its own: an output inside an agent's wrapper is expanded
                 // as it would be bare
                 let expanded: Vec<String> = all.iter().map(|s| expand_listings(s)).collect();
-                let view = format!("{text}\n{}", expanded.join("\n"));
+                // and a package listing said as an earlier one, printed again from it
+                let references = expand_references(r.dialect, &body).join("\n");
+                let view = format!("{text}\n{}\n{references}", expanded.join("\n"));
                 let squashed = squash(&view);
                 let mut fetched: Option<(String, String)> = None;
                 for n in &r.needles {

@@ -1,7 +1,9 @@
 //! Flat package listings read as what they list: `pip freeze`, `pip list` (as a table or
 //! `--format=json`) and `npm ls --depth=0` each name packages at versions. Two listings of
 //! one environment, taken by different commands, say the same facts in other words; the
-//! turn-level repeats pass says the later one as what it adds to the earlier.
+//! turn-level repeats pass says the later one as a [`Reference`]: the earlier listing, what
+//! differs from it, and the command whose print [`render`] gives back byte for byte. A
+//! listing whose print does not come back exactly that way stays as sent.
 
 use std::collections::BTreeMap;
 
@@ -17,12 +19,43 @@ const MAX_BYTES: usize = 1 << 20;
 /// fact of its own (npm's root package and its directory).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Listing {
+    pub format: Format,
     pub packages: BTreeMap<String, (String, String)>,
     pub head: Option<String>,
 }
 
+/// Which command printed a listing, and so how it is printed again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Format {
+    Freeze,
+    Table,
+    Json,
+    Npm,
+}
+
+impl Format {
+    const ALL: [Format; 4] = [Format::Freeze, Format::Table, Format::Json, Format::Npm];
+
+    fn command(self) -> &'static str {
+        match self {
+            Format::Freeze => "pip freeze",
+            Format::Table => "pip list",
+            Format::Json => "pip list --format=json",
+            Format::Npm => "npm ls --depth=0",
+        }
+    }
+
+    /// How the format's names compare across listings: pip's normal form, npm's as written.
+    fn key(self, name: &str) -> String {
+        match self {
+            Format::Npm => name.to_owned(),
+            _ => normal(name),
+        }
+    }
+}
+
 /// What a later listing adds to an earlier one.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Delta {
     /// Packages the earlier listing does not name: (name, version).
     pub added: Vec<(String, String)>,
@@ -45,8 +78,9 @@ impl Listing {
         for (key, (name, version)) in &self.packages {
             match earlier.packages.get(key) {
                 None => delta.added.push((name.clone(), version.clone())),
-                Some((_, was)) if was != version => {
-                    delta.changed.push((name.clone(), version.clone()))
+                // another version, or the name written otherwise (`pydantic_core`)
+                Some((was_name, was)) if was != version || was_name != name => {
+                    delta.changed.push((name.clone(), version.clone()));
                 }
                 Some(_) => {}
             }
@@ -58,6 +92,196 @@ impl Listing {
             .map(|(_, (name, _))| name.clone())
             .collect();
         delta
+    }
+}
+
+impl Listing {
+    /// `self` changed by `delta`, printed as `format` under `head`.
+    pub fn with(&self, delta: &Delta, format: Format, head: Option<String>) -> Listing {
+        let mut packages = self.packages.clone();
+        for name in &delta.removed {
+            packages.remove(&format.key(name));
+        }
+        for (name, version) in delta.changed.iter().chain(&delta.added) {
+            packages.insert(format.key(name), (name.clone(), version.clone()));
+        }
+        Listing {
+            format,
+            packages,
+            head,
+        }
+    }
+}
+
+/// A listing as its command prints it: pip freeze in name order, npm in the order of its
+/// `name@version` lines, pip list's table
+/// (names padded to the longest, under a rule of dashes) and its JSON in pip's normal order.
+pub(crate) fn render(listing: &Listing) -> String {
+    let mut entries: Vec<&(String, String)> = listing.packages.values().collect();
+    match listing.format {
+        Format::Freeze => entries.sort_by_key(|(name, _)| name.to_lowercase()),
+        // npm sorts what it prints (`express-session@…` before `express@…`)
+        Format::Npm => entries.sort_by_key(|(name, version)| format!("{name}@{version}")),
+        Format::Table | Format::Json => {}
+    }
+    match listing.format {
+        Format::Freeze => entries
+            .iter()
+            .map(|(name, version)| format!("{name}=={version}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Format::Table => {
+            let longest = |title: &str, f: fn(&(String, String)) -> usize| {
+                entries
+                    .iter()
+                    .map(|e| f(e))
+                    .max()
+                    .unwrap_or(0)
+                    .max(title.len())
+            };
+            let w = longest("Package", |e| e.0.len());
+            let v = longest("Version", |e| e.1.len());
+            let mut out = format!(
+                "{:<w$} Version\n{} {}",
+                "Package",
+                "-".repeat(w),
+                "-".repeat(v)
+            );
+            for (name, version) in entries {
+                out.push_str(&format!("\n{name:<w$} {version}"));
+            }
+            out
+        }
+        Format::Json => format!(
+            "[{}]",
+            entries
+                .iter()
+                .map(|(name, version)| format!(
+                    "{{\"name\": \"{name}\", \"version\": \"{version}\"}}"
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Format::Npm => {
+            let mut out = listing.head.clone().unwrap_or_default();
+            for (i, (name, version)) in entries.iter().enumerate() {
+                let glyph = if i + 1 == entries.len() {
+                    "└── "
+                } else {
+                    "├── "
+                };
+                out.push_str(&format!("\n{glyph}{name}@{version}"));
+            }
+            out
+        }
+    }
+}
+
+/// A listing said as an earlier one and what differs from it, on one line (npm's root
+/// line above it):
+///
+/// ```text
+/// [… 98 packages as pip list prints them: those the earlier tool result of call c1 lists, which is above, at the versions it gives; at another version here: anyio 4.17.0; less: six; and besides: pip 24.0, setuptools 65.5.0 …]
+/// ```
+///
+/// [`Reference::parse`] reads back what [`Reference::text`] writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Reference {
+    pub format: Format,
+    pub count: usize,
+    /// The earlier listing: its tool call's id, or its place among the results (from 1).
+    pub call: Result<String, usize>,
+    pub delta: Delta,
+    pub head: Option<String>,
+}
+
+const THOSE: &str = ": those ";
+const ABOVE: &str = " lists, which is above, at the versions it gives";
+const CHANGED: &str = "at another version here: ";
+const LESS: &str = "less: ";
+const ADDED: &str = "and besides: ";
+
+impl Reference {
+    pub fn text(&self) -> String {
+        let whose = match &self.call {
+            Ok(id) => format!("the earlier tool result of call {id}"),
+            Err(n) => format!("earlier tool result #{n}"),
+        };
+        let pairs = |list: &[(String, String)]| {
+            list.iter()
+                .map(|(name, version)| format!("{name} {version}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut text = format!(
+            "[… {} packages as {} prints them{THOSE}{whose}{ABOVE}",
+            self.count,
+            self.format.command()
+        );
+        if !self.delta.changed.is_empty() {
+            text.push_str(&format!("; {CHANGED}{}", pairs(&self.delta.changed)));
+        }
+        if !self.delta.removed.is_empty() {
+            text.push_str(&format!("; {LESS}{}", self.delta.removed.join(", ")));
+        }
+        if !self.delta.added.is_empty() {
+            text.push_str(&format!("; {ADDED}{}", pairs(&self.delta.added)));
+        }
+        text.push_str(" …]");
+        match &self.head {
+            Some(head) => format!("{head}\n{text}"),
+            None => text,
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Reference> {
+        let (head, line) = match text.rsplit_once('\n') {
+            Some((head, line)) => (Some(head.to_owned()), line),
+            None => (None, text),
+        };
+        let body = line.strip_prefix("[… ")?.strip_suffix(" …]")?;
+        let (count, rest) = body.split_once(" packages as ")?;
+        let (command, rest) = rest.split_once(" prints them")?;
+        let format = Format::ALL.into_iter().find(|f| f.command() == command)?;
+        let (whose, rest) = rest.strip_prefix(THOSE)?.split_once(ABOVE)?;
+        let call = match whose.strip_prefix("the earlier tool result of call ") {
+            Some(id) => Ok(id.to_owned()),
+            None => Err(whose.strip_prefix("earlier tool result #")?.parse().ok()?),
+        };
+        let pairs = |list: &str| -> Option<Vec<(String, String)>> {
+            list.split(", ")
+                .map(|p| p.split_once(' ').map(|(n, v)| (n.to_owned(), v.to_owned())))
+                .collect()
+        };
+        let mut delta = Delta::default();
+        let mut parts = rest.split("; ");
+        if parts.next() != Some("") {
+            return None;
+        }
+        for part in parts {
+            if let Some(list) = part.strip_prefix(CHANGED) {
+                delta.changed = pairs(list)?;
+            } else if let Some(list) = part.strip_prefix(LESS) {
+                delta.removed = list.split(", ").map(str::to_owned).collect();
+            } else {
+                delta.added = pairs(part.strip_prefix(ADDED)?)?;
+            }
+        }
+        if head.is_some() != (format == Format::Npm) {
+            return None;
+        }
+        Some(Reference {
+            format,
+            count: count.parse().ok()?,
+            call,
+            delta,
+            head,
+        })
+    }
+
+    /// The listing this reference stands for, from the one it names.
+    pub fn listing(&self, earlier: &Listing) -> Listing {
+        earlier.with(&self.delta, self.format, self.head.clone())
     }
 }
 
@@ -131,6 +355,7 @@ fn collect<'a>(
 fn pip_freeze(text: &str) -> Option<Listing> {
     let packages = collect(text.lines().map(|l| l.trim_end().split_once("==")), normal)?;
     Some(Listing {
+        format: Format::Freeze,
         packages,
         head: None,
     })
@@ -155,6 +380,7 @@ fn pip_list(text: &str) -> Option<Listing> {
         normal,
     )?;
     Some(Listing {
+        format: Format::Table,
         packages,
         head: None,
     })
@@ -180,6 +406,7 @@ fn json_list(text: &str) -> Option<Listing> {
         normal,
     )?;
     Some(Listing {
+        format: Format::Json,
         packages,
         head: None,
     })
@@ -196,6 +423,7 @@ fn npm_ls(head: &str, tree: &str) -> Option<Listing> {
         |name| name.to_owned(),
     )?;
     Some(Listing {
+        format: Format::Npm,
         packages,
         head: Some(head.to_owned()),
     })
@@ -211,32 +439,65 @@ mod tests {
             .collect()
     }
 
-    /// The same environment as pip freeze, pip list and its JSON print it reads the same.
+    /// Real outputs of one environment: pip freeze, then pip list, then its JSON. Each is
+    /// read as a listing and printed back byte for byte; the list is the freeze and two
+    /// packages more, and the JSON the list, and each prints back from the one before.
     #[test]
-    fn three_listings_of_one_environment_read_alike() {
-        let pkgs = names(10);
-        let freeze: String = pkgs.iter().map(|(n, v)| format!("{n}=={v}\n")).collect();
-        let list = format!(
-            "Package   Version\n--------- -------\n{}",
-            pkgs.iter()
-                .map(|(n, v)| format!("{:<9} {v}\n", n.replace('_', "-").to_lowercase()))
-                .collect::<String>()
+    fn real_listings_print_back_and_from_each_other() {
+        let freeze = include_str!("fixtures/pip_freeze.txt");
+        let list = include_str!("fixtures/pip_list.txt");
+        let json = include_str!("fixtures/pip_list_json.txt");
+        let npm = include_str!("compact/fixtures/npm_ls_depth0.txt");
+        for text in [freeze, list, json, npm] {
+            let listing = read(text).unwrap();
+            assert_eq!(render(&listing), text.trim_end());
+        }
+        let (freeze, list, json) = (
+            read(freeze).unwrap(),
+            read(list).unwrap(),
+            read(json).unwrap(),
         );
-        let json = serde_json::to_string(
-            &pkgs
-                .iter()
-                .map(|(n, v)| serde_json::json!({"name": n, "version": v}))
-                .collect::<Vec<_>>(),
-        )
-        .unwrap();
-        let (a, b, c) = (
-            read(&freeze).unwrap(),
-            read(&list).unwrap(),
-            read(&json).unwrap(),
-        );
-        assert_eq!(b.since(&a), Delta::default());
-        assert_eq!(c.since(&b), Delta::default());
-        assert_eq!(a.packages.len(), 10);
+        let delta = list.since(&freeze);
+        assert_eq!(delta.len(), 2, "{delta:?}");
+        let reference = Reference {
+            format: list.format,
+            count: list.packages.len(),
+            call: Ok("call_1".into()),
+            delta,
+            head: None,
+        };
+        assert_eq!(Reference::parse(&reference.text()), Some(reference.clone()));
+        assert_eq!(reference.listing(&freeze), list);
+        assert_eq!(json.since(&list), Delta::default());
+    }
+
+    /// A reference reads back as written, npm's root line with it; text that only opens
+    /// like one does not read.
+    #[test]
+    fn references_read_back() {
+        let reference = Reference {
+            format: Format::Npm,
+            count: 12,
+            call: Err(3),
+            delta: Delta {
+                added: vec![("@types/node".into(), "20.1.0".into())],
+                removed: vec!["left-pad".into()],
+                changed: vec![
+                    ("zod".into(), "3.23.0".into()),
+                    ("react".into(), "19.0.0".into()),
+                ],
+            },
+            head: Some("app@1.0.0 /srv/app".into()),
+        };
+        assert_eq!(Reference::parse(&reference.text()), Some(reference));
+        for text in [
+            "[… 12 packages as pip list prints them: those earlier tool result #2 lists …]",
+            "[… 12 packages as cargo tree prints them: those earlier tool result #2 lists, which is above, at the versions it gives …]",
+            "[… 12 packages as pip freeze prints them: those earlier tool result #2 lists, which is above, at the versions it gives; maybe: x …]",
+            "a head\n[… 12 packages as pip freeze prints them: those earlier tool result #2 lists, which is above, at the versions it gives …]",
+        ] {
+            assert_eq!(Reference::parse(text), None, "{text}");
+        }
     }
 
     /// What a later listing adds, drops and changes, by name.

@@ -19,9 +19,10 @@ use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use super::compact::{self, thousands};
-use super::packages::{self, Listing};
+use super::packages::{self, Listing, Reference};
 use super::tokens::{estimate, hash, Hash};
 use super::{pays, Doc, Pass, PassReport, Shared, MIN_BLOCK_BYTES};
+use trimgate_wire::dialect::Dialect;
 
 /// Replaces outputs seen earlier in the same request by a reference to the first copy.
 pub struct Repeats;
@@ -70,7 +71,7 @@ impl Pass for Repeats {
                     new.insert(i);
                     listing
                         .as_ref()
-                        .and_then(|l| said_before(doc, &listings, l))
+                        .and_then(|l| said_before(doc, &listings, l, &output))
                 }
             };
             let text = reference.and_then(|r| compact::rewrap(&block.text, &r));
@@ -114,47 +115,59 @@ fn reference_to(doc: &Doc, earlier: usize, output: &str) -> String {
 /// for it to be said as that difference: past it, the reference would say little less.
 const MAX_DELTA_SHARE: usize = 4;
 
-/// `listing` said as what it adds to the earlier listing it differs least from, where
-/// that is a small part of it: `None` when no earlier listing comes close.
-fn said_before(doc: &Doc, earlier: &[(usize, Listing)], listing: &Listing) -> Option<String> {
-    let (at, delta) = earlier
+/// `output`, the listing `listing`, said as what it adds to the earlier listing it differs
+/// least from, where that is a small part of it and the reference prints back as `output`
+/// byte for byte: `None` otherwise.
+fn said_before(
+    doc: &Doc,
+    earlier: &[(usize, Listing)],
+    listing: &Listing,
+    output: &str,
+) -> Option<String> {
+    let (at, seen, delta) = earlier
         .iter()
-        .map(|(at, seen)| (*at, listing.since(seen)))
-        .min_by_key(|(at, delta)| (delta.len(), *at))?;
+        .map(|(at, seen)| (*at, seen, listing.since(seen)))
+        .min_by_key(|(at, _, delta)| (delta.len(), *at))?;
     if delta.len() * MAX_DELTA_SHARE > listing.packages.len() {
         return None;
     }
-    let whose = match &doc.located.tool_blocks[at].call_id {
-        Some(id) => format!("the earlier tool result of call {id}"),
-        None => format!("earlier tool result #{}", at + 1),
+    let reference = Reference {
+        format: listing.format,
+        count: listing.packages.len(),
+        call: doc.located.tool_blocks[at].call_id.clone().ok_or(at + 1),
+        delta,
+        head: listing.head.clone(),
     };
-    let pairs = |list: &[(String, String)]| {
-        list.iter()
-            .map(|(name, version)| format!("{name} {version}"))
-            .collect::<Vec<_>>()
-            .join(", ")
+    (packages::render(&reference.listing(seen)) == output.trim_end()).then(|| reference.text())
+}
+
+/// What the package references among a request's tool results stand for, each listing
+/// printed as its command printed it (from the earlier listing it names, read from that
+/// result with its grouped listings expanded): the view in which a fact of a listing said
+/// as a reference is still found (the savings evaluator looks there too).
+pub fn expand_references(dialect: Dialect, body: &[u8]) -> Vec<String> {
+    let Some(located) = crate::locate::locate(dialect, body) else {
+        return Vec::new();
     };
-    let mut text = format!(
-        "[… {} packages: those {whose} lists, which is above, at the versions it gives",
-        thousands(listing.packages.len())
-    );
-    if !delta.changed.is_empty() {
-        text.push_str(&format!(
-            "; at another version here: {}",
-            pairs(&delta.changed)
-        ));
+    let blocks = &located.tool_blocks;
+    let mut out = Vec::new();
+    for block in blocks {
+        let Some(reference) = Reference::parse(&compact::output_of(&block.text)) else {
+            continue;
+        };
+        let earlier = match &reference.call {
+            Ok(id) => blocks
+                .iter()
+                .find(|b| b.call_id.as_deref() == Some(id.as_str())),
+            Err(n) => n.checked_sub(1).and_then(|i| blocks.get(i)),
+        };
+        if let Some(listing) =
+            earlier.and_then(|b| packages::read(&compact::expand_listings(&b.text)))
+        {
+            out.push(packages::render(&reference.listing(&listing)));
+        }
     }
-    if !delta.removed.is_empty() {
-        text.push_str(&format!("; less: {}", delta.removed.join(", ")));
-    }
-    if !delta.added.is_empty() {
-        text.push_str(&format!("; and besides: {}", pairs(&delta.added)));
-    }
-    text.push_str(" …]");
-    Some(match &listing.head {
-        Some(head) => format!("{head}\n{text}"),
-        None => text,
-    })
+    out
 }
 
 #[cfg(test)]
@@ -251,58 +264,108 @@ mod tests {
         assert!(out.changes.iter().all(|c| c.pass != NAME));
     }
 
-    fn freeze(n: usize) -> String {
+    /// Packages as pip prints them: sorted by name, the table padded to the longest name.
+    fn pip(packages: &[(&str, &str)], format: &str) -> String {
+        let mut sorted = packages.to_vec();
+        sorted.sort();
+        match format {
+            "freeze" => sorted.iter().map(|(n, v)| format!("{n}=={v}\n")).collect(),
+            "list" => {
+                let w = sorted.iter().map(|(n, _)| n.len()).max().unwrap().max(7);
+                let v = sorted.iter().map(|(_, v)| v.len()).max().unwrap().max(7);
+                let mut out = format!(
+                    "{:<w$} Version\n{} {}\n",
+                    "Package",
+                    "-".repeat(w),
+                    "-".repeat(v)
+                );
+                for (n, ver) in &sorted {
+                    out.push_str(&format!("{n:<w$} {ver}\n"));
+                }
+                out
+            }
+            _ => serde_json::to_string(
+                &sorted
+                    .iter()
+                    .map(|(n, v)| json!({"name": n, "version": v}))
+                    .collect::<Vec<_>>(),
+            )
+            .unwrap()
+            .replace("\",\"", "\", \"")
+            .replace("\":\"", "\": \"")
+            .replace("},{", "}, {"),
+        }
+    }
+
+    fn environment(n: usize) -> Vec<(String, String)> {
         (0..n)
-            .map(|i| format!("package-number-{i}==1.{i}.0\n"))
+            .map(|i| (format!("package-number-{i:03}"), format!("1.{i}.0")))
             .collect()
+    }
+
+    fn borrowed(list: &[(String, String)]) -> Vec<(&str, &str)> {
+        list.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect()
     }
 
     /// `pip list` after `pip freeze` of the same environment: the packages both name are
     /// said as the earlier listing's, what it adds by name and version; its JSON after
-    /// that the same, against the freeze (the listing that stayed whole).
+    /// that the same, against the freeze (the listing that stayed whole). The references
+    /// print back as the outputs were.
     #[test]
     fn a_listing_of_the_same_packages_refers_to_the_earlier_one() {
-        let frozen = freeze(100);
-        let table = format!(
-            "Package            Version\n------------------ -------\n{}pip                24.0\nsetuptools         65.5.0\n",
-            (0..100).map(|i| format!("package_number_{i:<3} 1.{i}.0\n")).collect::<String>()
-        );
-        let json = serde_json::to_string(
-            &(0..100)
-                .map(|i| json!({"name": format!("Package-Number-{i}"), "version": format!("1.{i}.0")}))
-                .chain([json!({"name": "pip", "version": "24.1"})])
-                .collect::<Vec<_>>(),
-        )
-        .unwrap();
-        let (out, sent) = run(&chat(&[&frozen, &table, &json]));
-        // the first stays, compacted as any output is
-        let first = sent["messages"][2]["content"].as_str().unwrap();
-        assert!(first.starts_with("package-number-{0==1.0.0,1==1.1.0,"), "{first}");
+        let env = environment(100);
+        let mut more = borrowed(&env);
+        let frozen = pip(&more, "freeze");
+        more.extend([("pip", "24.0"), ("setuptools", "65.5.0")]);
+        let table = pip(&more, "list");
+        more.retain(|(n, _)| *n != "setuptools");
+        let json = pip(&more, "json");
+        let body = chat(&[&frozen, &table, &json]);
+        let (out, sent) = run(&body);
         assert_eq!(
             sent["messages"][4]["content"],
-            "[… 102 packages: those the earlier tool result of call c1 lists, which is above, at the versions it gives; and besides: pip 24.0, setuptools 65.5.0 …]"
+            "[… 102 packages as pip list prints them: those the earlier tool result of call c1 lists, which is above, at the versions it gives; and besides: pip 24.0, setuptools 65.5.0 …]"
         );
         assert_eq!(
             sent["messages"][6]["content"],
-            "[… 101 packages: those the earlier tool result of call c1 lists, which is above, at the versions it gives; and besides: pip 24.1 …]"
+            "[… 101 packages as pip list --format=json prints them: those the earlier tool result of call c1 lists, which is above, at the versions it gives; and besides: pip 24.0 …]"
         );
         assert_eq!(out.changes.iter().filter(|c| c.pass == NAME).count(), 2);
+        let sent_body = serde_json::to_vec(&sent).unwrap();
+        assert_eq!(
+            expand_references(Dialect::OpenAiChat, &sent_body),
+            [table.trim_end(), json.trim_end()]
+        );
+    }
+
+    /// A listing printed otherwise than its command prints it (not in pip's order) cannot
+    /// be printed back from a reference: it stays whole.
+    #[test]
+    fn a_listing_that_would_not_print_back_stays() {
+        let env = environment(100);
+        let frozen = pip(&borrowed(&env), "freeze");
+        let mut lines: Vec<&str> = frozen.lines().collect();
+        lines.swap(3, 4);
+        let shuffled = lines.join("\n");
+        let (out, _) = run(&chat(&[&frozen, &shuffled]));
+        assert!(out.changes.iter().all(|c| c.pass != NAME));
     }
 
     /// Another version, a package gone: said by name; a listing that shares little with
-    /// any earlier one, and one of another kind, stay whole.
+    /// any earlier one stays whole.
     #[test]
     fn what_differs_is_said_and_a_different_listing_stays() {
-        let frozen = freeze(100);
+        let env = environment(100);
+        let frozen = pip(&borrowed(&env), "freeze");
         let later = frozen
-            .replace("package-number-7==1.7.0\n", "")
+            .replace("package-number-007==1.7.0\n", "")
             .replace("==1.9.0", "==2.0.0");
         let (_, sent) = run(&chat(&[&frozen, &later]));
         assert_eq!(
             sent["messages"][4]["content"],
-            "[… 99 packages: those the earlier tool result of call c1 lists, which is above, at the versions it gives; at another version here: package-number-9 2.0.0; less: package-number-7 …]"
+            "[… 99 packages as pip freeze prints them: those the earlier tool result of call c1 lists, which is above, at the versions it gives; at another version here: package-number-009 2.0.0; less: package-number-007 …]"
         );
-        let other: String = (0..100).map(|i| format!("other-{i}==1.0\n")).collect();
+        let other: String = (0..100).map(|i| format!("other-{i:03}==1.0\n")).collect();
         let (out, _) = run(&chat(&[&frozen, &other]));
         assert!(out.changes.iter().all(|c| c.pass != NAME));
     }
@@ -310,7 +373,9 @@ mod tests {
     /// npm's root line (the project and its directory) stays above the reference.
     #[test]
     fn an_npm_listing_keeps_its_root_line() {
-        let entries: Vec<String> = (0..80).map(|i| format!("dependency-{i}@1.0.{i}")).collect();
+        let entries: Vec<String> = (0..80)
+            .map(|i| format!("dependency-{i:02}@1.0.{i}"))
+            .collect();
         let tree = |last: &str| {
             format!(
                 "shop@1.0.0 /srv/shop\n{}\n└── {last}",
@@ -324,7 +389,7 @@ mod tests {
         let (_, sent) = run(&chat(&[&tree("zod@3.22.4"), &tree("zod@3.23.0")]));
         assert_eq!(
             sent["messages"][4]["content"],
-            "shop@1.0.0 /srv/shop\n[… 81 packages: those the earlier tool result of call c1 lists, which is above, at the versions it gives; at another version here: zod 3.23.0 …]"
+            "shop@1.0.0 /srv/shop\n[… 81 packages as npm ls --depth=0 prints them: those the earlier tool result of call c1 lists, which is above, at the versions it gives; at another version here: zod 3.23.0 …]"
         );
     }
 
