@@ -552,4 +552,36 @@ mod tests {
             assert_eq!(read(&text), None, "{text}");
         }
     }
+
+    proptest::proptest! {
+        /// Any set of packages printed as each command prints it reads back as the same
+        /// set and prints back byte for byte; any reference reads back as written.
+        #[test]
+        fn printed_listings_and_references_read_back(
+            packages in proptest::collection::btree_map("[a-z][a-z0-9_.-]{0,12}", "[0-9]{1,3}(\\.[0-9a-z]{1,4}){0,3}", 8..40),
+            format in 0usize..4,
+            removed in proptest::collection::vec("[a-z][a-z0-9-]{0,8}", 0..3),
+        ) {
+            let format = Format::ALL[format];
+            let mut listing = Listing {
+                format,
+                packages: BTreeMap::new(),
+                head: (format == Format::Npm).then(|| "app@1.0.0 /srv/app".to_owned()),
+            };
+            for (name, version) in &packages {
+                listing.packages.insert(format.key(name), (name.clone(), version.clone()));
+            }
+            proptest::prop_assume!(listing.packages.len() == packages.len());
+            let printed = render(&listing);
+            proptest::prop_assert_eq!(read(&printed), Some(listing));
+            let reference = Reference {
+                format,
+                count: packages.len(),
+                call: Ok("toolu_01".into()),
+                delta: Delta { added: packages.clone().into_iter().take(2).collect(), removed, changed: vec![] },
+                head: (format == Format::Npm).then(|| "app@1.0.0 /srv/app".to_owned()),
+            };
+            proptest::prop_assert_eq!(Reference::parse(&reference.text()), Some(reference));
+        }
+    }
 }
