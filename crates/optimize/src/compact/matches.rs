@@ -14,6 +14,8 @@
 //! grouping) is left as sent. At Aggressive, long files keep their first matches and very
 //! long matched lines their first characters, with a marker for the rest.
 
+use std::collections::HashMap;
+
 use super::lines::{count, join, Elided, Row};
 use super::Level;
 
@@ -23,6 +25,12 @@ const MAX_MATCH_CHARS: usize = 300;
 
 /// What `grep -C` / `rg -C` prints between blocks of context.
 const SEPARATOR: &str = "--";
+
+/// How a line whose text an earlier line of the same file has is written: `(same as 155)`.
+const SAME_AS: &str = "(same as ";
+
+/// Shortest text said as the earlier line's number instead (shorter costs about as much).
+const MIN_DITTO: usize = 32;
 
 /// `src/a.rs:12:text` → (`src/a.rs`, `12`, `text`). The path is what comes before the
 /// first `:digits:`; a line with `": "` before that (`key: value`) is not a match line.
@@ -263,12 +271,22 @@ impl Group<'_> {
         let mut grouped = vec![Row::plain(self.path)];
         let mut elided = Elided::default();
         let mut above: Option<u64> = None;
+        // the first line of the file with each text, for a line that says it again
+        let mut said: HashMap<&str, &str> = HashMap::new();
         for (k, line) in self.lines.iter().enumerate() {
             let short = match *line {
                 Line::Numbered { sep, num, text, .. } => {
                     let n = num.parse::<u64>().ok();
                     let next = above.zip(n).is_some_and(|(a, n)| n == a + 1);
                     above = n.filter(|_| num.len() == 1 || !num.starts_with('0'));
+                    let first = *said.entry(text).or_insert(num);
+                    let ditto;
+                    let text = if !aggressive && first != num && text.len() >= MIN_DITTO {
+                        ditto = format!("{SAME_AS}{first})");
+                        ditto.as_str()
+                    } else {
+                        text
+                    };
                     // `  --` is the separator: a context line of `-` keeps its number
                     if sep == '-' && next && text != "-" {
                         format!("  -{}", clip(text, aggressive))
@@ -378,6 +396,23 @@ enum Body<'a> {
     Next(&'a str),
 }
 
+/// The texts of a file's lines by number, as [`expand`] gives them back: a line written
+/// `(same as 155)` gets line 155's text again (one it does not hold is left as written).
+#[derive(Default)]
+struct Said(HashMap<String, String>);
+
+impl Said {
+    fn again(&mut self, num: String, text: &str) -> String {
+        let earlier = text
+            .strip_prefix(SAME_AS)
+            .and_then(|rest| rest.strip_suffix(')'))
+            .and_then(|first| self.0.get(first));
+        let text = earlier.map_or_else(|| text.to_owned(), Clone::clone);
+        self.0.entry(num).or_insert_with(|| text.clone());
+        text
+    }
+}
+
 /// Undoes the grouping: a `path` line followed by `  12:text` / `  12-text` / `  --` lines
 /// gives `path:12:text` / `path-12-text` / `--` again, and the lines a `path (N lines):`
 /// header counts become `path:text`. A `dir/` header is `find`'s ([`super::listing`]).
@@ -387,6 +422,7 @@ pub fn expand(text: &str) -> String {
     let mut header: Option<&str> = None;
     // the number of the line above, for a context line that says none
     let mut above: Option<u64> = None;
+    let mut said = Said::default();
     let mut i = 0;
     while let Some(&line) = lines.get(i) {
         i += 1;
@@ -413,15 +449,18 @@ pub fn expand(text: &str) -> String {
                     .parse()
                     .ok()
                     .filter(|_| num.len() == 1 || !num.starts_with('0'));
+                let text = said.again(num.to_owned(), text);
                 out.push(format!("{path}{sep}{num}{sep}{text}"));
             }
             (Some(path), Some(Body::Next(text))) if above.is_some() => {
                 let n = above.unwrap_or_default() + 1;
                 above = Some(n);
+                let text = said.again(n.to_string(), text);
                 out.push(format!("{path}-{n}-{text}"));
             }
             _ => {
                 above = None;
+                said = Said::default();
                 let candidate = !line.is_empty()
                     && !line.starts_with(' ')
                     && !line.starts_with("[…")
@@ -607,6 +646,20 @@ mod tests {
         }
     }
 
+    /// A line whose text an earlier line of the same file has says that line's number
+    /// instead; a short one, and the same text in another file, are said again.
+    #[test]
+    fn a_line_said_again_in_a_file_names_the_first() {
+        let call = "    let afd_a = unsafe { AsyncFd::register(a) }.unwrap();";
+        let text = format!("tests/a.rs:155:{call}\ntests/a.rs:156:    x();\ntests/a.rs:173:{call}\ntests/a.rs:174:    x();\ntests/a.rs-175-{call}\ntests/b.rs:9:{call}\ntests/b.rs:12:{call}\n");
+        let out = crate::compact::compact(&text, Level::Auto).unwrap();
+        assert_eq!(
+            out,
+            format!("tests/a.rs\n  155:{call}\n  156:    x();\n  173:(same as 155)\n  174:    x();\n  -(same as 155)\ntests/b.rs\n  9:{call}\n  12:(same as 9)")
+        );
+        assert_eq!(expanded(&out), seen(&text));
+    }
+
     /// `rg --heading` already says each path once: it passes, or comes back exactly.
     #[test]
     fn heading_listings_come_back_exactly() {
@@ -661,6 +714,9 @@ mod tests {
                 "-",
                 "- item",
                 "",
+                "    let afd_a = unsafe { AsyncFd::register(a) }.unwrap();",
+                "(same as 12)",
+                "(same as 1)",
             ])
             .prop_map(str::to_owned),
         ];
