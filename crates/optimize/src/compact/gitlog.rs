@@ -1,6 +1,8 @@
 //! `git log` (plain, `--stat`, `-p`): commit lines, subjects and bodies stay whole; the
 //! `+++---` histogram of `--stat` lines goes (the count stays); at Standard the Author and
-//! Date lines share one line, and an author the commit above had is said `as above`.
+//! Date lines share one line, and an author the commit above had is said `as above`
+//! (with the day too, when that is the commit above's: `Author and day as above, at
+//! 10:25:32`).
 //! Patches inside the log are left alone.
 
 use super::lines::Row;
@@ -37,6 +39,20 @@ fn stat_line(line: &str) -> Option<String> {
     Some(format!(" {} | {changes}", path.trim()))
 }
 
+/// git's own date (`Tue Dec 1 10:29:25 2026 +0000`) as its day (all but the time) and its
+/// time; `None` for the day of any other form.
+fn day_and_time(date: &str) -> (Option<String>, &str) {
+    let parts: Vec<&str> = date.split(' ').filter(|p| !p.is_empty()).collect();
+    match parts.as_slice() {
+        [weekday, month, day, time, year, zone]
+            if time.len() == 8 && time.bytes().filter(|&b| b == b':').count() == 2 =>
+        {
+            (Some(format!("{weekday} {month} {day} {year} {zone}")), time)
+        }
+        _ => (None, date),
+    }
+}
+
 /// How an author the commit above had is said.
 const AS_ABOVE: &str = "Author: as above";
 
@@ -46,6 +62,7 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
     let mut in_patch = false;
     let mut author: Option<String> = None;
     let mut last_author = String::new();
+    let mut last_day: Option<String> = None;
     for row in rows {
         let text = row.text.as_str();
         if is_commit_line(text) {
@@ -80,8 +97,15 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
                 continue;
             }
             if let Some(date) = text.strip_prefix("Date:") {
+                let date = date.trim();
+                let (day, time) = day_and_time(date);
+                let same_day = day.is_some() && day == last_day;
+                last_day = day;
                 match author.take() {
-                    Some(a) => out.push(Row::plain(format!("{a}, Date: {}", date.trim()))),
+                    Some(a) if a == AS_ABOVE && same_day => {
+                        out.push(Row::plain(format!("Author and day as above, at {time}")));
+                    }
+                    Some(a) => out.push(Row::plain(format!("{a}, Date: {date}"))),
                     None => out.push(row),
                 }
                 continue;
@@ -136,6 +160,39 @@ mod tests {
                 "Author: as above, Date: Mon Jan 2 10:00:00 2024 +0000",
                 "Author: Bo <b@x.org>, Date: Mon Jan 3 10:00:00 2024 +0000",
                 "Author: Ana <a@x.org>, Date: Mon Jan 4 10:00:00 2024 +0000",
+            ]
+        );
+    }
+
+    /// The same author on the same day: the commit says its time alone; another day, or a
+    /// date in another form, is said whole.
+    #[test]
+    fn a_day_as_above_is_said_by_its_time() {
+        let dates = [
+            "Tue Dec 1 10:29:25 2026 +0000",
+            "Tue Dec 1 10:25:32 2026 +0000",
+            "Mon Nov 30 23:59:59 2026 +0000",
+            "2026-11-30 22:00:00 +0000",
+        ];
+        let log: String = dates
+            .iter()
+            .enumerate()
+            .map(|(i, date)| {
+                format!("commit {i:07x}\nAuthor: Ana <a@x.org>\nDate:   {date}\n\n    Change {i}\n")
+            })
+            .collect();
+        let out = crate::compact::lines::join(&compact(
+            crate::compact::lines::rows(&log),
+            Level::Standard,
+        ));
+        let dated: Vec<&str> = out.lines().filter(|l| l.starts_with("Author")).collect();
+        assert_eq!(
+            dated,
+            [
+                "Author: Ana <a@x.org>, Date: Tue Dec 1 10:29:25 2026 +0000",
+                "Author and day as above, at 10:25:32",
+                "Author: as above, Date: Mon Nov 30 23:59:59 2026 +0000",
+                "Author: as above, Date: 2026-11-30 22:00:00 +0000",
             ]
         );
     }

@@ -539,7 +539,7 @@ fn git_log_patches_are_untouched() {
     let out = run(&text, Level::Standard);
     assert!(out.contains("\n-old | 12 ++++\n+new | 13 ----\n"));
     assert!(out.contains("Author: Dev <dev@example.com>, Date: Mon Jan 1 10:00:00 2024 +0000"));
-    assert!(out.contains("Author: as above, Date: Mon Jan 1 10:00:07 2024 +0000"));
+    assert!(out.contains("\nAuthor and day as above, at 10:00:07\n"));
 }
 
 // ---- JSON ----
