@@ -1,4 +1,5 @@
-//! Paths, addresses and runs of `key=value` fields an output repeats, said once. `cargo metadata` writes the registry's
+//! Paths, addresses, runs of `key=value` fields and runs of JSON members an output
+//! repeats, said once. `cargo metadata` writes the registry's
 //! source directory (`/home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/`, 30
 //! tokens) into every manifest and target path, and `registry+https://github.com/rust-lang/
 //! crates.io-index` into every package and dependency; a verbose build log, an install log
@@ -86,6 +87,7 @@ pub(crate) fn apply(text: &str) -> Option<String> {
     }
     for line in text.lines() {
         field_runs(line, &mut uses);
+        member_runs(line, &mut uses);
     }
     let mut ranked: Vec<(i64, &str)> = uses
         .into_iter()
@@ -169,6 +171,75 @@ fn field_runs<'a>(line: &'a str, uses: &mut HashMap<&'a str, usize>) {
             if phrase.len() >= MIN_LEN {
                 *uses.entry(phrase).or_default() += 1;
             }
+        }
+    }
+}
+
+/// Counts every run of two to [`MAX_FIELDS`] JSON members in a line whose values are
+/// strings without escapes, numbers, `true`, `false` or `null` (each commit's
+/// `"name":"Ana","email":"ana@example.com"` in `git log` as JSON), if long enough to pay.
+fn member_runs<'a>(line: &'a str, uses: &mut HashMap<&'a str, usize>) {
+    if line.len() < MIN_LEN || !line.contains("\":") {
+        return;
+    }
+    let b = line.as_bytes();
+    // Each member's span, and whether the next member follows it after one comma.
+    let mut members: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let opens = b[i] == b'"' && (i == 0 || matches!(b[i - 1], b'{' | b','));
+        match opens.then(|| member_end(b, i)).flatten() {
+            Some(end) => {
+                members.push((i, end));
+                i = end;
+            }
+            None => i += 1,
+        }
+    }
+    for (k, &(start, _)) in members.iter().enumerate() {
+        for n in 2..=MAX_FIELDS {
+            let Some(&(_, end)) = members.get(k + n - 1) else {
+                break;
+            };
+            // consecutive: each member's end is a comma before the next one's start
+            let joined = members[k..k + n]
+                .windows(2)
+                .all(|w| w[0].1 + 1 == w[1].0 && b[w[0].1] == b',');
+            if !joined {
+                break;
+            }
+            let phrase = &line[start..end];
+            if phrase.len() >= MIN_LEN {
+                *uses.entry(phrase).or_default() += 1;
+            }
+        }
+    }
+}
+
+/// Where a JSON member opening at `i` (`"key":value`) ends, for a key and a string value
+/// without escapes or a scalar value; `None` for any other.
+fn member_end(b: &[u8], i: usize) -> Option<usize> {
+    let string_end = |from: usize| -> Option<usize> {
+        let len = b
+            .get(from + 1..)?
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\')?;
+        (b[from + 1 + len] == b'"').then_some(from + len + 2)
+    };
+    let colon = string_end(i)?;
+    if b.get(colon) != Some(&b':') {
+        return None;
+    }
+    let value = colon + 1;
+    match b.get(value)? {
+        b'"' => string_end(value),
+        b'{' | b'[' => None,
+        _ => {
+            let len = b[value..]
+                .iter()
+                .position(|&c| matches!(c, b',' | b'}' | b']'))?;
+            let scalar = &b[value..value + len];
+            (!scalar.is_empty() && !scalar.contains(&b'"')).then_some(value + len)
         }
     }
 }
@@ -338,6 +409,24 @@ mod tests {
         );
         assert_eq!(expand(&out), text);
         assert!(count(&out) * 3 < count(&text) * 2);
+    }
+
+    /// `git log` as JSON: the author's name and email, the same in every commit, are said
+    /// once; a member with an escape or an object for a value is not part of a run.
+    #[test]
+    fn repeated_json_members_are_said_once() {
+        let text: String = (0..40)
+            .map(|i| format!("{{\"sha\":\"{i:040x}\",\"author\":{{\"name\":\"Seed maintainers\",\"email\":\"maintainers@users.noreply.example\",\"date\":\"2026-12-01T10:{i:02}:25Z\"}},\"note\":\"say \\\"hi\\\"\",\"stats\":{{\"files\":{{\"a\":1}},\"total\":{i}}}}}\n"))
+            .collect();
+        let out = apply(&text).unwrap();
+        assert!(
+            out.starts_with("¹ = \"name\":\"Seed maintainers\",\"email\":\"maintainers@users.noreply.example\"\n"),
+            "{out}"
+        );
+        assert!(!out.contains("= \"note\""), "{out}");
+        assert!(!out.contains("= \"files\""), "{out}");
+        assert_eq!(expand(&out), text);
+        assert_eq!(apply(&text), Some(out));
     }
 
     /// A string chosen first and a longer one it starts: the longer one is not given a mark
