@@ -5,8 +5,8 @@
 //! brace form (`v1.4.{0,1,2,3}`, `  '0.0.0-experimental-{1e3e30dae-20221108,1e5245df8-20220817}',`,
 //! `  remotes/origin/release/{2.1,2.2}`): where each run starts and ends is chosen to make
 //! the listing shortest. Inside the braces, three or more parts that count up by one in
-//! digits of one width are said as their first and last (`1.6.0-dev.{20150722..20150731}`,
-//! the nightly builds of a month). [`expand`] gives the lines back byte for byte, and a
+//! digits of one width, or that are days of the calendar one after another, are said as
+//! their first and last (`1.6.0-dev.{20150722..20150802}`, nightly builds). [`expand`] gives the lines back byte for byte, and a
 //! listing it would not give back exactly is left as sent. Nothing else is touched.
 
 use super::lines::{join, Row};
@@ -277,19 +277,27 @@ pub(crate) fn group(names: &[&str], lead: &str, tail: &str, between: &str) -> Ve
 
 /// The parts of one brace group, each run of [`MIN_RANGE`] or more that counts up by one
 /// said as `first..last`: numbers written plainly (`8..11`), or all in one width with
-/// leading zeros (`08..11`).
+/// leading zeros (`08..11`), or days of the calendar (`20150728..20150803`, nightly builds
+/// across a month's end). A run is said so only where [`span`] reads it back exactly.
 fn ranged(parts: &[&str]) -> Vec<String> {
     let mut out = Vec::with_capacity(parts.len());
     let mut i = 0;
     while let Some(&first) = parts.get(i) {
         let mut end = i;
-        while let (Some(a), Some(b)) = (parts.get(end), parts.get(end + 1)) {
-            let from_first =
-                counted(first, b).is_some_and(|(x, y, _)| y - x == (end + 1 - i) as u64);
-            if counted(a, b).is_none_or(|(x, y, _)| y != x + 1) || !from_first {
+        while let (Some(&a), Some(&b)) = (parts.get(end), parts.get(end + 1)) {
+            if span(a, b).as_deref() != Some(&[a.to_owned(), b.to_owned()][..]) {
                 break;
             }
             end += 1;
+        }
+        // a run that reads back otherwise (numbers that look like days) is said shorter
+        while end + 1 - i >= MIN_RANGE {
+            let run = parts.get(i..=end).unwrap_or_default();
+            let last = parts.get(end).copied().unwrap_or_default();
+            if span(first, last).is_some_and(|s| s.iter().eq(run.iter())) {
+                break;
+            }
+            end -= 1;
         }
         if end + 1 - i >= MIN_RANGE {
             let last = parts.get(end).copied().unwrap_or_default();
@@ -303,14 +311,36 @@ fn ranged(parts: &[&str]) -> Vec<String> {
     out
 }
 
-/// Two parts as the ends of a range: both numbers, the first below the second, written
-/// plainly or in one width; with the width to pad to (0 for plain).
-fn counted(a: &str, b: &str) -> Option<(u64, u64, usize)> {
+/// Longest run a range may stand for: a longer one is not read as a range.
+const MAX_SPAN: u64 = 100_000;
+
+/// What `a..b` stands for, first to last: the days of the calendar from `a` to `b` where
+/// both are dates (`YYYYMMDD`) in different months; else the numbers from `a` to `b`,
+/// written plainly or all in one width with leading zeros. `None` where it is no range.
+fn span(a: &str, b: &str) -> Option<Vec<String>> {
     let digits = |s: &str| !s.is_empty() && s.len() <= 18 && s.bytes().all(|c| c.is_ascii_digit());
-    let plain = |s: &str| s == "0" || !s.starts_with('0');
     if !digits(a) || !digits(b) {
         return None;
     }
+    let (x, y) = (a.parse::<u64>().ok()?, b.parse::<u64>().ok()?);
+    if x >= y || y - x > MAX_SPAN {
+        return None;
+    }
+    if a.len() == 8
+        && b.len() == 8
+        && x / 100 != y / 100
+        && day_after(x).is_some()
+        && day_after(y).is_some()
+    {
+        let mut days = vec![a.to_owned()];
+        let mut day = x;
+        while day < y {
+            day = day_after(day)?;
+            days.push(day.to_string());
+        }
+        return (day == y).then_some(days);
+    }
+    let plain = |s: &str| s == "0" || !s.starts_with('0');
     let width = if plain(a) && plain(b) {
         0
     } else if a.len() == b.len() {
@@ -318,18 +348,38 @@ fn counted(a: &str, b: &str) -> Option<(u64, u64, usize)> {
     } else {
         return None;
     };
-    let (x, y) = (a.parse::<u64>().ok()?, b.parse::<u64>().ok()?);
-    (x < y).then_some((x, y, width))
+    Some((x..=y).map(|n| format!("{n:0width$}")).collect())
+}
+
+/// The day after `YYYYMMDD`, or `None` if it is no date.
+fn day_after(date: u64) -> Option<u64> {
+    let (year, month, day) = (date / 10_000, date / 100 % 100, date % 100);
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    };
+    if !(1000..=9999).contains(&year) || day == 0 || day > days {
+        return None;
+    }
+    Some(match (day == days, month == 12) {
+        (false, _) => date + 1,
+        (true, false) => year * 10_000 + (month + 1) * 100 + 1,
+        (true, true) => (year + 1) * 10_000 + 101,
+    })
 }
 
 /// The names inside one pair of braces, as [`group`] wrote them: split at commas, and each
-/// `first..last` that [`counted`] reads as a range counted out again (anything else is a
-/// part as it stands).
+/// `first..last` that [`span`] reads as a range counted out again (anything else is a part
+/// as it stands).
 pub(crate) fn parts(inner: &str) -> Vec<Cow<'_, str>> {
     let mut out = Vec::new();
     for part in inner.split(',') {
-        match part.split_once(RANGE).and_then(|(a, b)| counted(a, b)) {
-            Some((x, y, width)) => out.extend((x..=y).map(|n| Cow::Owned(format!("{n:0width$}")))),
+        match part.split_once(RANGE).and_then(|(a, b)| span(a, b)) {
+            Some(run) => out.extend(run.into_iter().map(Cow::Owned)),
             None => out.push(Cow::Borrowed(part)),
         }
     }
@@ -456,12 +506,16 @@ mod tests {
         let text = format!("[\n{}\n  '1.6.0-dev.98'\n]", days.join("\n"));
         let out = join(&compact(rows(&text), Level::Standard));
         assert!(
-            out.contains("  '1.6.0-dev.{20150722..20150731,20150801,20150802,20150805}',"),
+            out.contains("  '1.6.0-dev.{20150722..20150802,20150805}',"),
             "{out}"
         );
         assert_eq!(expand(&out), text);
         assert_eq!(parts("8..11").join(","), "8,9,10,11");
         assert_eq!(parts("08..11").join(","), "08,09,10,11");
+        assert_eq!(
+            parts("20150730..20150802,20241231..20250101,20240228..20240301").join(","),
+            "20150730,20150731,20150801,20150802,20241231,20250101,20240228,20240229,20240301"
+        );
         for inner in ["11..08", "8..011", "a..b", "1..", "..2", "1...3", "3..3"] {
             assert_eq!(
                 parts(inner).join(","),
@@ -473,6 +527,23 @@ mod tests {
         let out = join(&compact(rows(listing), Level::Standard));
         assert_eq!(out, "v1.{8..11}\nv2.{08..11}\nv3.{7,08,9}");
         assert_eq!(expand(&out), listing);
+    }
+
+    /// Nightly builds across a month's end are one range of days; numbers that only look
+    /// like days (every number between, 20150732 too) are a range of numbers.
+    #[test]
+    fn days_across_a_month_are_one_range() {
+        let nightly = [
+            "20150729", "20150730", "20150731", "20150801", "20150802", "20150804",
+        ];
+        assert_eq!(ranged(&nightly), ["20150729..20150802", "20150804"]);
+        let numbers: Vec<String> = (20150729..=20150801).map(|n| n.to_string()).collect();
+        let numbers: Vec<&str> = numbers.iter().map(String::as_str).collect();
+        assert_eq!(ranged(&numbers), ["20150729..20150800", "20150801"]);
+        let listing: String = nightly.iter().map(|d| format!("1.6.0-dev.{d}\n")).collect();
+        let out = join(&compact(rows(listing.trim_end()), Level::Standard));
+        assert_eq!(out, "1.6.0-dev.{20150729..20150802,20150804}");
+        assert_eq!(expand(&out), listing.trim_end());
     }
 
     /// A name that is itself in brace form or holds `..` would not come back from the
