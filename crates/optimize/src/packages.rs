@@ -439,6 +439,14 @@ mod tests {
             .collect()
     }
 
+    /// `names(n)` as pip freeze prints them.
+    fn frozen(n: usize) -> String {
+        names(n)
+            .iter()
+            .map(|(n, v)| format!("{n}=={v}\n"))
+            .collect()
+    }
+
     /// Real outputs of one environment: pip freeze, then pip list, then its JSON. Each is
     /// read as a listing and printed back byte for byte; the list is the freeze and two
     /// packages more, and the JSON the list, and each prints back from the one before.
@@ -503,10 +511,7 @@ mod tests {
     /// What a later listing adds, drops and changes, by name.
     #[test]
     fn a_delta_names_what_differs() {
-        let earlier: String = names(10)
-            .iter()
-            .map(|(n, v)| format!("{n}=={v}\n"))
-            .collect();
+        let earlier: String = frozen(10);
         let later = earlier
             .replace("Pkg_3==1.3.0\n", "")
             .replace("1.5.0", "2.0.0")
@@ -535,16 +540,13 @@ mod tests {
     /// Anything else in the text, or too few packages, is not a listing.
     #[test]
     fn other_text_is_not_a_listing() {
-        let freeze: String = names(10)
-            .iter()
-            .map(|(n, v)| format!("{n}=={v}\n"))
-            .collect();
+        let freeze: String = frozen(10);
         for text in [
             freeze.clone() + "-e git+https://example.com/x.git#egg=x\n",
             freeze.clone() + "WARNING: something\n",
             freeze.clone() + "mypkg @ file:///tmp/mypkg\n",
             freeze.clone() + "Pkg-1==9.9\n",
-            names(7).iter().map(|(n, v)| format!("{n}=={v}\n")).collect(),
+            frozen(7),
             "app@1.0.0 /srv/app\n├── a@1 deduped\n".repeat(9),
             format!("[{}]", (0..9).map(|i| format!("{{\"name\": \"a{i}\", \"version\": \"1\", \"editable_project_location\": \"/x\"}}")).collect::<Vec<_>>().join(", ")),
             "Package Version Location\n------- ------- --------\na 1 /x\n".to_owned(),

@@ -139,22 +139,35 @@ mod tests {
         assert_eq!(stat_line("    a body line | with a pipe"), None);
     }
 
+    /// The Author lines a log of these commits (author, date) compacts to at Standard.
+    fn authors(commits: &[(&str, &str)]) -> Vec<String> {
+        let log: String = commits
+            .iter()
+            .enumerate()
+            .map(|(i, (who, date))| {
+                format!("commit {i:07x}\nAuthor: {who}\nDate:   {date}\n\n    Change {i}\n")
+            })
+            .collect();
+        let rows = compact(crate::compact::lines::rows(&log), Level::Standard);
+        let out = crate::compact::lines::join(&rows);
+        out.lines()
+            .filter(|l| l.starts_with("Author"))
+            .map(str::to_owned)
+            .collect()
+    }
+
     /// An author is said in full at the first of a run of their commits, and `as above`
     /// after; another author in between is said in full, and so is the one after them.
     #[test]
     fn an_author_is_said_once_per_run_of_commits() {
-        let log: String = ["Ana <a@x.org>", "Ana <a@x.org>", "Bo <b@x.org>", "Ana <a@x.org>"]
-            .iter()
-            .enumerate()
-            .map(|(i, who)| format!("commit {i:07x}\nAuthor: {who}\nDate:   Mon Jan {} 10:00:00 2024 +0000\n\n    Change {i}\n", i + 1))
-            .collect();
-        let out = crate::compact::lines::join(&compact(
-            crate::compact::lines::rows(&log),
-            Level::Standard,
-        ));
-        let authors: Vec<&str> = out.lines().filter(|l| l.starts_with("Author:")).collect();
+        let (ana, bo) = ("Ana <a@x.org>", "Bo <b@x.org>");
         assert_eq!(
-            authors,
+            authors(&[
+                (ana, "Mon Jan 1 10:00:00 2024 +0000"),
+                (ana, "Mon Jan 2 10:00:00 2024 +0000"),
+                (bo, "Mon Jan 3 10:00:00 2024 +0000"),
+                (ana, "Mon Jan 4 10:00:00 2024 +0000"),
+            ]),
             [
                 "Author: Ana <a@x.org>, Date: Mon Jan 1 10:00:00 2024 +0000",
                 "Author: as above, Date: Mon Jan 2 10:00:00 2024 +0000",
@@ -168,26 +181,14 @@ mod tests {
     /// date in another form, is said whole.
     #[test]
     fn a_day_as_above_is_said_by_its_time() {
-        let dates = [
-            "Tue Dec 1 10:29:25 2026 +0000",
-            "Tue Dec 1 10:25:32 2026 +0000",
-            "Mon Nov 30 23:59:59 2026 +0000",
-            "2026-11-30 22:00:00 +0000",
-        ];
-        let log: String = dates
-            .iter()
-            .enumerate()
-            .map(|(i, date)| {
-                format!("commit {i:07x}\nAuthor: Ana <a@x.org>\nDate:   {date}\n\n    Change {i}\n")
-            })
-            .collect();
-        let out = crate::compact::lines::join(&compact(
-            crate::compact::lines::rows(&log),
-            Level::Standard,
-        ));
-        let dated: Vec<&str> = out.lines().filter(|l| l.starts_with("Author")).collect();
+        let ana = "Ana <a@x.org>";
         assert_eq!(
-            dated,
+            authors(&[
+                (ana, "Tue Dec 1 10:29:25 2026 +0000"),
+                (ana, "Tue Dec 1 10:25:32 2026 +0000"),
+                (ana, "Mon Nov 30 23:59:59 2026 +0000"),
+                (ana, "2026-11-30 22:00:00 +0000"),
+            ]),
             [
                 "Author: Ana <a@x.org>, Date: Tue Dec 1 10:29:25 2026 +0000",
                 "Author and day as above, at 10:25:32",

@@ -460,13 +460,18 @@ mod tests {
     use super::*;
     use crate::compact::lines::{join, rows};
 
+    /// `text` grouped at Standard, checked to expand back to it.
+    fn round_trip(text: &str) -> String {
+        let out = join(&compact(rows(text), Level::Standard));
+        assert_eq!(expand(&out), text, "from:\n{out}");
+        out
+    }
+
     /// `git tag`: runs of patch releases share a line; the order and every tag stay.
     #[test]
     fn tag_runs_share_a_line_in_brace_form() {
         let text = "v0.9.0\nv0.9.0-rc.1\nv0.9.0-rc.2\nv0.9.1\nv0.9.10\nv0.9.2\nv0.9.3\nv1.0.0";
-        let out = join(&compact(rows(text), Level::Standard));
-        assert_eq!(out, "v0.9.{0,0-rc.1,0-rc.2,1,10,2,3}\nv1.0.0");
-        assert_eq!(expand(&out), text);
+        assert_eq!(round_trip(text), "v0.9.{0,0-rc.1,0-rc.2,1,10,2,3}\nv1.0.0");
     }
 
     /// `npm view <pkg> versions` prints a quoted array: quotes and commas stay outside the
@@ -474,12 +479,10 @@ mod tests {
     #[test]
     fn quoted_array_items_group_and_expand_back() {
         let text = "[\n  '4.9.3',\n  '4.9.4',\n  '4.9.5',\n  '5.0.0-dev.20221103',\n  '5.0.0-dev.20221104',\n  '5.0.0-dev.20221105',\n  '5.0.0-dev.20221106'\n]";
-        let out = join(&compact(rows(text), Level::Standard));
         assert_eq!(
-            out,
+            round_trip(text),
             "[\n  '4.9.{3..5}',\n  '5.0.0-dev.{20221103..20221105}',\n  '5.0.0-dev.20221106'\n]"
         );
-        assert_eq!(expand(&out), text);
     }
 
     /// `git branch -a`: branches group by their directory; a symbolic ref is not a name.
@@ -524,9 +527,7 @@ mod tests {
             );
         }
         let listing = "v1.8\nv1.9\nv1.10\nv1.11\nv2.08\nv2.09\nv2.10\nv2.11\nv3.7\nv3.08\nv3.9";
-        let out = join(&compact(rows(listing), Level::Standard));
-        assert_eq!(out, "v1.{8..11}\nv2.{08..11}\nv3.{7,08,9}");
-        assert_eq!(expand(&out), listing);
+        assert_eq!(round_trip(listing), "v1.{8..11}\nv2.{08..11}\nv3.{7,08,9}");
     }
 
     /// Nightly builds across a month's end are one range of days; numbers that only look
@@ -541,9 +542,10 @@ mod tests {
         let numbers: Vec<&str> = numbers.iter().map(String::as_str).collect();
         assert_eq!(ranged(&numbers), ["20150729..20150800", "20150801"]);
         let listing: String = nightly.iter().map(|d| format!("1.6.0-dev.{d}\n")).collect();
-        let out = join(&compact(rows(listing.trim_end()), Level::Standard));
-        assert_eq!(out, "1.6.0-dev.{20150729..20150802,20150804}");
-        assert_eq!(expand(&out), listing.trim_end());
+        assert_eq!(
+            round_trip(listing.trim_end()),
+            "1.6.0-dev.{20150729..20150802,20150804}"
+        );
     }
 
     /// A name that is itself in brace form or holds `..` would not come back from the
@@ -602,12 +604,10 @@ mod tests {
     #[test]
     fn a_comma_separated_list_groups_in_place() {
         let text = "numpy (2.4.6)\nAvailable versions: 2.4.6, 2.4.5, 2.4.4, 2.3.0, 1.0rc1, 1.0, 0.9.8, 0.9.6";
-        let out = join(&compact(rows(text), Level::Standard));
         assert_eq!(
-            out,
+            round_trip(text),
             "numpy (2.4.6)\nAvailable versions: 2.4.{6,5,4}, 2.3.0, 1.0rc1, 1.0, 0.9.8, 0.9.6"
         );
-        assert_eq!(expand(&out), text);
     }
 
     /// Where runs start is chosen for the whole listing: a long stem shared by a few names
@@ -615,12 +615,7 @@ mod tests {
     #[test]
     fn runs_are_chosen_to_make_the_listing_shortest() {
         let text = "0.0.0-experimental-1e3e30dae-20221108\n0.0.0-experimental-1e5245df8-20220817\n0.0.0-experimental-1ea46df8-20251111\n0.0.0-experimental-1fafac002";
-        let out = join(&compact(rows(text), Level::Standard));
-        assert_eq!(
-            out,
-            "0.0.0-experimental-{1e3e30dae-20221108,1e5245df8-20220817,1ea46df8-20251111,1fafac002}"
-        );
-        assert_eq!(expand(&out), text);
+        assert_eq!(round_trip(text), "0.0.0-experimental-{1e3e30dae-20221108,1e5245df8-20220817,1ea46df8-20251111,1fafac002}");
     }
 
     /// A short JSON array, or one of other values, stays JSON (minified); braces that are
