@@ -196,6 +196,17 @@ pub(crate) struct Reference {
 }
 
 const THOSE: &str = ": those ";
+const BY_CALL: &str = "the earlier tool result of call ";
+const BY_PLACE: &str = "earlier tool result #";
+
+/// An earlier tool result as a reference names it: by its call's id, or by its place
+/// among the results (from 1) where it has none.
+pub(crate) fn earlier_result(call: &Result<String, usize>) -> String {
+    match call {
+        Ok(id) => format!("{BY_CALL}{id}"),
+        Err(n) => format!("{BY_PLACE}{n}"),
+    }
+}
 const ABOVE: &str = " lists, which is above, at the versions it gives";
 const CHANGED: &str = "at another version here: ";
 const LESS: &str = "less: ";
@@ -203,10 +214,7 @@ const ADDED: &str = "and besides: ";
 
 impl Reference {
     pub fn text(&self) -> String {
-        let whose = match &self.call {
-            Ok(id) => format!("the earlier tool result of call {id}"),
-            Err(n) => format!("earlier tool result #{n}"),
-        };
+        let whose = earlier_result(&self.call);
         let pairs = |list: &[(String, String)]| {
             list.iter()
                 .map(|(name, version)| format!("{name} {version}"))
@@ -244,9 +252,9 @@ impl Reference {
         let (command, rest) = rest.split_once(" prints them")?;
         let format = Format::ALL.into_iter().find(|f| f.command() == command)?;
         let (whose, rest) = rest.strip_prefix(THOSE)?.split_once(ABOVE)?;
-        let call = match whose.strip_prefix("the earlier tool result of call ") {
+        let call = match whose.strip_prefix(BY_CALL) {
             Some(id) => Ok(id.to_owned()),
-            None => Err(whose.strip_prefix("earlier tool result #")?.parse().ok()?),
+            None => Err(whose.strip_prefix(BY_PLACE)?.parse().ok()?),
         };
         let pairs = |list: &str| -> Option<Vec<(String, String)>> {
             list.split(", ")

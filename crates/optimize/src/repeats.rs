@@ -100,15 +100,15 @@ fn reference_to(doc: &Doc, earlier: usize, output: &str) -> String {
         thousands(output.lines().count()),
         thousands(output.len())
     );
-    match &doc.located.tool_blocks[earlier].call_id {
-        Some(id) => format!(
-            "[… the same output as the earlier tool result of call {id} ({size}), which is above …]"
-        ),
-        None => format!(
-            "[… the same output as earlier tool result #{} ({size}), which is above …]",
-            earlier + 1
-        ),
-    }
+    format!(
+        "[… the same output as {} ({size}), which is above …]",
+        packages::earlier_result(&call_of(doc, earlier))
+    )
+}
+
+/// How a reference names the tool result at `at`: its call's id, or its place (from 1).
+fn call_of(doc: &Doc, at: usize) -> Result<String, usize> {
+    doc.located.tool_blocks[at].call_id.clone().ok_or(at + 1)
 }
 
 /// Most of what a listing may differ from an earlier one by, as a share of what it names,
@@ -134,7 +134,7 @@ fn said_before(
     let reference = Reference {
         format: listing.format,
         count: listing.packages.len(),
-        call: doc.located.tool_blocks[at].call_id.clone().ok_or(at + 1),
+        call: call_of(doc, at),
         delta,
         head: listing.head.clone(),
     };

@@ -114,7 +114,8 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
     if level == Level::Light {
         return rows;
     }
-    let original = join(&rows);
+    // what the versions said once must read back to; not needed at Aggressive
+    let original = (level != Level::Aggressive).then(|| join(&rows));
     let branches: Vec<Option<(usize, bool, usize, Glyphs)>> =
         rows.iter().map(|r| drawn(&r.text)).collect();
     let mut open = Open::default();
@@ -157,16 +158,14 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
         }
     }
     flush_repeats(&mut out, &mut repeats, repeats_col);
-    let drawn = group_leaves(out.clone());
-    let Some(said_once) = versions_said_once(out) else {
-        return drawn;
-    };
-    let said_once = group_leaves(said_once);
-    if level != Level::Aggressive && redraw(&join(&said_once)) == original {
-        said_once
-    } else {
-        drawn
+    if let Some(original) = original {
+        if let Some(said_once) = versions_said_once(&out).map(group_leaves) {
+            if redraw(&join(&said_once)) == original {
+                return said_once;
+            }
+        }
     }
+    group_leaves(out)
 }
 
 /// A package's name and version as a tree prints them at the start of an entry:
@@ -206,11 +205,11 @@ fn entry_start(line: &str) -> Option<usize> {
 /// The tree's rows with each package's version said at its first line only, for the
 /// packages the tree holds in one version and always names with it; the root lines (not
 /// drawn) say theirs too. `None` when no version would go.
-fn versions_said_once(rows: Vec<Row>) -> Option<Vec<Row>> {
+fn versions_said_once(rows: &[Row]) -> Option<Vec<Row>> {
     // each name's version, or None once a second version or a line without one is seen
     let mut one: HashMap<&str, Option<&str>> = HashMap::new();
     let mut uses: HashMap<&str, usize> = HashMap::new();
-    for row in &rows {
+    for row in rows {
         let entry = match entry_start(&row.text) {
             Some(start) => row.text.get(start..).unwrap_or_default(),
             None => row.text.as_str(),
@@ -240,7 +239,7 @@ fn versions_said_once(rows: Vec<Row>) -> Option<Vec<Row>> {
     let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut out = Vec::with_capacity(rows.len() + 1);
     let mut said = 0usize;
-    for row in &rows {
+    for row in rows {
         let start = entry_start(&row.text);
         let entry = row.text.get(start.unwrap_or(0)..).unwrap_or_default();
         let Some((name, version, rest)) = versioned(entry) else {

@@ -276,9 +276,9 @@ impl Group<'_> {
         for (k, line) in self.lines.iter().enumerate() {
             let short = match *line {
                 Line::Numbered { sep, num, text, .. } => {
-                    let n = num.parse::<u64>().ok();
+                    let n = counts_from(num);
                     let next = above.zip(n).is_some_and(|(a, n)| n == a + 1);
-                    above = n.filter(|_| num.len() == 1 || !num.starts_with('0'));
+                    above = n;
                     let first = *said.entry(text).or_insert(num);
                     let ditto;
                     let text = if !aggressive && first != num && text.len() >= MIN_DITTO {
@@ -365,6 +365,14 @@ fn counted_header(line: &str) -> Option<(&str, usize)> {
     (n >= 2 && !path.is_empty() && !path.starts_with(' ')).then_some((path, n))
 }
 
+/// A line number a context line below may count on from: written plainly (`7`, not
+/// `007`, which a count would not give back).
+fn counts_from(num: &str) -> Option<u64> {
+    num.parse()
+        .ok()
+        .filter(|_| num.len() == 1 || !num.starts_with('0'))
+}
+
 /// A line under a `path` header: `  12:text`, `  13-text`, `  -text` (the line after the
 /// one above) or `  --`, with its number where it says one and its separator.
 fn body(line: &str) -> Option<Body<'_>> {
@@ -445,10 +453,7 @@ pub fn expand(text: &str) -> String {
                 out.push(SEPARATOR.to_owned());
             }
             (Some(path), Some(Body::Numbered { num, sep, text })) => {
-                above = num
-                    .parse()
-                    .ok()
-                    .filter(|_| num.len() == 1 || !num.starts_with('0'));
+                above = counts_from(num);
                 let text = said.again(num.to_owned(), text);
                 out.push(format!("{path}{sep}{num}{sep}{text}"));
             }
