@@ -19,10 +19,12 @@ pub(crate) fn is_path_line(line: &str) -> bool {
         && super::matches::split_numbered(line).is_none()
 }
 
-/// Groups consecutive paths of one directory under a `dir/` line, each entry as `  name`.
-/// Lossless. Light returns the rows unchanged.
+/// Groups consecutive paths of one directory under a `dir/ (3 entries):` line, each entry
+/// as its name alone: the count says where the names end, and a line that opens with a
+/// blank costs a token more than one that does not. Lossless. Light returns the rows
+/// unchanged, and so does a listing with a line that already reads as such a header.
 pub(crate) fn compact_find(rows: Vec<Row>, level: Level) -> Vec<Row> {
-    if level == Level::Light {
+    if level == Level::Light || rows.iter().any(|r| dir_header(&r.text).is_some()) {
         return rows;
     }
     let aggressive = level == Level::Aggressive;
@@ -63,14 +65,19 @@ fn emit_dir_group(out: &mut Vec<Row>, dir: Option<String>, group: Vec<Row>, aggr
         out.extend(group);
         return;
     }
-    out.push(Row::plain(format!("{dir}/")));
+    let shown = if aggressive {
+        group.len().min(MAX_ENTRIES_PER_DIR)
+    } else {
+        group.len()
+    };
+    out.push(Row::plain(format!("{dir}/ ({shown} entries):")));
     let mut elided = Elided::default();
     for (i, row) in group.into_iter().enumerate() {
         let name = row
             .text
             .rsplit_once('/')
             .map_or(row.text.as_str(), |(_, n)| n);
-        let entry = Row::plain(format!("  {name}"));
+        let entry = Row::plain(name);
         if aggressive && i >= MAX_ENTRIES_PER_DIR {
             elided.push(entry);
         } else {
@@ -205,27 +212,29 @@ pub(crate) fn compact_ls(rows: Vec<Row>, level: Level) -> Vec<Row> {
     out
 }
 
-/// Undoes the grouping of find listings: a `dir/` line followed by `  name` lines gives
-/// `dir/name` again, one a line. Shows the grouping loses nothing (the savings evaluator
-/// checks facts in this view too).
+/// `dir/ (3 entries):` → (`dir/`, 3).
+fn dir_header(line: &str) -> Option<(&str, usize)> {
+    let (dir, n) = line.strip_suffix(" entries):")?.rsplit_once(" (")?;
+    let n: usize = n.parse().ok()?;
+    (n >= 2 && dir.ends_with('/') && !dir.starts_with(' ')).then_some((dir, n))
+}
+
+/// Undoes [`compact_find`]'s grouping: the names a `dir/ (N entries):` header counts
+/// become `dir/name` again.
 pub fn expand(text: &str) -> String {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut out: Vec<std::borrow::Cow<'_, str>> = Vec::with_capacity(lines.len());
-    let mut header: Option<&str> = None;
-    for (i, &line) in lines.iter().enumerate() {
-        match (header, line.strip_prefix("  ")) {
-            (Some(dir), Some(name)) => out.push(format!("{dir}{name}").into()),
-            _ => {
-                let heads = line.ends_with('/')
-                    && !line.starts_with(' ')
-                    && lines.get(i + 1).is_some_and(|next| next.starts_with("  "));
-                header = heads.then_some(line);
-                if heads {
-                    // a header stands for nothing of its own: its entries say its path
-                    continue;
-                }
-                out.push(line.into());
+    let mut i = 0;
+    while let Some(&line) = lines.get(i) {
+        i += 1;
+        let counted = dir_header(line)
+            .and_then(|(dir, n)| Some((dir, lines.get(i..i + n).filter(|b| b.len() == n)?)));
+        match counted {
+            Some((dir, names)) => {
+                out.extend(names.iter().map(|name| format!("{dir}{name}").into()));
+                i += names.len();
             }
+            None => out.push(line.into()),
         }
     }
     // joined as the input was: its last line ends as it did
@@ -239,7 +248,7 @@ mod tests {
     /// Expanding adds no line end of its own: text without groups comes back as it was.
     #[test]
     fn expand_keeps_line_ends_as_they_were() {
-        for text in ["", "a", "a\n", "a\n\nb\n", "dir/\n  a\n  b\n"] {
+        for text in ["", "a", "a\n", "a\n\nb\n", "dir/ (2 entries):\na\nb\n"] {
             let back = expand(text);
             assert_eq!(
                 back.ends_with('\n'),
@@ -282,6 +291,11 @@ mod tests {
     fn find_groups_by_directory() {
         let text = "./a/x.rs\n./a/y.rs\n./b/z.rs\n";
         let out = join(&compact_find(rows(text), Level::Standard));
-        assert_eq!(out, "./a/\n  x.rs\n  y.rs\n./b/z.rs");
+        assert_eq!(out, "./a/ (2 entries):\nx.rs\ny.rs\n./b/z.rs");
+        assert_eq!(expand(&out), text.trim_end());
+        // a listing that already holds a line read as a header passes as sent
+        let text = "./a/x.rs\n./a/ (2 entries):\n./a/y.rs\n";
+        let out = join(&compact_find(rows(text), Level::Standard));
+        assert_eq!(out, text.trim_end());
     }
 }

@@ -1,15 +1,15 @@
 //! Match listings: `grep -rn`, `rg -n` and `rg` piped (which prints no line numbers), with
 //! or without context (`-C 2`). Consecutive lines of one file share one line naming the
-//! file; every line number and text stays, and [`expand`] gives the lines back byte for
-//! byte:
+//! file and counting the lines below that are its own; every line number and text stays,
+//! and [`expand`] gives the lines back byte for byte:
 //!
-//! - numbered: `src/a.rs:12:text` → `src/a.rs` then `  12:text`; a context line
-//!   `src/a.rs-13-text` → `  13-text`, or `  -text` where it is the line after the one above
-//!   (a match keeps its number); the `--` between two blocks of the same file → `  --`.
-//! - unnumbered: `src/a.rs:text` → `src/a.rs (2 lines):` then `  text`. Without a number
-//!   the text could look like anything, so the header says how many lines below are the
-//!   file's.
+//! - numbered: `src/a.rs:12:text` → `src/a.rs (2 lines):` then `12:text`; a context line
+//!   `src/a.rs-13-text` → `13-text`, or `-text` where it is the line after the one above
+//!   (a match keeps its number); the `--` between two blocks of the same file stays `--`.
+//! - unnumbered: `src/a.rs:text` → `src/a.rs (2 lines):` then `text`.
 //!
+//! The lines under a header are not indented: the header's count says where they end, and
+//! a line that opens with its number costs a token less than one that opens with blanks.
 //! A group whose rewrite would not expand back exactly (its text looks like another room's
 //! grouping) is left as sent. At Aggressive, long files keep their first matches and very
 //! long matched lines their first characters, with a marker for the rest.
@@ -201,6 +201,10 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
     if level == Level::Light {
         return rows;
     }
+    // a line that reads as a header as it was sent would take the lines below for its own
+    if rows.iter().any(|r| counted_header(&r.text).is_some()) {
+        return rows;
+    }
     let aggressive = level == Level::Aggressive;
     let lines = parse(&rows);
     let mut out = Vec::with_capacity(rows.len());
@@ -262,13 +266,19 @@ impl Group<'_> {
         }
     }
 
-    /// `path`, then `  12:text`, `  13-text`, `  --`.
+    /// `path (4 lines):`, then `12:text`, `13-text`, `-text`, `--`.
     fn emit_numbered(&self, out: &mut Vec<Row>, aggressive: bool) {
-        if self.rows.len() == 1 && !aggressive {
-            out.extend_from_slice(self.rows);
+        if let ([row], [line]) = (self.rows, self.lines) {
+            // one line says its path as it was; at Aggressive its text may be cut
+            match *line {
+                Line::Numbered { sep, num, text, .. } if aggressive => out.push(Row::plain(
+                    format!("{}{sep}{num}{sep}{}", self.path, clip(text, true)),
+                )),
+                _ => out.push(row.clone()),
+            }
             return;
         }
-        let mut grouped = vec![Row::plain(self.path)];
+        let mut grouped = vec![Row::plain(String::new())];
         let mut elided = Elided::default();
         let mut above: Option<u64> = None;
         // the first line of the file with each text, for a line that says it again
@@ -287,16 +297,16 @@ impl Group<'_> {
                     } else {
                         text
                     };
-                    // `  --` is the separator: a context line of `-` keeps its number
+                    // `--` is the separator: a context line of `-` keeps its number
                     if sep == '-' && next && text != "-" {
-                        format!("  -{}", clip(text, aggressive))
+                        format!("-{}", clip(text, aggressive))
                     } else {
-                        format!("  {num}{sep}{}", clip(text, aggressive))
+                        format!("{num}{sep}{}", clip(text, aggressive))
                     }
                 }
                 _ => {
                     above = None;
-                    format!("  {SEPARATOR}")
+                    SEPARATOR.to_owned()
                 }
             };
             if aggressive && k >= MAX_MATCHES_PER_FILE {
@@ -305,6 +315,11 @@ impl Group<'_> {
                 grouped.push(Row::plain(short));
             }
         }
+        let counted = grouped.len() - 1;
+        if let Some(head) = grouped.first_mut() {
+            *head = Row::plain(header(self.path, counted));
+        }
+        // the marker comes after the lines the header counts
         elided.flush(&mut grouped, |n| {
             format!("{} in this file elided", count(n, "match", "matches"))
         });
@@ -315,22 +330,18 @@ impl Group<'_> {
         }
     }
 
-    /// `path (3 lines):`, then each line's text indented.
+    /// `path (3 lines):`, then each line's text.
     fn emit_plain(&self, out: &mut Vec<Row>) {
         if self.rows.len() < 2 {
             out.extend_from_slice(self.rows);
             return;
         }
         let prefix = self.path.len() + 1;
-        let mut grouped = vec![Row::plain(format!(
-            "{} ({} lines):",
-            self.path,
-            self.rows.len()
-        ))];
+        let mut grouped = vec![Row::plain(header(self.path, self.rows.len()))];
         grouped.extend(
             self.rows
                 .iter()
-                .map(|r| Row::plain(format!("  {}", r.text.get(prefix..).unwrap_or_default()))),
+                .map(|r| Row::plain(r.text.get(prefix..).unwrap_or_default())),
         );
         keep_if_exact(out, grouped, self.rows);
     }
@@ -358,6 +369,11 @@ fn clip(text: &str, aggressive: bool) -> String {
     format!("{cut}[… {} elided …]", count(rest, "char", "chars"))
 }
 
+/// The line naming a group's file and counting its lines below: `path (12 lines):`.
+fn header(path: &str, lines: usize) -> String {
+    format!("{path} ({lines} lines):")
+}
+
 /// `path (12 lines):` → (`path`, 12).
 fn counted_header(line: &str) -> Option<(&str, usize)> {
     let (path, n) = line.strip_suffix(" lines):")?.rsplit_once(" (")?;
@@ -373,10 +389,9 @@ fn counts_from(num: &str) -> Option<u64> {
         .filter(|_| num.len() == 1 || !num.starts_with('0'))
 }
 
-/// A line under a `path` header: `  12:text`, `  13-text`, `  -text` (the line after the
-/// one above) or `  --`, with its number where it says one and its separator.
-fn body(line: &str) -> Option<Body<'_>> {
-    let rest = line.strip_prefix("  ")?;
+/// A line of a numbered group: `12:text`, `13-text`, `-text` (the line after the one above)
+/// or `--`, with its number where it says one and its separator.
+fn body(rest: &str) -> Option<Body<'_>> {
     if rest == SEPARATOR {
         return Some(Body::Separator);
     }
@@ -421,68 +436,64 @@ impl Said {
     }
 }
 
-/// Undoes the grouping: a `path` line followed by `  12:text` / `  12-text` / `  --` lines
-/// gives `path:12:text` / `path-12-text` / `--` again, and the lines a `path (N lines):`
-/// header counts become `path:text`. A `dir/` header is `find`'s ([`super::listing`]).
+/// Undoes the grouping: the lines a `path (N lines):` header counts become `path:12:text`
+/// / `path-12-text` / `--` again where every one reads as a numbered group's (the first
+/// saying its number), else `path:text`. A `dir/` header is `find`'s ([`super::listing`]).
 pub fn expand(text: &str) -> String {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut out: Vec<String> = Vec::with_capacity(lines.len());
-    let mut header: Option<&str> = None;
-    // the number of the line above, for a context line that says none
-    let mut above: Option<u64> = None;
-    let mut said = Said::default();
     let mut i = 0;
     while let Some(&line) = lines.get(i) {
         i += 1;
-        if let Some((path, n)) = counted_header(line) {
-            let counted = lines.get(i..i + n).unwrap_or_default();
-            if counted.len() == n && counted.iter().all(|l| l.starts_with("  ")) {
-                out.extend(
-                    counted
-                        .iter()
-                        .map(|l| format!("{path}:{}", l.get(2..).unwrap_or_default())),
-                );
-                i += n;
-                header = None;
-                continue;
-            }
-        }
-        match (header, body(line)) {
-            (Some(_), Some(Body::Separator)) => {
-                above = None;
-                out.push(SEPARATOR.to_owned());
-            }
-            (Some(path), Some(Body::Numbered { num, sep, text })) => {
-                above = counts_from(num);
-                let text = said.again(num.to_owned(), text);
-                out.push(format!("{path}{sep}{num}{sep}{text}"));
-            }
-            (Some(path), Some(Body::Next(text))) if above.is_some() => {
-                let n = above.unwrap_or_default() + 1;
-                above = Some(n);
-                let text = said.again(n.to_string(), text);
-                out.push(format!("{path}-{n}-{text}"));
-            }
-            _ => {
-                above = None;
-                said = Said::default();
-                let candidate = !line.is_empty()
-                    && !line.starts_with(' ')
-                    && !line.starts_with("[…")
-                    && !line.ends_with('/');
-                // a header stands for nothing of its own: its lines say its path
-                let heads = candidate
-                    && lines
-                        .get(i)
-                        .is_some_and(|next| matches!(body(next), Some(Body::Numbered { .. })));
-                header = heads.then_some(line);
-                if !heads {
-                    out.push(line.to_owned());
-                }
-            }
+        let counted = counted_header(line).and_then(|(path, n)| {
+            let below = lines.get(i..i + n).filter(|b| b.len() == n)?;
+            Some((path, below))
+        });
+        let Some((path, below)) = counted else {
+            out.push(line.to_owned());
+            continue;
+        };
+        i += below.len();
+        match numbered(path, below) {
+            Some(lines) => out.extend(lines),
+            None => out.extend(below.iter().map(|l| format!("{path}:{l}"))),
         }
     }
     out.join("\n")
+}
+
+/// A numbered group's lines back, or `None` when `below` is not one: a line that reads as
+/// no numbered line's short form, or a first line without its number.
+fn numbered(path: &str, below: &[&str]) -> Option<Vec<String>> {
+    if !matches!(
+        below.first().and_then(|l| body(l)),
+        Some(Body::Numbered { .. })
+    ) {
+        return None;
+    }
+    // the number of the line above, for a context line that says none
+    let mut above: Option<u64> = None;
+    let mut said = Said::default();
+    below
+        .iter()
+        .map(|line| match body(line)? {
+            Body::Separator => {
+                above = None;
+                Some(SEPARATOR.to_owned())
+            }
+            Body::Numbered { num, sep, text } => {
+                above = counts_from(num);
+                let text = said.again(num.to_owned(), text);
+                Some(format!("{path}{sep}{num}{sep}{text}"))
+            }
+            Body::Next(text) => {
+                let n = above? + 1;
+                above = Some(n);
+                let text = said.again(n.to_string(), text);
+                Some(format!("{path}-{n}-{text}"))
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -537,7 +548,7 @@ mod tests {
         let out = roundtrip("src/a.rs:1:fn a() {}\nsrc/a.rs:9:fn b() {}\nsrc/b.rs:3:fn c() {}");
         assert_eq!(
             out,
-            "src/a.rs\n  1:fn a() {}\n  9:fn b() {}\nsrc/b.rs:3:fn c() {}"
+            "src/a.rs (2 lines):\n1:fn a() {}\n9:fn b() {}\nsrc/b.rs:3:fn c() {}"
         );
     }
 
@@ -549,7 +560,7 @@ mod tests {
         let out = roundtrip(text);
         assert_eq!(
             out,
-            "src/a-b.rs\n  1-use x;\n  2:fn a() {}\n  -}\n  --\n  9-\n  10:fn b() {}\n--\nsrc/c.rs\n  4-x\n  5:fn c() {}"
+            "src/a-b.rs (6 lines):\n1-use x;\n2:fn a() {}\n-}\n--\n9-\n10:fn b() {}\n--\nsrc/c.rs (2 lines):\n4-x\n5:fn c() {}"
         );
     }
 
@@ -560,7 +571,7 @@ mod tests {
         let out = roundtrip(text);
         assert_eq!(
             out,
-            "src/a.rs (2 lines):\n  fn a() {}\n      fn b() {}\nsrc/b.rs:fn c() {}"
+            "src/a.rs (2 lines):\nfn a() {}\n    fn b() {}\nsrc/b.rs:fn c() {}"
         );
     }
 
@@ -572,7 +583,7 @@ mod tests {
         let out = crate::compact::compact(text, Level::Standard).unwrap();
         assert_eq!(
             out,
-            "a.rs (4 lines):\n  x\n      let value = compute_the_thing();\n[… line repeated 2 times …]\n  z"
+            "a.rs (4 lines):\nx\n    let value = compute_the_thing();\n[… line repeated 2 times …]\nz"
         );
         assert_eq!(crate::compact::expand_listings(&out).trim_end(), text);
     }
@@ -660,7 +671,7 @@ mod tests {
         let out = crate::compact::compact(&text, Level::Auto).unwrap();
         assert_eq!(
             out,
-            format!("tests/a.rs\n  155:{call}\n  156:    x();\n  173:(same as 155)\n  174:    x();\n  -(same as 155)\ntests/b.rs\n  9:{call}\n  12:(same as 9)")
+            format!("tests/a.rs (5 lines):\n155:{call}\n156:    x();\n173:(same as 155)\n174:    x();\n-(same as 155)\ntests/b.rs (2 lines):\n9:{call}\n12:(same as 9)")
         );
         assert_eq!(expanded(&out), seen(&text));
     }
@@ -680,7 +691,7 @@ mod tests {
         let out = crate::compact::compact(text, Level::Auto).unwrap();
         assert_eq!(
             out,
-            "C:\\src\\a.rs\n  1:fn a() {}\n  2:fn b() {}\nC:\\src\\b.rs (2 lines):\n  fn c() {}\n  fn d() {}"
+            "C:\\src\\a.rs (2 lines):\n1:fn a() {}\n2:fn b() {}\nC:\\src\\b.rs (2 lines):\nfn c() {}\nfn d() {}"
         );
         assert_eq!(expanded(&out), seen(text));
     }
@@ -745,13 +756,14 @@ mod tests {
 
     proptest::proptest! {
         /// Any mix of match, context, unnumbered and other lines, their texts looking like
-        /// another room's grouping or not: the listing comes back exactly. (A line that an
-        /// expander reads as a grouping as it was sent cannot: it is left out.)
+        /// another room's grouping or not: the listing comes back exactly. (Lines that an
+        /// expander reads as a grouping as they were sent cannot: they are left out.)
         #[test]
         fn generated_listings_round_trip(lines in proptest::collection::vec(generated_line(), 1..30)) {
             let fixed = |l: &String| crate::compact::expand_listings(l).trim_end() == l.trim_end();
             proptest::prop_assume!(lines.iter().all(fixed));
             let text = lines.join("\n");
+            proptest::prop_assume!(fixed(&text));
             let cleaned = crate::compact::ansi::tidy(&text);
             let grep = crate::compact::classify::classify(&cleaned) == crate::compact::classify::Kind::Grep;
             if let Some(out) = crate::compact::compact(&text, Level::Standard).filter(|_| grep) {

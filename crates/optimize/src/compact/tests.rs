@@ -426,15 +426,19 @@ fn grep_output_is_grouped_losslessly() {
     assert!(out.len() < GREP_RN.len() * 3 / 4);
     // Rebuild the original lines from the grouped form.
     let mut rebuilt = Vec::new();
-    let mut path = String::new();
+    let (mut path, mut below) = ("", 0);
     for line in out.lines() {
-        if let Some(rest) = line.strip_prefix("  ") {
-            let (n, text) = rest.split_once(':').unwrap();
+        if below > 0 {
+            let (n, text) = line.split_once(':').unwrap();
             rebuilt.push(format!("{path}:{n}:{text}"));
-        } else if line.contains(".rs:") {
-            rebuilt.push(line.to_string());
+            below -= 1;
+        } else if let Some((p, n)) = line
+            .strip_suffix(" lines):")
+            .and_then(|l| l.rsplit_once(" ("))
+        {
+            (path, below) = (p, n.parse().unwrap());
         } else {
-            path = line.to_string();
+            rebuilt.push(line.to_string());
         }
     }
     let original: Vec<String> = GREP_RN.lines().map(|l| l.trim_end().to_string()).collect();
@@ -452,7 +456,7 @@ fn grep_aggressive_caps_matches_per_file() {
         .map(|i| format!("src/big.rs:{i}:    let value_{i} = compute({i});\n"))
         .collect();
     let out = run(&text, Level::Aggressive);
-    assert!(out.starts_with("src/big.rs\n  1:    let value_1 = compute(1);"));
+    assert!(out.starts_with("src/big.rs (20 lines):\n1:    let value_1 = compute(1);"));
     assert!(out.contains("[… 40 matches in this file elided …]"));
 }
 
@@ -461,12 +465,16 @@ fn grep_aggressive_caps_matches_per_file() {
 fn find_output_is_grouped_losslessly() {
     let out = run(FIND, Level::Standard);
     let mut rebuilt = Vec::new();
-    let mut dir = String::new();
+    let (mut dir, mut below) = ("", 0);
     for line in out.lines() {
-        if let Some(name) = line.strip_prefix("  ") {
-            rebuilt.push(format!("{dir}{name}"));
-        } else if line.ends_with('/') {
-            dir = line.to_string();
+        if below > 0 {
+            rebuilt.push(format!("{dir}{line}"));
+            below -= 1;
+        } else if let Some((d, n)) = line
+            .strip_suffix(" entries):")
+            .and_then(|l| l.rsplit_once(" ("))
+        {
+            (dir, below) = (d, n.parse().unwrap());
         } else {
             rebuilt.push(line.to_string());
         }
