@@ -419,28 +419,35 @@ fn java_trace_keeps_user_frames() {
 
 // ---- listings ----
 
+/// The lines of a grouped listing read back by hand, independently of the expanders: a
+/// header `name (N<ending>` is followed by N lines, each rebuilt by `line(name, line)`.
+fn ungroup(out: &str, ending: &str, line: impl Fn(&str, &str) -> String) -> Vec<String> {
+    let mut rebuilt = Vec::new();
+    let (mut name, mut below) = ("", 0);
+    for text in out.lines() {
+        if below > 0 {
+            rebuilt.push(line(name, text));
+            below -= 1;
+        } else if let Some((n, count)) = text.strip_suffix(ending).and_then(|l| l.rsplit_once(" ("))
+        {
+            (name, below) = (n, count.parse().unwrap());
+        } else {
+            rebuilt.push(text.to_string());
+        }
+    }
+    rebuilt
+}
+
 /// grep -rn: grouped per file, losslessly: every line number and text survives.
 #[test]
 fn grep_output_is_grouped_losslessly() {
     let out = run(GREP_RN, Level::Standard);
     assert!(out.len() < GREP_RN.len() * 3 / 4);
     // Rebuild the original lines from the grouped form.
-    let mut rebuilt = Vec::new();
-    let (mut path, mut below) = ("", 0);
-    for line in out.lines() {
-        if below > 0 {
-            let (n, text) = line.split_once(':').unwrap();
-            rebuilt.push(format!("{path}:{n}:{text}"));
-            below -= 1;
-        } else if let Some((p, n)) = line
-            .strip_suffix(" lines):")
-            .and_then(|l| l.rsplit_once(" ("))
-        {
-            (path, below) = (p, n.parse().unwrap());
-        } else {
-            rebuilt.push(line.to_string());
-        }
-    }
+    let rebuilt = ungroup(&out, " lines):", |path, line| {
+        let (n, text) = line.split_once(':').unwrap();
+        format!("{path}:{n}:{text}")
+    });
     let original: Vec<String> = GREP_RN.lines().map(|l| l.trim_end().to_string()).collect();
     assert_eq!(rebuilt, original);
     assert_eq!(
@@ -464,21 +471,7 @@ fn grep_aggressive_caps_matches_per_file() {
 #[test]
 fn find_output_is_grouped_losslessly() {
     let out = run(FIND, Level::Standard);
-    let mut rebuilt = Vec::new();
-    let (mut dir, mut below) = ("", 0);
-    for line in out.lines() {
-        if below > 0 {
-            rebuilt.push(format!("{dir}{line}"));
-            below -= 1;
-        } else if let Some((d, n)) = line
-            .strip_suffix(" entries):")
-            .and_then(|l| l.rsplit_once(" ("))
-        {
-            (dir, below) = (d, n.parse().unwrap());
-        } else {
-            rebuilt.push(line.to_string());
-        }
-    }
+    let rebuilt = ungroup(&out, " entries):", |dir, name| format!("{dir}{name}"));
     assert_eq!(rebuilt, FIND.lines().collect::<Vec<_>>());
 }
 
