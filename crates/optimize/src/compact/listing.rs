@@ -298,4 +298,52 @@ mod tests {
         let out = join(&compact_find(rows(text), Level::Standard));
         assert_eq!(out, text.trim_end());
     }
+
+    fn generated_path() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let dir = prop::sample::select(vec![
+            "./src",
+            "./src/a b",
+            "/work/main/fuzz/corpus",
+            ".",
+            "./x/ (2 entries):",
+        ]);
+        let name = prop_oneof![
+            "[a-z0-9._-]{1,12}",
+            prop::sample::select(vec![
+                "a (2 entries):",
+                "b/ (3 entries):",
+                "[… 2 entries elided …]",
+                "c d",
+                "-",
+                "12:x",
+            ])
+            .prop_map(str::to_owned),
+        ];
+        prop_oneof![
+            8 => (dir, name).prop_map(|(d, n)| format!("{d}/{n}")),
+            1 => prop::sample::select(vec![".", "done", "find: './p': Permission denied"])
+                .prop_map(str::to_owned),
+        ]
+    }
+
+    proptest::proptest! {
+        // failures are reported, not saved outside this folder
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            failure_persistence: None,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Any `find` listing, names that look like headers or markers among them: where it
+        /// is grouped it comes back exactly, the same bytes each time.
+        #[test]
+        fn generated_find_listings_round_trip(paths in proptest::collection::vec(generated_path(), 1..40)) {
+            let text = paths.join("\n");
+            let out = join(&compact_find(rows(&text), Level::Standard));
+            proptest::prop_assert_eq!(&out, &join(&compact_find(rows(&text), Level::Standard)));
+            if out != text {
+                proptest::prop_assert_eq!(expand(&out), text);
+            }
+        }
+    }
 }
