@@ -109,8 +109,23 @@ fn is_repeat(line: &str) -> bool {
     t.ends_with(" deduped") || t.ends_with(" (*)")
 }
 
-/// Compacts a tree. Light returns the rows unchanged.
+/// Compacts a tree. Light returns the rows unchanged. At Aggressive the repeats fold only
+/// where that comes out shorter than the tree with each version said once, which keeps
+/// every entry: a marker per short run of `(*)` leaves costs more than the leaves.
 pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
+    if level == Level::Aggressive {
+        let folded = compact_at(rows.clone(), Level::Aggressive);
+        let whole = compact_at(rows, Level::Standard);
+        return if join(&whole).len() < join(&folded).len() {
+            whole
+        } else {
+            folded
+        };
+    }
+    compact_at(rows, level)
+}
+
+fn compact_at(rows: Vec<Row>, level: Level) -> Vec<Row> {
     if level == Level::Light {
         return rows;
     }
@@ -521,6 +536,29 @@ webapp@1.4.0 /tmp/webapp
             standard.contains("    ├── debug@2.6.9 deduped"),
             "{standard}"
         );
+    }
+
+    /// Where the repeats come one at a time (a marker each would cost more than the
+    /// leaves), Aggressive keeps the whole tree with each version said once, as the
+    /// default does: never longer than the default.
+    #[test]
+    fn aggressive_keeps_lone_repeats_where_folding_costs_more() {
+        let tree = format!(
+            "app v0.1.0 (/tmp/app)\n{}",
+            (0..12)
+                .map(|i| format!(
+                    "├── crate{i} v1.{i}.0\n│   ├── serde v1.0.229\n│   └── bytes v1.12.2\n"
+                ))
+                .collect::<String>()
+                .trim_end()
+        );
+        let tree = tree.replace("serde v1.0.229\n", "serde v1.0.229 (*)\n");
+        let aggressive = join(&compact(rows(&tree), Level::Aggressive));
+        let standard = join(&compact(rows(&tree), Level::Standard));
+        assert!(standard.contains(FIRST_SIGHT), "{standard}");
+        assert_eq!(aggressive, standard);
+        assert!(!aggressive.contains("elided"));
+        assert_eq!(redraw(&aggressive), tree);
     }
 
     #[test]
