@@ -116,7 +116,8 @@ pub(crate) fn compact(rows: Vec<Row>, level: Level) -> Vec<Row> {
     if level == Level::Aggressive {
         let folded = compact_at(rows.clone(), Level::Aggressive);
         let whole = compact_at(rows, Level::Standard);
-        return if join(&whole).len() < join(&folded).len() {
+        let tokens = |rows: &[Row]| crate::tokens::count(&join(rows));
+        return if tokens(&whole) <= tokens(&folded) {
             whole
         } else {
             folded
